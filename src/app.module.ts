@@ -1,0 +1,32 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AuthModule } from './auth/auth.module.js';
+import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
+import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
+import { BodyGuard } from './common/body.guard.js';
+import { createValidationPipe } from './common/validation.js';
+import { appConfigModule } from './config/config.module.js';
+import { databaseModule } from './database/database.module.js';
+import { DemoSeedService } from './demo/demo-seed.service.js';
+import { HealthModule } from './health/health.module.js';
+import { LocationsModule } from './locations/locations.module.js';
+import { PlantsModule } from './plants/plants.module.js';
+
+@Module({})
+export class AppModule {
+  /** Built at start-up (not at import) so that the environment of this start is the one read. */
+  static forRoot(): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [appConfigModule(), databaseModule({ retryAttempts: 5 }), AuthModule, PlantsModule, LocationsModule, HealthModule],
+      providers: [
+        // Guards run in this order: who is calling first, then whether the body could be read.
+        { provide: APP_GUARD, useClass: BearerAuthGuard },
+        { provide: APP_GUARD, useClass: BodyGuard },
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        DemoSeedService,
+      ],
+    };
+  }
+}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { PassportModule } from '@nestjs/passport';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiToken } from './api-token.entity.js';
+import { BearerStrategy } from './bearer.strategy.js';
+import { TokensService } from './tokens.service.js';
+
+@Module({
+  imports: [PassportModule, TypeOrmModule.forFeature([ApiToken])],
+  providers: [TokensService, BearerStrategy],
+  exports: [TokensService],
+})
+export class AuthModule {}

@@ -1,0 +1,113 @@
+import 'reflect-metadata';
+import { Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Command, InvalidArgumentError } from 'commander';
+import { AuthModule } from './auth/auth.module.js';
+import { TokensService } from './auth/tokens.service.js';
+import { appConfigModule } from './config/config.module.js';
+import { databaseModule } from './database/database.module.js';
+import { LocationsModule } from './locations/locations.module.js';
+import { StoreImportError, StoreImportService } from './locations/store-import.service.js';
+
+/** The same modules and configuration as the server, without HTTP. */
+@Module({})
+class CliModule {
+  static forRoot(): DynamicModule {
+    return { module: CliModule, imports: [appConfigModule(), databaseModule(), AuthModule, LocationsModule] };
+  }
+}
+
+/** stdout carries only the result (a token, a listing); everything else goes to stderr. */
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+async function withApp(run: (app: INestApplicationContext) => Promise<void>): Promise<void> {
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(), { logger: ['fatal', 'error'], abortOnError: false });
+  try {
+    await run(app);
+  } finally {
+    await app.close();
+  }
+}
+
+function positiveInteger(value: string): number {
+  if (!/^[1-9][0-9]*$/.test(value)) throw new InvalidArgumentError('must be a positive whole number');
+  return Number(value);
+}
+
+const iso = (date: Date | null) => (date ? date.toISOString() : '-');
+
+const program = new Command('plant-store').description('Operator command line of the plant store service.').showHelpAfterError();
+
+const tokens = program.command('tokens').description('Issue, list and revoke bearer tokens.');
+
+tokens
+  .command('create')
+  .description('Issue a token for a team; prints the token (shown only this once) on stdout.')
+  .requiredOption('--team <slug>', 'team the token belongs to (lowercase slug, e.g. acme)')
+  .option('--name <label>', 'a label for the operator')
+  .option('--expires-in-days <n>', 'lifetime in days (default: never expires)', positiveInteger)
+  .action((options: { team: string; name?: string; expiresInDays?: number }) =>
+    withApp(async (app) => {
+      const { token, record } = await app.get(TokensService).create(options);
+      process.stdout.write(`${token}\n`);
+      say(`token ${record.id} issued for team ${record.team}${record.expiresAt ? `, expires ${iso(record.expiresAt)}` : ''}`);
+    }),
+  );
+
+tokens
+  .command('list')
+  .description('One token a line: id, team, name, prefix, created, expires, last used, revoked.')
+  .option('--team <slug>', 'only this team')
+  .action((options: { team?: string }) =>
+    withApp(async (app) => {
+      for (const t of await app.get(TokensService).list(options.team)) {
+        const fields = [t.id, t.team, t.name ?? '-', t.prefix, iso(t.createdAt), iso(t.expiresAt), iso(t.lastUsedAt), iso(t.revokedAt)];
+        process.stdout.write(`${fields.join('\t')}\n`);
+      }
+    }),
+  );
+
+tokens
+  .command('revoke')
+  .description('Revoke a token by id; it stops working on the next request.')
+  .argument('<id>', 'token id, as listed', positiveInteger)
+  .action((id: number) =>
+    withApp(async (app) => {
+      await app.get(TokensService).revoke(id);
+      say(`token ${id} revoked`);
+    }),
+  );
+
+const locations = program.command('locations').description('Load and dump the store list.');
+
+locations
+  .command('import')
+  .description('Validate every row of a stores CSV, then upsert them by code in one transaction (nothing is written if any row is bad).')
+  .argument('<file>', 'CSV with header code,name,address,city,state,zip,lat,lng,monday,…,sunday')
+  .option('--dry-run', 'validate and report, write nothing')
+  .option('--prune', 'also delete stores whose code is not in the file')
+  .action((file: string, options: { dryRun?: boolean; prune?: boolean }) =>
+    withApp(async (app) => {
+      const summary = await app.get(StoreImportService).importFile(file, options);
+      for (const warning of summary.warnings) say(`warning: ${warning}`);
+      const pruned = options.prune ? `, ${summary.pruned} pruned` : '';
+      say(`${options.dryRun ? 'dry run, nothing written: ' : ''}${summary.read} rows read, ${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged${pruned}`);
+    }),
+  );
+
+locations
+  .command('export')
+  .description('Write every store as CSV in the import format (to stdout without a file).')
+  .argument('[file]', 'output file')
+  .action((file: string | undefined) =>
+    withApp(async (app) => {
+      const importer = app.get(StoreImportService);
+      const count = file ? await importer.exportFile(file) : await importer.export(process.stdout);
+      say(`${count} stores exported`);
+    }),
+  );
+
+program.parseAsync().catch((error: unknown) => {
+  say(error instanceof StoreImportError || error instanceof Error ? `error: ${error.message}` : `error: ${String(error)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,79 @@
+import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type ExceptionFilter } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { isDatabaseUnavailableError } from '../database/database-errors.js';
+
+interface RouteLayer {
+  route?: { methods: Record<string, boolean> };
+  match(path: string): boolean;
+}
+
+/** Methods that some route answers for this path; empty when no route matches at all. */
+function allowedMethods(req: Request): string[] {
+  const stack: RouteLayer[] = (req.app as unknown as { router?: { stack: RouteLayer[] } }).router?.stack ?? [];
+  const methods = new Set<string>();
+  for (const layer of stack) {
+    if (!layer.route || !layer.match(req.path)) continue;
+    for (const [method, on] of Object.entries(layer.route.methods)) if (on && method !== '_all') methods.add(method.toUpperCase());
+  }
+  if (methods.has('GET')) methods.add('HEAD');
+  return [...methods].sort();
+}
+
+function messageOf(exception: HttpException): string {
+  const response = exception.getResponse();
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown }).message;
+  if (Array.isArray(message)) return message.join('; ');
+  return typeof message === 'string' ? message : exception.message;
+}
+
+/**
+ * Turns every error, from any layer, into `{"error": status, "message": sentence}` and
+ * nothing else (contract §1). A 5xx never shows internals; it is logged with the request id.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Exceptions');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const req = ctx.getRequest<Request>();
+    const res = ctx.getResponse<Response>();
+    const { status, message } = this.describe(exception, req, res);
+    if (status >= 500) {
+      const detail = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
+      this.logger.error(`request ${req.id} ${req.method} ${req.originalUrl} failed with ${status}: ${detail}`);
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.status(status).json({ error: status, message });
+  }
+
+  private describe(exception: unknown, req: Request, res: Response): { status: number; message: string } {
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      // Nest's router throws a 404 when no route matched: say 405 if the path exists for another method.
+      if (status === HttpStatus.NOT_FOUND && !req.route) {
+        const allowed = allowedMethods(req);
+        if (allowed.length > 0) {
+          res.setHeader('Allow', allowed.join(', '));
+          return { status: HttpStatus.METHOD_NOT_ALLOWED, message: `method ${req.method} is not allowed on ${req.path}` };
+        }
+        return { status, message: `no route for ${req.method} ${req.path}` };
+      }
+      if (status >= 500) return { status, message: status === 503 ? messageOf(exception) : 'internal server error' };
+      return { status, message: messageOf(exception) };
+    }
+    if (isDatabaseUnavailableError(exception)) {
+      return { status: HttpStatus.SERVICE_UNAVAILABLE, message: 'the database is unavailable, try again shortly' };
+    }
+    // Errors raised by Express itself (e.g. a malformed %-escape in the path) carry a 4xx status.
+    const status = (exception as { status?: unknown })?.status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      return { status, message: 'request could not be understood' };
+    }
+    return { status: HttpStatus.INTERNAL_SERVER_ERROR, message: 'internal server error' };
+  }
+}

@@ -1,0 +1,66 @@
+import { BadRequestException, PayloadTooLargeException, UnsupportedMediaTypeException, type HttpException } from '@nestjs/common';
+import express, { type NextFunction, type Request, type Response } from 'express';
+
+export const BODY_LIMIT_BYTES = 16 * 1024;
+
+declare module 'express' {
+  interface Request {
+    /** Why the body could not be read; raised only after authentication (see BodyGuard). */
+    bodyError?: HttpException;
+  }
+}
+
+/** Keys that would reach an object's prototype if copied naively; no DTO has them. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+const parseJson = express.json({
+  limit: BODY_LIMIT_BYTES,
+  strict: true,
+  // Any media type reaching this parser was already checked to be JSON.
+  type: () => true,
+  reviver(key, value) {
+    if (FORBIDDEN_KEYS.has(key)) throw new Error(`property ${key} is not allowed`);
+    return value;
+  },
+});
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+function isJson(req: Request): boolean {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  return type === 'application/json';
+}
+
+function toHttpException(error: { type?: string; message?: string }): HttpException {
+  switch (error.type) {
+    case 'entity.too.large':
+      return new PayloadTooLargeException(`request body exceeds the limit of ${BODY_LIMIT_BYTES} bytes`);
+    case 'charset.unsupported':
+    case 'encoding.unsupported':
+      return new UnsupportedMediaTypeException('request body must be JSON in UTF-8 without content encoding');
+    default:
+      // body-parser keeps the reviver's message; a JSON syntax error never starts this way.
+      return (error.message ?? '').startsWith('property ')
+        ? new BadRequestException(error.message)
+        : new BadRequestException('request body is not valid JSON');
+  }
+}
+
+/**
+ * Reads a JSON body of at most 16 KiB. Problems with the body are remembered rather than
+ * answered here, because authentication comes first (contract §1): BodyGuard raises them
+ * once the caller is known.
+ */
+export function jsonBody(req: Request, res: Response, next: NextFunction): void {
+  if (!hasBody(req)) return next();
+  if (!isJson(req)) {
+    req.bodyError = new UnsupportedMediaTypeException('request body must be sent as application/json');
+    return next();
+  }
+  parseJson(req, res, (error?: unknown) => {
+    if (error) req.bodyError = toHttpException(error as { type?: string; message?: string });
+    next();
+  });
+}

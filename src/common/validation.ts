@@ -1,0 +1,34 @@
+import { BadRequestException, ValidationPipe, type ValidationError } from '@nestjs/common';
+
+/** "customer_address.zip must be a string" — the first problem, named by its full path. */
+function describe(errors: ValidationError[], parent = ''): string | undefined {
+  for (const error of errors) {
+    const path = parent ? `${parent}.${error.property}` : error.property;
+    const constraints = Object.entries(error.constraints ?? {});
+    if (constraints.length > 0) {
+      const [name, message] = constraints.find(([key]) => key === 'whitelistValidation') ?? constraints[0];
+      if (name === 'whitelistValidation') return `unknown field ${path}`;
+      // class-validator starts its messages with the bare property name; say the full path instead.
+      return message.startsWith(`${error.property} `) ? `${path}${message.slice(error.property.length)}` : `${path}: ${message}`;
+    }
+    const nested = describe(error.children ?? [], path);
+    if (nested) return nested;
+  }
+  return undefined;
+}
+
+/**
+ * The one validation pipe: unknown fields rejected, nothing coerced (`"5"` is not a number,
+ * class-transformer's implicit conversion stays off), one sentence naming the field.
+ */
+export function createValidationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    forbidUnknownValues: true,
+    transform: true,
+    transformOptions: { enableImplicitConversion: false },
+    validationError: { target: false, value: false },
+    exceptionFactory: (errors) => new BadRequestException(describe(errors) ?? 'request is invalid'),
+  });
+}

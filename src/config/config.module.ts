@@ -1,0 +1,18 @@
+import { ConfigModule, ConfigService } from '@nestjs/config';
+import { validateEnvironment, type EnvironmentVariables } from './environment.js';
+
+/** Typed access: `config.get('PORT', { infer: true })` is a number, validated at boot. */
+export type AppConfig = ConfigService<EnvironmentVariables, true>;
+
+/**
+ * Reads the environment (and `.env`, except under tests) when the module is built, not
+ * when this file is imported, so every app instance sees the environment of its start.
+ */
+export function appConfigModule() {
+  return ConfigModule.forRoot({
+    isGlobal: true,
+    cache: true,
+    ignoreEnvFile: process.env.NODE_ENV === 'test',
+    validate: validateEnvironment,
+  });
+}

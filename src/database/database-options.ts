@@ -1,0 +1,73 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import mysql from 'mysql2';
+import type { DataSourceOptions } from 'typeorm';
+import { ApiToken } from '../auth/api-token.entity.js';
+import type { EnvironmentVariables } from '../config/environment.js';
+import { Store } from '../locations/store.entity.js';
+import { Plant } from '../plants/plant.entity.js';
+import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
+
+export const entities = [ApiToken, Plant, Store];
+export const migrations = [InitialSchema1763700000000];
+
+/**
+ * Every MySQL session runs in strict mode with UTC and utf8mb4, whatever the server's
+ * defaults are: a too-long or malformed value must fail rather than be truncated.
+ * mysql2 has no "init SQL" option, so the pool is wrapped to run it on each new connection
+ * (queries on one connection run in order, so it precedes the first real query).
+ */
+const SESSION_SETUP =
+  "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'";
+const strictMysql = {
+  ...mysql,
+  createPool(options: mysql.PoolOptions) {
+    const pool = mysql.createPool(options);
+    pool.on('connection', (connection) => connection.query(SESSION_SETUP));
+    return pool;
+  },
+};
+
+export function isMysql(env: Pick<EnvironmentVariables, 'DATABASE_URL'>): boolean {
+  return Boolean(env.DATABASE_URL);
+}
+
+/** Written once, used by the Nest app, the command line and the TypeORM CLI (data-source.ts). */
+export function databaseOptions(
+  env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN'>,
+): DataSourceOptions {
+  const common = {
+    entities,
+    migrations,
+    migrationsRun: env.MIGRATIONS_RUN,
+    migrationsTransactionMode: 'each' as const,
+    synchronize: false,
+    logging: false,
+  };
+  if (env.DATABASE_URL) {
+    const url = env.DATABASE_URL.replace(/^mariadb:/, 'mysql:');
+    return {
+      ...common,
+      type: env.DATABASE_URL.startsWith('mariadb:') ? 'mariadb' : 'mysql',
+      url,
+      driver: strictMysql,
+      charset: 'utf8mb4_bin',
+      timezone: 'Z',
+      poolSize: env.DB_POOL_SIZE,
+      connectTimeout: 5000,
+      extra: { enableKeepAlive: true, maxIdle: env.DB_POOL_SIZE },
+    };
+  }
+  const dir = resolve(env.DATA_DIR);
+  mkdirSync(dir, { recursive: true });
+  return {
+    ...common,
+    type: 'better-sqlite3',
+    database: join(dir, 'plant-store.sqlite'),
+    enableWAL: true,
+    // Concurrent writers (server and CLI) wait for each other instead of failing at once.
+    prepareDatabase: (db: { pragma(sql: string): unknown }) => {
+      db.pragma('busy_timeout = 5000');
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { fileURLToPath } from 'node:url';
+import { DataSource } from 'typeorm';
+import { ApiToken } from '../auth/api-token.entity.js';
+import { TokensService } from '../auth/tokens.service.js';
+import type { EnvironmentVariables } from '../config/environment.js';
+import { StoreImportService } from '../locations/store-import.service.js';
+import { Store } from '../locations/store.entity.js';
+
+export const DEMO_STORES_FILE = fileURLToPath(new URL('../../assets/demo-stores.csv', import.meta.url));
+export const DEMO_TEAM = 'demo';
+
+/**
+ * First start on the embedded database: load the demo stores and issue one token for
+ * team `demo`, printed once in the log, so `npm start` is usable at once. Never against
+ * MySQL (contract §5), and never on a database that already has stores or tokens.
+ */
+@Injectable()
+export class DemoSeedService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('DemoSeed');
+
+  constructor(
+    private readonly config: ConfigService<EnvironmentVariables, true>,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly importer: StoreImportService,
+    private readonly tokens: TokensService,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const config = this.config;
+    if (config.get('DATABASE_URL', { infer: true }) || !config.get('DEMO_SEED', { infer: true })) return;
+    const [stores, tokens] = await Promise.all([this.dataSource.getRepository(Store).count(), this.dataSource.getRepository(ApiToken).count()]);
+    if (stores > 0 || tokens > 0) return;
+    const summary = await this.importer.importFile(DEMO_STORES_FILE);
+    const { token } = await this.tokens.create({ team: DEMO_TEAM, name: 'demo token (first start)' });
+    this.logger.log(`Loaded ${summary.inserted} demo stores. Token for team "${DEMO_TEAM}", shown only this once:`);
+    this.logger.log(`  ${token}`);
+    this.logger.log(`Try: curl -H "Authorization: Bearer ${token}" http://localhost:${config.get('PORT', { infer: true })}/plants`);
+  }
+}

@@ -1,0 +1,21 @@
+import { hoursProblem } from './business-hours.js';
+
+describe('hoursProblem', () => {
+  it.each(['Closed', '9:00 AM - 6:00 PM', '9:00 AM - 12:00 PM, 1:00 PM - 5:00 PM', '12:00 AM - 12:00 AM', '6:30 PM - 12:00 AM'])(
+    'accepts %s',
+    (text) => expect(hoursProblem(text)).toBeNull(),
+  );
+
+  it.each([
+    ['closed', 'not a time range'],
+    ['09:00 AM - 6:00 PM', 'not a time range'],
+    ['9:00AM - 6:00PM', 'not a time range'],
+    ['9:00 AM-6:00 PM', 'not a time range'],
+    ['13:00 PM - 6:00 PM', 'not a time range'],
+    ['9:00 AM - 6:00 PM,1:00 PM - 5:00 PM', 'not a time range'],
+    ['6:00 PM - 9:00 AM', 'closes before it opens'],
+    ['9:00 AM - 9:00 AM', 'closes before it opens'],
+    ['9:00 AM - 1:00 PM, 12:00 PM - 5:00 PM', 'overlaps'],
+    ['', 'not a time range'],
+  ])('refuses %j', (text, reason) => expect(hoursProblem(text)).toContain(reason));
+});

@@ -1,0 +1,29 @@
+/**
+ * The one format of a day's hours (stores CSV and API alike): `Closed`, or one or more
+ * ranges `9:00 AM - 6:00 PM` joined by `, `, each opening before it closes, in order and
+ * not overlapping. A closing time of `12:00 AM` means midnight at the end of the day.
+ */
+const RANGE = /^(1[0-2]|[1-9]):([0-5][0-9]) (AM|PM) - (1[0-2]|[1-9]):([0-5][0-9]) (AM|PM)$/;
+
+export const CLOSED = 'Closed';
+
+function minutes(hour: string, minute: string, meridiem: string): number {
+  return ((Number(hour) % 12) + (meridiem === 'PM' ? 12 : 0)) * 60 + Number(minute);
+}
+
+/** Why `text` is not a valid day's hours, or null when it is. */
+export function hoursProblem(text: string): string | null {
+  if (text === CLOSED) return null;
+  let previousClose = -1;
+  for (const range of text.split(', ')) {
+    const match = RANGE.exec(range);
+    if (!match) return `"${range}" is not a time range like "9:00 AM - 6:00 PM" (or "Closed")`;
+    const open = minutes(match[1], match[2], match[3]);
+    let close = minutes(match[4], match[5], match[6]);
+    if (close === 0) close = 24 * 60;
+    if (open >= close) return `"${range}" closes before it opens`;
+    if (open < previousClose) return `"${range}" overlaps or precedes the range before it`;
+    previousClose = close;
+  }
+  return null;
+}

@@ -1,0 +1,46 @@
+import { boundingBox, haversineMiles } from './geo.js';
+
+describe('haversineMiles', () => {
+  it('is zero for one point and symmetric', () => {
+    const a = { lat: 40.75065, lng: -73.997293 };
+    const b = { lat: 34.100517, lng: -118.41463 };
+    expect(haversineMiles(a, a)).toBe(0);
+    expect(haversineMiles(a, b)).toBeCloseTo(haversineMiles(b, a), 9);
+  });
+
+  it('matches known distances with R = 3958.8 miles', () => {
+    // One degree of latitude is R * pi / 180 miles.
+    expect(haversineMiles({ lat: 10, lng: 20 }, { lat: 11, lng: 20 })).toBeCloseTo((3958.8 * Math.PI) / 180, 9);
+    // New York (10001) to Beverly Hills (90210): about 2,450 miles.
+    expect(haversineMiles({ lat: 40.75065, lng: -73.997293 }, { lat: 34.100517, lng: -118.41463 })).toBeCloseTo(2449.6, 0);
+  });
+});
+
+describe('boundingBox', () => {
+  const inside = (box: ReturnType<typeof boundingBox>, p: { lat: number; lng: number }) =>
+    p.lat >= box.minLat && p.lat <= box.maxLat && box.lngRanges.some(([w, e]) => p.lng >= w && p.lng <= e);
+
+  it('holds every point on the circle', () => {
+    const center = { lat: 47.6, lng: -122.3 };
+    const miles = 50;
+    const box = boundingBox(center, miles);
+    for (let bearing = 0; bearing < 360; bearing += 5) {
+      // Walk exactly `miles` along the bearing (spherical destination formula).
+      const d = miles / 3958.8;
+      const b = (bearing * Math.PI) / 180;
+      const lat1 = (center.lat * Math.PI) / 180;
+      const lng1 = (center.lng * Math.PI) / 180;
+      const lat2 = Math.asin(Math.sin(lat1) * Math.cos(d) + Math.cos(lat1) * Math.sin(d) * Math.cos(b));
+      const lng2 = lng1 + Math.atan2(Math.sin(b) * Math.sin(d) * Math.cos(lat1), Math.cos(d) - Math.sin(lat1) * Math.sin(lat2));
+      const p = { lat: (lat2 * 180) / Math.PI, lng: (lng2 * 180) / Math.PI };
+      expect(haversineMiles(center, p)).toBeCloseTo(miles, 6);
+      expect(inside(box, p)).toBe(true);
+    }
+  });
+
+  it('splits at the antimeridian', () => {
+    const box = boundingBox({ lat: 52, lng: 179.5 }, 100);
+    expect(box.lngRanges).toHaveLength(2);
+    expect(inside(box, { lat: 52, lng: -179.5 })).toBe(true);
+  });
+});

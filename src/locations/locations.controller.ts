@@ -1,0 +1,32 @@
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
+import { ErrorBody } from '../common/error-body.js';
+import { NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
+import { LocationsService } from './locations.service.js';
+
+@ApiTags('locations')
+@ApiBearerAuth()
+@ApiCommonErrors()
+@Controller('locations')
+export class LocationsController {
+  constructor(private readonly locations: LocationsService) {}
+
+  @Post('nearest')
+  @HttpCode(200)
+  @ApiBodyErrors()
+  @ApiOperation({
+    summary: 'Find the nearest store locations',
+    description:
+      "Stores within `max_distance` miles of the customer's ZIP code point (great-circle distance, boundary included), nearest first, at most `limit` of them.",
+  })
+  @ApiOkResponse({ type: NearestLocationsResponse, description: 'Code "Success" and the locations (an empty array when none is in range).' })
+  @ApiBadRequestResponse({
+    type: ErrorBody,
+    description: 'Invalid request parameters: a malformed or unknown ZIP code, a bad max_distance, limit or state, an unknown field, or a body that is not valid JSON.',
+    example: { error: 400, message: 'unknown ZIP code 00000' },
+  })
+  nearest(@Body() body: NearestLocationsRequest): Promise<NearestLocationsResponse> {
+    return this.locations.nearest(body);
+  }
+}

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LocationsController } from './locations.controller.js';
+import { LocationsService } from './locations.service.js';
+import { StoreImportService } from './store-import.service.js';
+import { Store } from './store.entity.js';
+import { ZipGeocoder } from './zip-geocoder.js';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Store])],
+  controllers: [LocationsController],
+  providers: [LocationsService, StoreImportService, ZipGeocoder],
+  exports: [StoreImportService, ZipGeocoder],
+})
+export class LocationsModule {}

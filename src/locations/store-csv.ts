@@ -1,0 +1,91 @@
+import { US_STATE_CODES } from './us-states.js';
+import { hoursProblem } from './business-hours.js';
+import { haversineMiles, type Point } from './geo.js';
+import { WEEKDAYS, type Weekday } from './store.entity.js';
+import { ZIP_PATTERN } from './zip-geocoder.js';
+
+/** The stores CSV header, in this order (contract §4). */
+export const STORE_CSV_COLUMNS = ['code', 'name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
+
+export type StoreRow = { code: string; name: string; address: string; city: string; state: string; zip: string; lat: number; lng: number } & Record<
+  Weekday,
+  string
+>;
+
+export interface RowProblem {
+  line: number;
+  column?: string;
+  reason: string;
+}
+
+/** When a row's ZIP point and its own coordinates are further apart than this, warn. */
+export const ZIP_DISTANCE_WARNING_MILES = 100;
+
+const LIMITS = { code: 64, name: 200, address: 200, city: 100 } as const;
+const DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
+
+function parseCoordinate(text: string, bound: number): number | undefined {
+  if (!DECIMAL.test(text)) return undefined;
+  const value = Number(text);
+  return Math.abs(value) <= bound ? Math.round(value * 1e6) / 1e6 : undefined;
+}
+
+/**
+ * Checks one CSV record (already split into fields) and returns the store or the
+ * problems found, every one of them, each naming its column.
+ */
+export function validateStoreRecord(
+  fields: string[],
+  line: number,
+  lookupZip: (zip5: string) => Point | undefined,
+): { row?: StoreRow; problems: RowProblem[]; warnings: RowProblem[] } {
+  const problems: RowProblem[] = [];
+  const warnings: RowProblem[] = [];
+  const problem = (column: string, reason: string) => problems.push({ line, column, reason });
+  if (fields.length !== STORE_CSV_COLUMNS.length) {
+    return { problems: [{ line, reason: `expected ${STORE_CSV_COLUMNS.length} fields, found ${fields.length}` }], warnings };
+  }
+  const value = Object.fromEntries(STORE_CSV_COLUMNS.map((column, i) => [column, fields[i].trim()])) as Record<(typeof STORE_CSV_COLUMNS)[number], string>;
+
+  for (const column of ['code', 'name', 'address', 'city'] as const) {
+    const length = [...value[column]].length;
+    if (length === 0) problem(column, 'is empty');
+    else if (length > LIMITS[column]) problem(column, `is longer than ${LIMITS[column]} characters`);
+    else if (!value[column].isWellFormed()) problem(column, 'is not well-formed Unicode text');
+  }
+  const state = value.state.toUpperCase();
+  if (!US_STATE_CODES.has(state)) problem('state', `"${value.state}" is not a US state or territory code`);
+
+  let zipPoint: Point | undefined;
+  if (!ZIP_PATTERN.test(value.zip)) problem('zip', `"${value.zip}" is not a ZIP code like 12345 or 12345-6789`);
+  else zipPoint = lookupZip(value.zip.slice(0, 5));
+
+  let point: Point | undefined;
+  if (value.lat === '' && value.lng === '') {
+    if (ZIP_PATTERN.test(value.zip) && !zipPoint) problem('zip', `unknown ZIP code ${value.zip.slice(0, 5)}; give lat and lng`);
+    point = zipPoint;
+  } else {
+    const lat = parseCoordinate(value.lat, 90);
+    const lng = parseCoordinate(value.lng, 180);
+    if (lat === undefined) problem('lat', `"${value.lat}" is not a latitude from -90 to 90`);
+    if (lng === undefined) problem('lng', `"${value.lng}" is not a longitude from -180 to 180`);
+    if (lat !== undefined && lng !== undefined) {
+      point = { lat, lng };
+      if (zipPoint && haversineMiles(zipPoint, point) > ZIP_DISTANCE_WARNING_MILES) {
+        warnings.push({ line, column: 'lat', reason: `is more than ${ZIP_DISTANCE_WARNING_MILES} miles from ZIP ${value.zip.slice(0, 5)}` });
+      }
+    }
+  }
+
+  for (const day of WEEKDAYS) {
+    const reason = hoursProblem(value[day]);
+    if (reason) problem(day, reason);
+  }
+
+  if (problems.length > 0 || !point) return { problems, warnings };
+  return { row: { ...value, state, lat: point.lat, lng: point.lng }, problems, warnings };
+}
+
+export function formatProblem({ line, column, reason }: RowProblem): string {
+  return column ? `line ${line}, ${column}: ${reason}` : `line ${line}: ${reason}`;
+}

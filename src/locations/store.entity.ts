@@ -1,0 +1,52 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { numeric } from '../database/column-transformers.js';
+
+export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/** A store of the chain; `code` is its external key, the one imports upsert by. */
+@Entity('stores')
+@Index('ix_stores_lat_lng', ['lat', 'lng'])
+export class Store {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id: number;
+
+  @Index('uq_stores_code', { unique: true })
+  @Column({ type: 'varchar', length: 64 })
+  code: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  name: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  address: string;
+
+  @Column({ type: 'varchar', length: 100 })
+  city: string;
+
+  @Column({ type: 'varchar', length: 2 })
+  state: string;
+
+  @Column({ type: 'varchar', length: 10 })
+  zip: string;
+
+  @Column({ type: 'decimal', precision: 9, scale: 6, transformer: numeric })
+  lat: number;
+
+  @Column({ type: 'decimal', precision: 9, scale: 6, transformer: numeric })
+  lng: number;
+
+  @Column({ type: 'varchar', length: 200 }) monday: string;
+  @Column({ type: 'varchar', length: 200 }) tuesday: string;
+  @Column({ type: 'varchar', length: 200 }) wednesday: string;
+  @Column({ type: 'varchar', length: 200 }) thursday: string;
+  @Column({ type: 'varchar', length: 200 }) friday: string;
+  @Column({ type: 'varchar', length: 200 }) saturday: string;
+  @Column({ type: 'varchar', length: 200 }) sunday: string;
+
+  @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'datetime', precision: 3 })
+  updatedAt: Date;
+}

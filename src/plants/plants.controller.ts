@@ -1,0 +1,86 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { CurrentCaller, type Caller } from '../auth/caller.js';
+import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
+import { ErrorBody } from '../common/error-body.js';
+import { ListPlantsQuery, PlantDto } from './dto/plant.dto.js';
+import { MAX_PLANT_ID, ParsePlantIdPipe } from './plant-id.js';
+import type { Plant } from './plant.entity.js';
+import { PlantsService } from './plants.service.js';
+
+/** The body of a plant in responses: name and tag, tag left out when there is none. */
+function toBody({ name, tag }: Pick<Plant, 'name' | 'tag'>): { name: string; tag?: string } {
+  return tag === null ? { name } : { name, tag };
+}
+
+@ApiTags('plants')
+@ApiBearerAuth()
+@ApiCommonErrors()
+@Controller('plants')
+export class PlantsController {
+  constructor(private readonly plants: PlantsService) {}
+
+  @Post()
+  @HttpCode(201)
+  @ApiBodyErrors()
+  @ApiOperation({ summary: 'Create a plant', description: "Creates a plant in the caller's team. The new plant's id is in the Location header." })
+  @ApiCreatedResponse({
+    description: 'Created. Body: name and tag.',
+    type: PlantDto,
+    headers: { Location: { description: 'Path of the new plant, carrying its id.', schema: { type: 'string', example: '/plants/7' } } },
+  })
+  @ApiBadRequestResponse({ description: 'The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown.', type: ErrorBody, example: { error: 400, message: 'name must be 1 to 255 characters' } })
+  @ApiConflictResponse({ description: "The id is already used in the caller's team; nothing changed.", type: ErrorBody, example: { error: 409, message: 'plant 7 already exists' } })
+  async create(@CurrentCaller() caller: Caller, @Body() body: PlantDto, @Res({ passthrough: true }) res: Response) {
+    const plant = await this.plants.create(caller.team, body);
+    res.setHeader('Location', `/plants/${plant.id}`);
+    return toBody(plant);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List plants', description: "The caller's team's plants, by id ascending, at most `limit` of them." })
+  @ApiOkResponse({
+    description: 'The plants, each with name and tag.',
+    type: PlantDto,
+    isArray: true,
+    headers: {
+      Link: {
+        description: 'Present when more plants follow: where the next page is.',
+        schema: { type: 'string', example: '</plants?limit=100&after=100>; rel="next"' },
+      },
+    },
+  })
+  @ApiBadRequestResponse({ description: 'A query parameter is invalid or unknown.', type: ErrorBody, example: { error: 400, message: 'limit must be an integer from 1 to 1000' } })
+  async list(@CurrentCaller() caller: Caller, @Query() query: ListPlantsQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+    const { plants, nextAfter } = await this.plants.list(caller.team, query);
+    if (nextAfter !== undefined) {
+      const next = new URLSearchParams({ limit: String(query.limit), after: String(nextAfter) });
+      if (query.tag !== undefined) next.set('tag', query.tag);
+      res.setHeader('Link', `<${req.baseUrl}/plants?${next}>; rel="next"`);
+    }
+    return plants.map(toBody);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a plant', description: "Deletes a plant of the caller's team." })
+  @ApiParam({ name: 'id', description: `The plant's id: a positive integer up to ${MAX_PLANT_ID}, in plain decimal.`, schema: { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_PLANT_ID }, example: 7 })
+  @ApiNoContentResponse({ description: 'Deleted. No body.' })
+  @ApiBadRequestResponse({ description: 'The id is not a positive integer in plain decimal.', type: ErrorBody, example: { error: 400, message: `plant id must be a positive integer no larger than ${MAX_PLANT_ID}` } })
+  @ApiNotFoundResponse({ description: "No plant with this id in the caller's team (whether or not another team has one).", type: ErrorBody, example: { error: 404, message: 'plant 7 not found' } })
+  async remove(@CurrentCaller() caller: Caller, @Param('id', ParsePlantIdPipe) id: number): Promise<void> {
+    await this.plants.remove(caller.team, id);
+  }
+}

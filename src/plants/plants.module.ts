@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Plant } from './plant.entity.js';
+import { PlantsController } from './plants.controller.js';
+import { PlantsService } from './plants.service.js';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Plant])],
+  controllers: [PlantsController],
+  providers: [PlantsService],
+})
+export class PlantsModule {}

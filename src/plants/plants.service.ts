@@ -1,0 +1,102 @@
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { isDuplicateKeyError } from '../database/database-errors.js';
+import { Plant } from './plant.entity.js';
+import { MAX_PLANT_ID } from './plant-id.js';
+
+export interface NewPlant {
+  name: string;
+  tag?: string | null;
+  id?: number;
+}
+
+export interface PlantPage {
+  plants: Plant[];
+  /** Set when more plants follow: the cursor of the next page. */
+  nextAfter?: number;
+}
+
+/** Another instance may take the same "next" id between our read and our insert. */
+const ASSIGN_ATTEMPTS = 20;
+
+@Injectable()
+export class PlantsService {
+  /** Tail of the queue of id assignments per team in this process (see create). */
+  private readonly assigning = new Map<string, Promise<unknown>>();
+
+  constructor(@InjectRepository(Plant) private readonly plants: Repository<Plant>) {}
+
+  /**
+   * A given id is inserted as is: the (team, id) primary key decides a race, so of two
+   * concurrent creates exactly one wins and the other gets 409. Without an id the team's
+   * highest + 1 is taken; assignments are queued per team within this process, and a
+   * collision with another instance is retried with a fresh maximum.
+   */
+  async create(team: string, plant: NewPlant): Promise<Plant> {
+    if (plant.id !== undefined) {
+      try {
+        return await this.insert(team, plant.id, plant);
+      } catch (error) {
+        if (isDuplicateKeyError(error)) throw new ConflictException(`plant ${plant.id} already exists`);
+        throw error;
+      }
+    }
+    return this.queued(team, () => this.insertWithNextId(team, plant));
+  }
+
+  async list(team: string, { limit, tag, after }: { limit: number; tag?: string; after?: number }): Promise<PlantPage> {
+    const query = this.plants
+      .createQueryBuilder('plant')
+      .select(['plant.id', 'plant.name', 'plant.tag'])
+      .where('plant.team = :team', { team })
+      .orderBy('plant.id', 'ASC')
+      .limit(limit + 1);
+    if (after !== undefined) query.andWhere('plant.id > :after', { after });
+    // MySQL's PAD SPACE collations find "fern" = "fern "; equal lengths make the match exact on both engines.
+    if (tag !== undefined) query.andWhere('plant.tag = :tag AND LENGTH(plant.tag) = LENGTH(:tag)', { tag });
+    const plants = await query.getMany();
+    if (plants.length <= limit) return { plants };
+    plants.length = limit;
+    return { plants, nextAfter: plants[limit - 1].id };
+  }
+
+  async remove(team: string, id: number): Promise<void> {
+    const result = await this.plants.delete({ team, id });
+    if (!result.affected) throw new NotFoundException(`plant ${id} not found`);
+  }
+
+  private async insertWithNextId(team: string, plant: NewPlant): Promise<Plant> {
+    for (let attempt = 1; ; attempt++) {
+      const row = await this.plants
+        .createQueryBuilder('plant')
+        .select('MAX(plant.id)', 'max')
+        .where('plant.team = :team', { team })
+        .getRawOne<{ max: string | number | null }>();
+      const id = Number(row?.max ?? 0) + 1;
+      if (id > MAX_PLANT_ID) throw new ConflictException(`no plant id is left above ${MAX_PLANT_ID}; give an id explicitly`);
+      try {
+        return await this.insert(team, id, plant);
+      } catch (error) {
+        if (!isDuplicateKeyError(error) || attempt >= ASSIGN_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  private async insert(team: string, id: number, { name, tag }: NewPlant): Promise<Plant> {
+    const plant = this.plants.create({ team, id, name, tag: tag ?? null });
+    await this.plants.createQueryBuilder().insert().into(Plant).values(plant).updateEntity(false).execute();
+    return plant;
+  }
+
+  private queued<T>(team: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.assigning.get(team) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const tail = run.catch(() => undefined);
+    this.assigning.set(team, tail);
+    void tail.then(() => {
+      if (this.assigning.get(team) === tail) this.assigning.delete(team);
+    });
+    return run;
+  }
+}
