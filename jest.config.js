@@ -1,15 +1,30 @@
-// Jest runs in native ESM mode (node --experimental-vm-modules): NestJS 12 packages
-// are ESM-only and Node 20 cannot require() them from Jest's CommonJS runtime.
-const tsJest = ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }];
+// Jest runs in native ESM mode (node --experimental-vm-modules): NestJS 12 packages are
+// ESM-only and Node 20 cannot require() them from Jest's CommonJS runtime.
 const base = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  transform: { '^.+\\.ts$': tsJest },
+  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
   testEnvironment: 'node',
 };
+
+// The e2e suite runs against the embedded SQLite default always, and against MySQL or
+// MariaDB too when TEST_DATABASE_URL points at a server (each test file gets a fresh
+// database there). The CLI tests run the built command line, hence the build first.
+const e2e = (engine) => ({
+  ...base,
+  displayName: `e2e-${engine}`,
+  rootDir: '.',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.e2e-spec.ts'],
+  globals: { E2E_ENGINE: engine },
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  testTimeout: 60_000,
+});
 
 export default {
   projects: [
     { ...base, displayName: 'unit', rootDir: 'src', testMatch: ['**/*.spec.ts'] },
+    e2e('sqlite'),
+    ...(process.env.TEST_DATABASE_URL ? [e2e('mysql')] : []),
   ],
 };

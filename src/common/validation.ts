@@ -1,4 +1,4 @@
-import { BadRequestException, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { BadRequestException, ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 
 /** "customer_address.zip must be a string" — the first problem, named by its full path. */
 function describe(errors: ValidationError[], parent = ''): string | undefined {
@@ -21,8 +21,22 @@ function describe(errors: ValidationError[], parent = ''): string | undefined {
  * The one validation pipe: unknown fields rejected, nothing coerced (`"5"` is not a number,
  * class-transformer's implicit conversion stays off), one sentence naming the field.
  */
+class StrictValidationPipe extends ValidationPipe {
+  async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+      throw new BadRequestException('request body must be a JSON object');
+    }
+    return super.transform(value, metadata);
+  }
+
+  /** Path and query values stay text for their own pipes and DTOs: "1e3" must not become 1000. */
+  protected transformPrimitive(value: unknown): unknown {
+    return value;
+  }
+}
+
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new StrictValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     forbidUnknownValues: true,

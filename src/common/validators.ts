@@ -22,6 +22,7 @@ export function IsText(max: number, options: { allowEmpty?: boolean; notBlank?: 
           return !options.notBlank || /\S/u.test(value);
         },
         defaultMessage({ property, value }: ValidationArguments) {
+          if (value === undefined) return `${property} is required`;
           if (typeof value !== 'string') return `${property} must be a string`;
           if (!value.isWellFormed()) return `${property} must be well-formed Unicode text`;
           if (options.notBlank && [...value].length >= min && [...value].length <= max) return `${property} must not be only white space`;
@@ -37,3 +38,15 @@ export function IsText(max: number, options: { allowEmpty?: boolean; notBlank?: 
  */
 export const QueryInteger = () =>
   Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^(0|[1-9][0-9]{0,15})$/.test(value) ? Number(value) : value));
+
+/** An integer (a JSON number without fraction, never a string) within [min, max], with one message for every failure. */
+export function IsIntegerIn(min: number, max: number, message: string) {
+  return (object: object, propertyName: string) =>
+    registerDecorator({
+      name: 'isIntegerIn',
+      target: object.constructor,
+      propertyName,
+      options: { message },
+      validator: { validate: (value: unknown) => Number.isInteger(value) && (value as number) >= min && (value as number) <= max },
+    });
+}

@@ -11,8 +11,17 @@ describe('haversineMiles', () => {
   it('matches known distances with R = 3958.8 miles', () => {
     // One degree of latitude is R * pi / 180 miles.
     expect(haversineMiles({ lat: 10, lng: 20 }, { lat: 11, lng: 20 })).toBeCloseTo((3958.8 * Math.PI) / 180, 9);
-    // New York (10001) to Beverly Hills (90210): about 2,450 miles.
-    expect(haversineMiles({ lat: 40.75065, lng: -73.997293 }, { lat: 34.100517, lng: -118.41463 })).toBeCloseTo(2449.6, 0);
+    // JFK to LAX: the published great-circle distance is about 2,475 miles.
+    expect(haversineMiles({ lat: 40.6413, lng: -73.7781 }, { lat: 33.9416, lng: -118.4085 })).toBeCloseTo(2475, -1);
+  });
+
+  it('agrees with the spherical law of cosines', () => {
+    const rad = Math.PI / 180;
+    const a = { lat: 40.75065, lng: -73.997293 };
+    const b = { lat: 34.100517, lng: -118.41463 };
+    const cosines =
+      3958.8 * Math.acos(Math.sin(a.lat * rad) * Math.sin(b.lat * rad) + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.cos((b.lng - a.lng) * rad));
+    expect(haversineMiles(a, b)).toBeCloseTo(cosines, 6);
   });
 });
 

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { IsInt, IsNumber, IsObject, IsOptional, IsString, Matches, Max, Min, ValidateNested, registerDecorator } from 'class-validator';
-import { IsText } from '../../common/validators.js';
+import { IsObject, IsOptional, IsString, Matches, ValidateNested, registerDecorator } from 'class-validator';
+import { IsIntegerIn, IsText } from '../../common/validators.js';
 import { isUsStateCode } from '../us-states.js';
 import { ZIP_PATTERN } from '../zip-geocoder.js';
 
@@ -15,6 +15,18 @@ function IsUsState() {
         validate: (value: unknown) => typeof value === 'string' && isUsStateCode(value),
         defaultMessage: () => `${propertyName} must be a US state or territory code such as NY`,
       },
+    });
+}
+
+/** A JSON number of miles, > 0 and <= max; one message for every failure. */
+function IsMiles(max: number) {
+  return (object: object, propertyName: string) =>
+    registerDecorator({
+      name: 'isMiles',
+      target: object.constructor,
+      propertyName,
+      options: { message: `${propertyName} must be a number of miles greater than 0 and at most ${max}` },
+      validator: { validate: (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= max },
     });
 }
 
@@ -67,16 +79,12 @@ export class NearestLocationsRequest {
     example: 5,
   })
   @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'max_distance must be a number of miles greater than 0 and at most 500' })
-  @Min(Number.MIN_VALUE, { message: 'max_distance must be a number of miles greater than 0 and at most 500' })
-  @Max(500, { message: 'max_distance must be a number of miles greater than 0 and at most 500' })
+  @IsMiles(500)
   max_distance: number = 5;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 25, description: 'Maximum number of locations returned (an extension of this service). Default: 25.', example: 25 })
   @IsOptional()
-  @IsInt({ message: 'limit must be an integer from 1 to 200' })
-  @Min(1, { message: 'limit must be an integer from 1 to 200' })
-  @Max(200, { message: 'limit must be an integer from 1 to 200' })
+  @IsIntegerIn(1, 200, 'limit must be an integer from 1 to 200')
   limit: number = 25;
 }
 

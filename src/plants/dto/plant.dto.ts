@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
-import { IsText, QueryInteger } from '../../common/validators.js';
+import { IsOptional } from 'class-validator';
+import { IsIntegerIn, IsText, QueryInteger } from '../../common/validators.js';
 import { MAX_PLANT_ID } from '../plant-id.js';
 
 /**
@@ -24,9 +24,7 @@ export class PlantDto {
     example: 7,
   })
   @IsOptional()
-  @IsInt({ message: 'id must be an integer' })
-  @Min(1, { message: `id must be a positive integer no larger than ${MAX_PLANT_ID}` })
-  @Max(MAX_PLANT_ID, { message: `id must be a positive integer no larger than ${MAX_PLANT_ID}` })
+  @IsIntegerIn(1, MAX_PLANT_ID, `id must be a positive integer no larger than ${MAX_PLANT_ID}`)
   id?: number;
 
   @ApiPropertyOptional({ description: 'Free-form tag, at most 255 characters. Left out of responses when the plant has none.', maxLength: 255, example: 'tropical' })
@@ -39,9 +37,7 @@ export class ListPlantsQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000, default: 100, description: 'Maximum number of plants to return.' })
   @IsOptional()
   @QueryInteger()
-  @IsInt({ message: 'limit must be an integer from 1 to 1000' })
-  @Min(1, { message: 'limit must be an integer from 1 to 1000' })
-  @Max(1000, { message: 'limit must be an integer from 1 to 1000' })
+  @IsIntegerIn(1, 1000, 'limit must be an integer from 1 to 1000')
   limit: number = 100;
 
   @ApiPropertyOptional({ description: 'Only plants with exactly this tag.', maxLength: 255, example: 'tropical' })
@@ -59,8 +55,6 @@ export class ListPlantsQuery {
   })
   @IsOptional()
   @QueryInteger()
-  @IsInt({ message: `after must be an integer from 0 to ${MAX_PLANT_ID}` })
-  @Min(0, { message: `after must be an integer from 0 to ${MAX_PLANT_ID}` })
-  @Max(MAX_PLANT_ID, { message: `after must be an integer from 0 to ${MAX_PLANT_ID}` })
+  @IsIntegerIn(0, MAX_PLANT_ID, `after must be an integer from 0 to ${MAX_PLANT_ID}`)
   after?: number;
 }

@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LoggerService } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import mysql from 'mysql2/promise';
+import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import { AppModule } from '../../src/app.module.js';
+import { configureApp } from '../../src/app.setup.js';
+import { TokensService } from '../../src/auth/tokens.service.js';
+
+declare const E2E_ENGINE: 'sqlite' | 'mysql';
+export const engine: 'sqlite' | 'mysql' = E2E_ENGINE;
+
+/** A fresh, empty database of the engine under test, and the environment that selects it. */
+export interface TestDatabase {
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  if (engine === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-e2e-'));
+    return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const base = new URL(process.env.TEST_DATABASE_URL as string);
+  const name = `${base.pathname.slice(1)}_${randomBytes(4).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const connection = await mysql.createConnection({ host: base.hostname, port: Number(base.port || 3306), user: decodeURIComponent(base.username), password: decodeURIComponent(base.password) });
+    try {
+      await connection.query(sql);
+    } finally {
+      await connection.end();
+    }
+  };
+  await admin(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return { env: { DATABASE_URL: url.toString() }, drop: () => admin(`DROP DATABASE IF EXISTS \`${name}\``) };
+}
+
+const MANAGED_ENV = ['DATABASE_URL', 'DATA_DIR', 'DEMO_SEED', 'DOCS_ENABLED', 'MIGRATIONS_RUN', 'LOG_LEVEL', 'NODE_ENV'];
+
+export interface TestApp {
+  app: NestExpressApplication;
+  http: ReturnType<typeof request>;
+  dataSource: DataSource;
+  database: TestDatabase;
+  /** Issues a token through the real service, the way the CLI does. */
+  tokenFor(team: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real AppModule and the real HTTP pipeline (configureApp), on a fresh database of
+ * the engine under test. `database` may be passed to start a second instance on it.
+ */
+export async function createTestApp(options: { env?: Record<string, string>; database?: TestDatabase; logger?: LoggerService | false } = {}): Promise<TestApp> {
+  const database = options.database ?? (await createTestDatabase());
+  for (const key of MANAGED_ENV) delete process.env[key];
+  Object.assign(process.env, { NODE_ENV: 'test', DEMO_SEED: 'false', ...database.env, ...options.env });
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot()] }).compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: options.logger ?? ['fatal'] });
+  configureApp(app, { docs: process.env.DOCS_ENABLED !== 'false' });
+  await app.init();
+  const dataSource = app.get<DataSource>(getDataSourceToken());
+  return {
+    app,
+    http: request(app.getHttpServer()),
+    dataSource,
+    database,
+    tokenFor: async (team) => (await app.get(TokensService).create({ team })).token,
+    close: async () => {
+      await app.close();
+      if (!options.database) await database.drop();
+    },
+  };
+}
+
+export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
