@@ -1,12 +1,15 @@
 import { BadRequestException, ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 
+/** Which problem to name first: an unknown field, then a wrong type, then the rest. */
+const PRIORITY = ['nestedValidation', 'isString', 'isObject', 'whitelistValidation'];
+
 /** "customer_address.zip must be a string" — the first problem, named by its full path. */
 function describe(errors: ValidationError[], parent = ''): string | undefined {
   for (const error of errors) {
     const path = parent ? `${parent}.${error.property}` : error.property;
     const constraints = Object.entries(error.constraints ?? {});
     if (constraints.length > 0) {
-      const [name, message] = constraints.find(([key]) => key === 'whitelistValidation') ?? constraints[0];
+      const [name, message] = constraints.sort(([a], [b]) => PRIORITY.indexOf(b) - PRIORITY.indexOf(a))[0];
       if (name === 'whitelistValidation') return `unknown field ${path}`;
       // class-validator starts its messages with the bare property name; say the full path instead.
       return message.startsWith(`${error.property} `) ? `${path}${message.slice(error.property.length)}` : `${path}: ${message}`;

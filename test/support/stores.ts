@@ -1,0 +1,52 @@
+import { Readable } from 'node:stream';
+import { STORE_CSV_COLUMNS } from '../../src/locations/store-csv.js';
+import type { TestApp } from './test-app.js';
+import { StoreImportService } from '../../src/locations/store-import.service.js';
+
+export const WEEK_OPEN = {
+  monday: '9:00 AM - 6:00 PM',
+  tuesday: '9:00 AM - 6:00 PM',
+  wednesday: '9:00 AM - 6:00 PM',
+  thursday: '9:00 AM - 8:00 PM',
+  friday: '9:00 AM - 8:00 PM',
+  saturday: '10:00 AM - 12:00 PM, 1:00 PM - 5:00 PM',
+  sunday: 'Closed',
+};
+
+export interface StoreInput {
+  code: string;
+  name: string;
+  lat?: number | string;
+  lng?: number | string;
+  zip?: string;
+  address?: string;
+  city?: string;
+  state?: string;
+  hours?: Partial<typeof WEEK_OPEN>;
+}
+
+const quote = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+
+/** A stores CSV in the import format, one row per store. */
+export function storesCsv(stores: StoreInput[]): string {
+  const rows = stores.map((s) => {
+    const hours = { ...WEEK_OPEN, ...s.hours };
+    const values: Record<string, string> = {
+      code: s.code,
+      name: s.name,
+      address: s.address ?? '1 Test Street',
+      city: s.city ?? 'New York',
+      state: s.state ?? 'NY',
+      zip: s.zip ?? '10001',
+      lat: s.lat === undefined ? '' : typeof s.lat === 'number' ? s.lat.toFixed(6) : s.lat,
+      lng: s.lng === undefined ? '' : typeof s.lng === 'number' ? s.lng.toFixed(6) : s.lng,
+      ...hours,
+    };
+    return STORE_CSV_COLUMNS.map((c) => quote(values[c])).join(',');
+  });
+  return [STORE_CSV_COLUMNS.join(','), ...rows].join('\n') + '\n';
+}
+
+export function importStores(t: TestApp, csv: string, options?: { dryRun?: boolean; prune?: boolean }) {
+  return t.app.get(StoreImportService).import(Readable.from([csv]), options);
+}
