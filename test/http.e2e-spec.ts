@@ -1,0 +1,113 @@
+import { Plant } from '../src/plants/plant.entity.js';
+import { bearer, createTestApp, type TestApp } from './support/test-app.js';
+
+describe('HTTP rules of every endpoint', () => {
+  let t: TestApp;
+  let token: string;
+  const plantCount = () => t.dataSource.getRepository(Plant).count();
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    token = await t.tokenFor('acme');
+  });
+  afterAll(() => t.close());
+
+  it('answers 415 for a body that is not application/json, and writes nothing', async () => {
+    const res = await t.http.post('/plants').set(bearer(token)).set('Content-Type', 'text/plain').send('{"name":"fern"}');
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({ error: 415, message: 'request body must be sent as application/json' });
+    const form = await t.http.post('/locations/nearest').set(bearer(token)).type('form').send({ max_distance: '5' });
+    expect(form.status).toBe(415);
+    await expect(plantCount()).resolves.toBe(0);
+  });
+
+  it('accepts application/json with a charset', async () => {
+    const res = await t.http.post('/plants').set(bearer(token)).set('Content-Type', 'application/json; charset=utf-8').send('{"name":"fern"}');
+    expect(res.status).toBe(201);
+    await t.dataSource.getRepository(Plant).clear();
+  });
+
+  it.each(['{"name":', '{name: "fern"}', '"fern"', 'null', '[1,2'])('answers 400 for the body %j', async (body) => {
+    const res = await t.http.post('/plants').set(bearer(token)).set('Content-Type', 'application/json').send(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 400, message: 'request body is not valid JSON' });
+    await expect(plantCount()).resolves.toBe(0);
+  });
+
+  it('answers 400 when the body is missing', async () => {
+    const res = await t.http.post('/plants').set(bearer(token));
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 400, message: 'request body must be a JSON object' });
+  });
+
+  it.each(['__proto__', 'constructor', 'prototype'])('answers 400 for a %s key, at any depth', async (key) => {
+    const res = await t.http
+      .post('/locations/nearest')
+      .set(bearer(token))
+      .set('Content-Type', 'application/json')
+      .send(`{"customer_address":{"zip":"10001","${key}":{"admin":true}}}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 400, message: `property ${key} is not allowed` });
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+
+  it('answers 413 for a body over 16 KiB and takes one of exactly 16 KiB', async () => {
+    const big = await t.http.post('/plants').set(bearer(token)).send({ name: 'x'.repeat(16 * 1024) });
+    expect(big.status).toBe(413);
+    expect(big.body).toEqual({ error: 413, message: 'request body exceeds the limit of 16384 bytes' });
+    const exact = JSON.stringify({ name: 'fern', tag: 't'.repeat(16 * 1024 - 24) });
+    expect(Buffer.byteLength(exact)).toBe(16 * 1024);
+    const fits = await t.http.post('/plants').set(bearer(token)).set('Content-Type', 'application/json').send(exact);
+    expect(fits.status).toBe(400);
+    expect(fits.body.message).toBe('tag must be at most 255 characters');
+    await expect(plantCount()).resolves.toBe(0);
+  });
+
+  it('answers an unknown route with a JSON 404', async () => {
+    const res = await t.http.get('/nowhere').set(bearer(token));
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: 404, message: 'no route for GET /nowhere' });
+  });
+
+  it('answers 405 with Allow for a known path and another method', async () => {
+    const res = await t.http.put('/plants').set(bearer(token)).send({ name: 'x' });
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD, POST');
+    expect(res.body).toEqual({ error: 405, message: 'method PUT is not allowed on /plants' });
+    const get = await t.http.get('/locations/nearest').set(bearer(token));
+    expect(get.status).toBe(405);
+    expect(get.headers.allow).toBe('POST');
+  });
+
+  describe('X-Request-Id and Cache-Control on every response', () => {
+    it.each([
+      ['a success', () => t.http.get('/plants').set(bearer(token))],
+      ['a 401', () => t.http.get('/plants')],
+      ['a 404', () => t.http.get('/nowhere').set(bearer(token))],
+      ['a 400', () => t.http.delete('/plants/x').set(bearer(token))],
+      ['a health check', () => t.http.get('/health/live')],
+      ['the OpenAPI document', () => t.http.get('/docs-json')],
+    ])('on %s', async (_, send) => {
+      const res = await send();
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(res.headers['cache-control']).toBe('no-store');
+    });
+
+    it('echoes a sane request id and replaces an unsafe one', async () => {
+      const kept = await t.http.get('/plants').set(bearer(token)).set('X-Request-Id', 'abc-123.trace:7');
+      expect(kept.headers['x-request-id']).toBe('abc-123.trace:7');
+      const replaced = await t.http.get('/plants').set(bearer(token)).set('X-Request-Id', 'a b<script>');
+      expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      const long = await t.http.get('/plants').set(bearer(token)).set('X-Request-Id', 'x'.repeat(200));
+      expect(long.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    });
+  });
+
+  it('never answers with more than error and message', async () => {
+    for (const res of [await t.http.get('/plants'), await t.http.get('/nowhere').set(bearer(token)), await t.http.post('/plants').set(bearer(token)).send({})]) {
+      expect(Object.keys(res.body).sort()).toEqual(['error', 'message']);
+      expect(Number.isInteger(res.body.error)).toBe(true);
+      expect(res.body.error).toBe(res.status);
+    }
+  });
+});
