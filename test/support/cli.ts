@@ -1,0 +1,22 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { TestDatabase } from './test-app.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built command line (`node dist/cli.js …`) against a test database. */
+export function runCli(database: TestDatabase, args: string[]): Promise<CliResult> {
+  const env = { ...process.env, NODE_ENV: 'test', DEMO_SEED: 'false', ...database.env };
+  if (!database.env.DATABASE_URL) delete env.DATABASE_URL;
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
