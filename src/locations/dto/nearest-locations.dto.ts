@@ -44,13 +44,14 @@ export class CustomerAddress {
   @IsText(200, { allowEmpty: true })
   city?: string;
 
-  @ApiPropertyOptional({ description: 'State code: a US state or territory, two letters, any case.', maxLength: 200, example: 'NY' })
+  @ApiPropertyOptional({ description: 'State code: a US state or territory, two letters, any case.', pattern: '^[A-Za-z]{2}$', example: 'NY' })
   @IsOptional()
   @IsUsState()
   state?: string;
 
   @ApiProperty({
     description: 'ZIP code, a string: `12345`, `12345-6789` or `123456789` (surrounding white space ignored; the first five digits are used).',
+    pattern: '^\\s*[0-9]{5}(-?[0-9]{4})?\\s*$',
     example: '10001',
   })
   @Transform(trim)
