@@ -1,5 +1,6 @@
 import type { Response } from 'supertest';
 import { Plant } from '../src/plants/plant.entity.js';
+import { startServer } from './support/server.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
 const MAX_ID = 9007199254740991;
@@ -90,6 +91,21 @@ describe('plants', () => {
       const ids = results.map((r) => Number(r.headers.location.split('/')[2])).sort((a, b) => a - b);
       expect(ids).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
       expect((await rows()).map((p) => p.id)).toEqual(ids);
+    });
+
+    it('gives distinct ids across two instances on one database', async () => {
+      const other = await startServer(t.database);
+      try {
+        const results = await Promise.all(
+          Array.from({ length: 16 }, (_, i) => (i % 2 ? t.http : other.http).post('/plants').set(bearer(acme)).send({ name: `twin ${i}` })),
+        );
+        expect(results.map((r) => r.status)).toEqual(Array(16).fill(201));
+        const ids = new Set(results.map((r) => r.headers.location));
+        expect(ids.size).toBe(16);
+        expect(await rows()).toHaveLength(16);
+      } finally {
+        await other.stop();
+      }
     });
 
     it('stores and returns text byte for byte, emoji and all', async () => {

@@ -64,7 +64,7 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
   for (const key of MANAGED_ENV) delete process.env[key];
   Object.assign(process.env, { NODE_ENV: 'test', DEMO_SEED: 'false', ...database.env, ...options.env });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot()] }).compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: options.logger ?? ['fatal'] });
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: options.logger ?? ['fatal', 'error'] });
   configureApp(app, { docs: process.env.DOCS_ENABLED !== 'false' });
   await app.init();
   const dataSource = app.get<DataSource>(getDataSourceToken());

@@ -1,0 +1,64 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import request from 'supertest';
+import type { TestDatabase } from './test-app.js';
+
+const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServerProcess {
+  url: string;
+  http: ReturnType<typeof request>;
+  process: ChildProcess;
+  output: () => string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Another instance of the service as its own process (`node dist/main.js`) on the same
+ * database: what several containers behind a load balancer are. Passport's strategies
+ * are process-wide, so a second instance must not live in the test's process.
+ */
+export async function startServer(database: TestDatabase, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const port = await freePort();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', DEMO_SEED: 'false', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...database.env, ...env };
+  if (!database.env.DATABASE_URL) delete childEnv.DATABASE_URL;
+  const child = spawn(process.execPath, [MAIN], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
+    const ready = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not become ready:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    http: request(url),
+    process: child,
+    output: () => output,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
