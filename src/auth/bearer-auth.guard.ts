@@ -1,4 +1,4 @@
-import { Injectable, UnauthorizedException, type ExecutionContext } from '@nestjs/common';
+import { Injectable, InternalServerErrorException, UnauthorizedException, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request, Response } from 'express';
@@ -31,7 +31,8 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
   }
 
   handleRequest<TUser = Caller>(err: unknown, user: TUser | false, _info: unknown, context: ExecutionContext): TUser {
-    if (err) throw err;
+    if (err instanceof Error) throw err;
+    if (err) throw new InternalServerErrorException('authentication failed');
     const req = context.switchToHttp().getRequest<Request & { user?: TUser }>();
     if (!user) {
       const res = context.switchToHttp().getResponse<Response>();

@@ -1,4 +1,4 @@
-import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type ExceptionFilter } from '@nestjs/common';
+import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, NotFoundException, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailableError } from '../database/database-errors.js';
 
@@ -55,7 +55,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       // Nest's router throws a 404 when no route matched: say 405 if the path exists for another method.
-      if (status === HttpStatus.NOT_FOUND && !req.route) {
+      if (exception instanceof NotFoundException && !req.route) {
         const allowed = allowedMethods(req);
         if (allowed.length > 0) {
           res.setHeader('Allow', allowed.join(', '));
@@ -63,7 +63,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
         }
         return { status, message: `no route for ${req.method} ${req.path}` };
       }
-      if (status >= 500) return { status, message: status === 503 ? messageOf(exception) : 'internal server error' };
+      if (status >= 500) return { status, message: status === Number(HttpStatus.SERVICE_UNAVAILABLE) ? messageOf(exception) : 'internal server error' };
       return { status, message: messageOf(exception) };
     }
     if (isDatabaseUnavailableError(exception)) {

@@ -60,7 +60,7 @@ export function jsonBody(req: Request, res: Response, next: NextFunction): void 
     return next();
   }
   parseJson(req, res, (error?: unknown) => {
-    if (error) req.bodyError = toHttpException(error as { type?: string; message?: string });
+    if (error) req.bodyError = toHttpException(error);
     next();
   });
 }

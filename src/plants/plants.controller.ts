@@ -68,7 +68,7 @@ export class PlantsController {
     if (nextAfter !== undefined) {
       const next = new URLSearchParams({ limit: String(query.limit), after: String(nextAfter) });
       if (query.tag !== undefined) next.set('tag', query.tag);
-      res.setHeader('Link', `<${req.baseUrl}/plants?${next}>; rel="next"`);
+      res.setHeader('Link', `<${req.baseUrl}/plants?${next.toString()}>; rel="next"`);
     }
     return plants.map(toBody);
   }

@@ -25,7 +25,7 @@ export interface TestDatabase {
 export async function createTestDatabase(): Promise<TestDatabase> {
   if (engine === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-e2e-'));
-    return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    return { env: { DATA_DIR: dir }, drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })) };
   }
   const base = new URL(process.env.TEST_DATABASE_URL as string);
   const name = `${base.pathname.slice(1)}_${randomBytes(4).toString('hex')}`;
