@@ -58,6 +58,8 @@ describe('POST /locations/nearest', () => {
       const explicit = await search({ customer_address: { zip: '10001' }, max_distance: 5, limit: 25 });
       expect(defaults.status).toBe(200);
       expect(defaults.body).toEqual(explicit.body);
+      const nulls = await search({ customer_address: { zip: '10001', city: null }, max_distance: null, limit: null });
+      expect(nulls.body).toEqual(explicit.body);
       const wide = await search({ customer_address: { zip: '10001' }, max_distance: 500 });
       expect(wide.body.locations).toHaveLength(25);
     });

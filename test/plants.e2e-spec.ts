@@ -39,6 +39,14 @@ describe('plants', () => {
       expect((await rows())[0].tag).toBeNull();
     });
 
+    it('takes null for id and tag as not given', async () => {
+      const res = await create(acme, { name: 'Nulls', id: null, tag: null });
+      expect(res.status).toBe(201);
+      expect(res.headers.location).toBe('/plants/1');
+      expect(res.body).toEqual({ name: 'Nulls' });
+      await expect(rows()).resolves.toMatchObject([{ id: 1, tag: null }]);
+    });
+
     it('uses a given id as is, up to 2^53 - 1', async () => {
       const res = await create(acme, { id: MAX_ID, name: 'Big' });
       expect(res.status).toBe(201);

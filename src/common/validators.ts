@@ -50,3 +50,6 @@ export function IsIntegerIn(min: number, max: number, message: string) {
       validator: { validate: (value: unknown) => Number.isInteger(value) && (value as number) >= min && (value as number) <= max },
     });
 }
+
+/** JSON `null` for an optional field means "not given": the default applies (documented in the README). */
+export const NullMeansDefault = (fallback?: unknown) => Transform(({ value }: { value: unknown }) => (value === null ? fallback : value));

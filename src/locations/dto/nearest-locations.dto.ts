@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsObject, IsOptional, IsString, Matches, ValidateNested, registerDecorator } from 'class-validator';
-import { IsIntegerIn, IsText } from '../../common/validators.js';
+import { IsIntegerIn, IsText, NullMeansDefault } from '../../common/validators.js';
 import { isUsStateCode } from '../us-states.js';
 import { ZIP_PATTERN } from '../zip-geocoder.js';
 
@@ -17,6 +17,9 @@ function IsUsState() {
       },
     });
 }
+
+const DEFAULT_MAX_DISTANCE = 5;
+const DEFAULT_LIMIT = 25;
 
 /** A JSON number of miles, > 0 and <= max; one message for every failure. */
 function IsMiles(max: number) {
@@ -79,14 +82,16 @@ export class NearestLocationsRequest {
     description: 'Maximum search distance in miles: greater than 0, at most 500. Default: 5.',
     example: 5,
   })
+  @NullMeansDefault(DEFAULT_MAX_DISTANCE)
   @IsOptional()
   @IsMiles(500)
-  max_distance: number = 5;
+  max_distance: number = DEFAULT_MAX_DISTANCE;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 25, description: 'Maximum number of locations returned (an extension of this service). Default: 25.', example: 25 })
+  @NullMeansDefault(DEFAULT_LIMIT)
   @IsOptional()
   @IsIntegerIn(1, 200, 'limit must be an integer from 1 to 200')
-  limit: number = 25;
+  limit: number = DEFAULT_LIMIT;
 }
 
 const hours = (day: string, example: string) =>

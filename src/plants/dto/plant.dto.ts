@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { IsIntegerIn, IsText, QueryInteger } from '../../common/validators.js';
+import { IsIntegerIn, IsText, NullMeansDefault, QueryInteger } from '../../common/validators.js';
 import { MAX_PLANT_ID } from '../plant-id.js';
 
 /**
@@ -23,6 +23,7 @@ export class PlantDto {
       "The caller's identifier for the plant, unique within the team. Omitted: the service assigns the team's next free id (highest + 1). Never returned in a body; the Location header of the 201 carries it.",
     example: 7,
   })
+  @NullMeansDefault()
   @IsOptional()
   @IsIntegerIn(1, MAX_PLANT_ID, `id must be a positive integer no larger than ${MAX_PLANT_ID}`)
   id?: number;
