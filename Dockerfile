@@ -1,0 +1,56 @@
+# syntax=docker/dockerfile:1
+
+# Pinned Node 20 base; override with --build-arg NODE_IMAGE=… (both stages use it, so the
+# native better-sqlite3 module is built against the Node and glibc it runs on).
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+# ---- build: compile TypeScript, then keep only the production dependencies ----
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+
+# Compilers for better-sqlite3 in case no prebuilt binary fits this platform.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+
+COPY package.json package-lock.json ./
+# Only better-sqlite3's install script runs (as package.json "allowScripts" says), whatever
+# npm version the base image ships.
+RUN npm ci --ignore-scripts --no-audit --no-fund \
+ && npm rebuild better-sqlite3
+
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+
+# ---- runtime ----
+FROM ${NODE_IMAGE}
+
+# tini as PID 1: forwards SIGTERM to Node (graceful shutdown) and reaps zombies.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+ENV NODE_ENV=production \
+    DATA_DIR=/app/data
+
+# package.json is needed at run time: its "type": "module" makes dist/*.js ES modules.
+COPY package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY assets ./assets
+
+# The application files stay root-owned (read-only for the service); only the embedded
+# SQLite directory is writable. Mount a volume here to keep its data.
+RUN mkdir -p /app/data && chown node:node /app/data
+USER node
+
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
+STOPSIGNAL SIGTERM
+
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/main.js"]
