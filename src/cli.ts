@@ -5,6 +5,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { AuthModule } from './auth/auth.module.js';
 import { TokensService } from './auth/tokens.service.js';
 import { appConfigModule } from './config/config.module.js';
+import { loadEnvironment } from './config/environment.js';
 import { databaseModule } from './database/database.module.js';
 import { LocationsModule } from './locations/locations.module.js';
 import { StoreImportError, StoreImportService } from './locations/store-import.service.js';
@@ -21,6 +22,7 @@ class CliModule {
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 async function withApp(run: (app: INestApplicationContext) => Promise<void>): Promise<void> {
+  loadEnvironment();
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(), { logger: ['fatal', 'error'], abortOnError: false });
   try {
     await run(app);
@@ -108,6 +110,8 @@ locations
   );
 
 program.parseAsync().catch((error: unknown) => {
+  // A closed stdout (`… export | head`) is the reader's choice, not a failure.
+  if ((error as { code?: string }).code === 'EPIPE') return;
   say(error instanceof StoreImportError || error instanceof Error ? `error: ${error.message}` : `error: ${String(error)}`);
   process.exitCode = 1;
 });

@@ -9,6 +9,9 @@ class CapturingLogger extends ConsoleLogger {
   log(message: unknown) {
     this.lines.push(String(message));
   }
+  warn(message: unknown) {
+    this.lines.push(String(message));
+  }
 }
 
 describe('first start', () => {

@@ -8,6 +8,8 @@ import { displayPrefix, generateToken, hashToken, isWellFormedToken } from './to
 /** A team is a lowercase slug such as `acme` (contract §2). */
 export const TEAM_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** `last_used_at` is written at most this often per token, not on every request. */
+const LAST_USED_RESOLUTION_MS = 60 * 1000;
 
 export interface CreateTokenOptions {
   team: string;
@@ -62,10 +64,15 @@ export class TokensService {
   async authenticate(token: string): Promise<Caller | null> {
     if (!isWellFormedToken(token)) return null;
     const record = await this.tokens.findOne({
-      select: { id: true, team: true, expiresAt: true, revokedAt: true },
+      select: { id: true, team: true, expiresAt: true, revokedAt: true, lastUsedAt: true },
       where: { tokenHash: hashToken(token) },
     });
-    if (!record || record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= Date.now())) return null;
+    const now = Date.now();
+    if (!record || record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= now)) return null;
+    if (!record.lastUsedAt || now - record.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+      // Bookkeeping only: the request does not wait for it, and a failure costs nothing but accuracy.
+      this.tokens.update({ id: record.id }, { lastUsedAt: new Date(now) }).catch(() => undefined);
+    }
     return { tokenId: record.id, team: record.team };
   }
 }

@@ -5,14 +5,10 @@ import { validateEnvironment, type EnvironmentVariables } from './environment.js
 export type AppConfig = ConfigService<EnvironmentVariables, true>;
 
 /**
- * Reads the environment (and `.env`, except under tests) when the module is built, not
- * when this file is imported, so every app instance sees the environment of its start.
+ * Validates the environment when the module is built, not when this file is imported, so
+ * every app instance sees the environment of its start. `.env` was already read by
+ * loadEnvironment() in main.ts / cli.ts.
  */
 export function appConfigModule() {
-  return ConfigModule.forRoot({
-    isGlobal: true,
-    cache: true,
-    ignoreEnvFile: process.env.NODE_ENV === 'test',
-    validate: validateEnvironment,
-  });
+  return ConfigModule.forRoot({ isGlobal: true, cache: true, ignoreEnvFile: true, validate: validateEnvironment });
 }

@@ -20,10 +20,11 @@ export class EnvironmentVariables {
   @IsIn(['development', 'production', 'test'])
   NODE_ENV: 'development' | 'production' | 'test' = 'development';
 
+  // class-validator runs the decorator nearest the property first: the type check, then the range.
   @Transform(toInteger)
-  @IsInt()
   @Min(0)
   @Max(65535)
+  @IsInt()
   PORT = 3000;
 
   @IsString()
@@ -32,8 +33,9 @@ export class EnvironmentVariables {
 
   /** mysql://user:password@host:3306/db (or mariadb://). Unset: embedded SQLite under DATA_DIR. */
   @IsOptional()
-  @Matches(/^(mysql|mariadb):\/\/[^/]+\/[^/?]+(\?.*)?$/, {
-    message: 'DATABASE_URL must look like mysql://user:password@host:3306/dbname',
+  // No ?options: TypeORM's URL parsing drops them, and a silently ignored ?ssl=… is worse than an error.
+  @Matches(/^(mysql|mariadb):\/\/[^/?#]+\/[^/?#]+$/, {
+    message: 'DATABASE_URL must look like mysql://user:password@host:3306/dbname (without ?options)',
   })
   DATABASE_URL?: string;
 
@@ -43,9 +45,9 @@ export class EnvironmentVariables {
 
   /** Connections in the MySQL pool. */
   @Transform(toInteger)
-  @IsInt()
   @Min(1)
   @Max(1000)
+  @IsInt()
   DB_POOL_SIZE = 10;
 
   /** Apply pending migrations when the server or the CLI starts. */
@@ -72,10 +74,25 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
   // Empty strings count as unset, the way a blank line in .env is usually meant.
   const present = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== ''));
   const env = plainToInstance(EnvironmentVariables, present, { exposeDefaultValues: true });
-  const errors = validateSync(env, { skipMissingProperties: false });
+  const errors = validateSync(env, { skipMissingProperties: false, stopAtFirstError: true });
   if (errors.length > 0) {
     const lines = errors.map((e) => `${e.property}=${JSON.stringify(e.value)}: ${Object.values(e.constraints ?? {}).join('; ')}`);
     throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   return env;
+}
+
+/**
+ * Reads `.env` into the environment (variables already set win; skipped under NODE_ENV=test)
+ * and validates it. The server, the command line and the TypeORM CLI all start here.
+ */
+export function loadEnvironment(): EnvironmentVariables {
+  if (process.env.NODE_ENV !== 'test') {
+    try {
+      process.loadEnvFile();
+    } catch {
+      // No .env file: the environment alone.
+    }
+  }
+  return validateEnvironment(process.env);
 }

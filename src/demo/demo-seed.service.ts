@@ -35,8 +35,9 @@ export class DemoSeedService implements OnApplicationBootstrap {
     if (stores > 0 || tokens > 0) return;
     const summary = await this.importer.importFile(DEMO_STORES_FILE);
     const { token } = await this.tokens.create({ team: DEMO_TEAM, name: 'demo token (first start)' });
-    this.logger.log(`Loaded ${summary.inserted} demo stores. Token for team "${DEMO_TEAM}", shown only this once:`);
-    this.logger.log(`  ${token}`);
-    this.logger.log(`Try: curl -H "Authorization: Bearer ${token}" http://localhost:${config.get('PORT', { infer: true })}/plants`);
+    // At warn level so that it shows however LOG_LEVEL is set (down to warn): it is never shown again.
+    this.logger.warn(`Loaded ${summary.inserted} demo stores. Token for team "${DEMO_TEAM}", shown only this once:`);
+    this.logger.warn(`  ${token}`);
+    this.logger.warn(`Try: curl -H "Authorization: Bearer ${token}" http://localhost:${config.get('PORT', { infer: true })}/plants`);
   }
 }

@@ -1,6 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { once } from 'node:events';
-import type { Readable, Writable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -142,27 +141,22 @@ export class StoreImportService {
 
   /** Writes every store, ordered by code, in the import format; pages keep memory flat. */
   async export(output: Writable): Promise<number> {
-    const stringifier = stringify({ header: true, columns: [...STORE_CSV_COLUMNS] });
-    const done = pipeline(stringifier, output);
-    const repository = this.dataSource.getRepository(Store);
     let count = 0;
-    try {
+    const repository = this.dataSource.getRepository(Store);
+    async function* records() {
       for (let after: string | undefined; ; ) {
         const query = repository.createQueryBuilder('store').orderBy('store.code', 'ASC').limit(EXPORT_PAGE);
         if (after !== undefined) query.where('store.code > :after', { after });
         const page = await query.getMany();
         for (const store of page) {
-          const record = STORE_CSV_COLUMNS.map((column) => (column === 'lat' || column === 'lng' ? store[column].toFixed(6) : store[column]));
-          if (!stringifier.write(record)) await once(stringifier, 'drain');
+          yield STORE_CSV_COLUMNS.map((column) => (column === 'lat' || column === 'lng' ? store[column].toFixed(6) : store[column]));
         }
         count += page.length;
-        if (page.length < EXPORT_PAGE) break;
+        if (page.length < EXPORT_PAGE) return;
         after = page[page.length - 1].code;
       }
-    } finally {
-      stringifier.end();
     }
-    await done;
+    await pipeline(Readable.from(records()), stringify({ header: true, columns: [...STORE_CSV_COLUMNS] }), output);
     return count;
   }
 
