@@ -18,10 +18,11 @@ const e2e = (engine) => ({
   testMatch: ['**/*.e2e-spec.ts'],
   globals: { E2E_ENGINE: engine },
   globalSetup: '<rootDir>/test/support/global-setup.js',
-  testTimeout: 60_000,
 });
 
 export default {
+  // A global option (ignored inside projects): e2e specs start processes and databases.
+  testTimeout: 60_000,
   projects: [
     { ...base, displayName: 'unit', rootDir: 'src', testMatch: ['**/*.spec.ts'] },
     e2e('sqlite'),

@@ -1,20 +1,30 @@
 import 'reflect-metadata';
 import { Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Presets, SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { AuthModule } from './auth/auth.module.js';
 import { TokensService } from './auth/tokens.service.js';
 import { appConfigModule } from './config/config.module.js';
 import { loadEnvironment } from './config/environment.js';
 import { databaseModule } from './database/database.module.js';
-import { LocationsModule } from './locations/locations.module.js';
-import { StoreImportError, StoreImportService } from './locations/store-import.service.js';
+import { Store } from './locations/store.entity.js';
+import { ZipGeocoder } from './locations/zip-geocoder.js';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { StoreImportError, StoreImportService, type ImportProgress } from './locations/store-import.service.js';
 
-/** The same modules and configuration as the server, without HTTP. */
+/**
+ * The same modules and configuration as the server, without HTTP. The store list is used
+ * without the server's in-memory search index (a command needs no index of 100,000 stores).
+ */
 @Module({})
 class CliModule {
   static forRoot(): DynamicModule {
-    return { module: CliModule, imports: [appConfigModule(), databaseModule(), AuthModule, LocationsModule] };
+    return {
+      module: CliModule,
+      imports: [appConfigModule(), databaseModule(), AuthModule, TypeOrmModule.forFeature([Store])],
+      providers: [StoreImportService, ZipGeocoder],
+    };
   }
 }
 
@@ -34,6 +44,35 @@ async function withApp(run: (app: INestApplicationContext) => Promise<void>): Pr
 function positiveInteger(value: string): number {
   if (!/^[1-9][0-9]*$/.test(value)) throw new InvalidArgumentError('must be a positive whole number');
   return Number(value);
+}
+
+/**
+ * Import progress on stderr: a bar on a terminal (cli-progress), otherwise a plain line
+ * every 10,000 rows and at the end of each pass, which reads well in CI logs.
+ */
+function progressReporter(): { onProgress: (p: ImportProgress) => void; stop: () => void } {
+  let phase: ImportProgress['phase'] | undefined;
+  if (process.stderr.isTTY) {
+    const bar = new SingleBar({ format: '{phase} |{bar}| {percentage}% | {rows} rows', stream: process.stderr, hideCursor: true }, Presets.shades_classic);
+    return {
+      onProgress: (p) => {
+        if (p.phase !== phase) {
+          if (phase) bar.stop();
+          phase = p.phase;
+          bar.start(p.totalBytes || 1, 0, { phase: p.phase.padEnd(8), rows: 0 });
+        }
+        bar.update(Number.isNaN(p.bytes) ? (p.totalBytes ?? 1) : p.bytes, { rows: p.rows });
+      },
+      stop: () => phase && bar.stop(),
+    };
+  }
+  return {
+    onProgress: (p) => {
+      const done = Number.isNaN(p.bytes);
+      if (done || p.rows % 10_000 === 0) say(`${p.phase}: ${p.rows} rows${done ? ', done' : ''}`);
+    },
+    stop: () => undefined,
+  };
 }
 
 const iso = (date: Date | null) => (date ? date.toISOString() : '-');
@@ -90,7 +129,8 @@ locations
   .option('--prune', 'also delete stores whose code is not in the file')
   .action((file: string, options: { dryRun?: boolean; prune?: boolean }) =>
     withApp(async (app) => {
-      const summary = await app.get(StoreImportService).importFile(file, options);
+      const progress = progressReporter();
+      const summary = await app.get(StoreImportService).importFile(file, { ...options, onProgress: progress.onProgress }).finally(progress.stop);
       for (const warning of summary.warnings) say(`warning: ${warning}`);
       const pruned = options.prune ? `, ${summary.pruned} pruned` : '';
       say(`${options.dryRun ? 'dry run, nothing written: ' : ''}${summary.read} rows read, ${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged${pruned}`);

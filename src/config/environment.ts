@@ -65,6 +65,16 @@ export class EnvironmentVariables {
   @IsBoolean()
   DEMO_SEED = true;
 
+  /**
+   * How often (ms) each instance checks whether the store list changed (an import by another
+   * instance or the CLI) and reloads its in-memory search index: the staleness bound.
+   */
+  @Transform(toInteger)
+  @Min(250)
+  @Max(3_600_000)
+  @IsInt()
+  STORE_INDEX_REFRESH_MS = 5000;
+
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
 }

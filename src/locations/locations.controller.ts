@@ -26,7 +26,7 @@ export class LocationsController {
     description: 'Invalid request parameters: a malformed or unknown ZIP code, a bad max_distance, limit or state, an unknown field, or a body that is not valid JSON.',
     example: { error: 400, message: 'unknown ZIP code 00000' },
   })
-  nearest(@Body() body: NearestLocationsRequest): Promise<NearestLocationsResponse> {
+  nearest(@Body() body: NearestLocationsRequest): NearestLocationsResponse {
     return this.locations.nearest(body);
   }
 }

@@ -1,19 +1,29 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { parse } from 'csv-parse';
 import { stringify } from 'csv-stringify';
-import { DataSource } from 'typeorm';
+import { DataSource, In, type EntityManager } from 'typeorm';
 import { STORE_CSV_COLUMNS, formatProblem, validateStoreRecord, type RowProblem, type StoreRow } from './store-csv.js';
+import { StoreIndex } from './store-index.js';
 import { Store, WEEKDAYS } from './store.entity.js';
 import { ZipGeocoder } from './zip-geocoder.js';
+
+export interface ImportProgress {
+  phase: 'validate' | 'write';
+  rows: number;
+  bytes: number;
+  /** Size of the file, when reading a file. */
+  totalBytes?: number;
+}
 
 export interface ImportOptions {
   dryRun?: boolean;
   /** Delete stores whose code is not in the file (only after the whole file is valid). */
   prune?: boolean;
+  onProgress?: (progress: ImportProgress) => void;
 }
 
 export interface ImportSummary {
@@ -27,9 +37,10 @@ export interface ImportSummary {
 
 /** How many problems an error report lists before it says "and N more". */
 export const MAX_LISTED_PROBLEMS = 50;
-/** Rows per INSERT: 17 parameters each stays far below SQLite's 32,766 variables. */
-const WRITE_CHUNK = 500;
+/** Rows per statement: 17 parameters each stays far below SQLite's 32,766 variables. */
+const CHUNK = 500;
 const EXPORT_PAGE = 1000;
+const PROGRESS_EVERY_ROWS = 1000;
 
 export class StoreImportError extends Error {
   constructor(readonly problems: RowProblem[]) {
@@ -48,95 +59,168 @@ function sameStore(row: StoreRow, store: Store): boolean {
   return STORED_FIELDS.every((field) => row[field] === store[field]);
 }
 
+type Record = { record: string[]; info: { lines: number } };
+
 /**
- * The stores CSV: `locations import` validates every row first and writes nothing unless
- * all are valid; then one transaction upserts by code. `locations export` writes the same
- * format, so an export imports back unchanged.
+ * The stores CSV. `locations import` streams the file twice: the first pass checks every
+ * row (and keeps only the codes seen), the second writes them in one transaction, in
+ * chunks, upserting by code. Memory stays flat whatever the size of the file; nothing is
+ * written unless every row is valid. `locations export` writes the same format.
  */
 @Injectable()
 export class StoreImportService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly geocoder: ZipGeocoder,
+    // The server's in-memory search index, refreshed at once after an import. The command
+    // line has none: running servers see its import at their next poll (see StoreIndex).
+    @Optional() private readonly index?: StoreIndex,
   ) {}
 
   importFile(path: string, options: ImportOptions = {}): Promise<ImportSummary> {
-    return this.import(createReadStream(path), options);
+    const totalBytes = statSync(path).size;
+    return this.import(() => createReadStream(path), { ...options, onProgress: options.onProgress && ((p) => options.onProgress!({ ...p, totalBytes })) });
   }
 
-  async import(input: Readable, options: ImportOptions = {}): Promise<ImportSummary> {
-    const { rows, warnings } = await this.readAndValidate(input);
-    const summary: ImportSummary = { read: rows.length, inserted: 0, updated: 0, unchanged: 0, pruned: 0, warnings: warnings.map(formatProblem) };
+  /** `open` is called once per pass and must give the same content each time. */
+  async import(open: () => Readable, options: ImportOptions = {}): Promise<ImportSummary> {
+    const { codes, read, warnings } = await this.validate(open, options.onProgress);
+    const summary: ImportSummary = { read, inserted: 0, updated: 0, unchanged: 0, pruned: 0, warnings: warnings.map(formatProblem) };
     await this.dataSource.transaction(async (manager) => {
-      const existing = new Map((await manager.find(Store)).map((store) => [store.code, store]));
-      const changed: Array<Partial<Store>> = [];
-      const now = new Date();
-      for (const row of rows) {
-        const current = existing.get(row.code);
-        if (!current) summary.inserted++;
-        else if (sameStore(row, current)) summary.unchanged++;
-        else summary.updated++;
-        if (!current || !sameStore(row, current)) changed.push({ ...row, updatedAt: now });
-        existing.delete(row.code);
+      let batch: StoreRow[] = [];
+      const flush = async () => {
+        await this.writeChunk(manager, batch, summary, !options.dryRun);
+        batch = [];
+      };
+      for await (const { row, rows, bytes } of this.rows(open)) {
+        batch.push(row);
+        if (batch.length === CHUNK) await flush();
+        if (rows % PROGRESS_EVERY_ROWS === 0) options.onProgress?.({ phase: 'write', rows, bytes });
       }
-      if (options.prune) summary.pruned = existing.size;
+      await flush();
+      options.onProgress?.({ phase: 'write', rows: read, bytes: Number.NaN });
+      if (options.prune) summary.pruned = await this.prune(manager, codes, !options.dryRun);
       if (options.dryRun) return;
-      for (let i = 0; i < changed.length; i += WRITE_CHUNK) {
-        await manager
-          .createQueryBuilder()
-          .insert()
-          .into(Store)
-          .values(changed.slice(i, i + WRITE_CHUNK))
-          .orUpdate([...STORED_FIELDS, 'updated_at'], ['code'])
-          .updateEntity(false)
-          .execute();
-      }
-      if (options.prune) {
-        const ids = [...existing.values()].map((store) => store.id);
-        for (let i = 0; i < ids.length; i += WRITE_CHUNK) await manager.delete(Store, ids.slice(i, i + WRITE_CHUNK));
+      if (summary.inserted + summary.updated + summary.pruned > 0) {
+        await manager.query('UPDATE store_catalog SET version = version + 1 WHERE id = 1');
       }
     });
+    if (!options.dryRun) await this.index?.reload();
     return summary;
   }
 
-  /** Every row checked, every problem collected; throws StoreImportError if there is any. */
-  private async readAndValidate(input: Readable): Promise<{ rows: StoreRow[]; warnings: RowProblem[] }> {
-    const parser = input.pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true }));
-    input.on('error', (error) => parser.destroy(error));
+  /** First pass: every row checked, every problem collected; throws StoreImportError if there is any. */
+  private async validate(open: () => Readable, onProgress?: (p: ImportProgress) => void) {
     const problems: RowProblem[] = [];
     const warnings: RowProblem[] = [];
-    const rows: StoreRow[] = [];
-    const firstLine = new Map<string, number>();
+    const codes = new Map<string, number>();
+    let read = 0;
+    let sawHeader = false;
+    for await (const { record, info, bytes, header } of this.records(open)) {
+      if (header) {
+        sawHeader = true;
+        const names = record.map((name) => name.trim().toLowerCase());
+        if (names.join(',') !== STORE_CSV_COLUMNS.join(',')) {
+          throw new StoreImportError([{ line: info.lines, reason: `the header must be exactly: ${STORE_CSV_COLUMNS.join(',')}` }]);
+        }
+        continue;
+      }
+      read++;
+      const result = validateStoreRecord(record, info.lines, (zip) => this.geocoder.lookup(zip));
+      problems.push(...result.problems);
+      warnings.push(...result.warnings);
+      if (result.row) {
+        const seen = codes.get(result.row.code);
+        if (seen !== undefined) problems.push({ line: info.lines, column: 'code', reason: `"${result.row.code}" already appears on line ${seen}` });
+        else codes.set(result.row.code, info.lines);
+      }
+      if (read % PROGRESS_EVERY_ROWS === 0) onProgress?.({ phase: 'validate', rows: read, bytes });
+    }
+    onProgress?.({ phase: 'validate', rows: read, bytes: Number.NaN });
+    if (!sawHeader) {
+      problems.push({ line: 1, reason: `the file is empty; the header must be: ${STORE_CSV_COLUMNS.join(',')}` });
+    }
+    if (problems.length > 0) throw new StoreImportError(problems);
+    return { codes, read, warnings };
+  }
+
+  /** The CSV records of one pass, with the byte count read so far. */
+  private async *records(open: () => Readable): AsyncGenerator<Record & { bytes: number; header: boolean }> {
+    const input = open();
+    let bytes = 0;
+    input.on('data', (chunk: Buffer | string) => (bytes += chunk.length));
+    const parser = input.pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true }));
+    input.on('error', (error) => parser.destroy(error));
     let header = true;
     try {
-      for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-        if (header) {
-          header = false;
-          const names = record.map((name) => name.trim().toLowerCase());
-          if (names.join(',') !== STORE_CSV_COLUMNS.join(',')) {
-            throw new StoreImportError([{ line: info.lines, reason: `the header must be exactly: ${STORE_CSV_COLUMNS.join(',')}` }]);
-          }
-          continue;
-        }
-        const result = validateStoreRecord(record, info.lines, (zip) => this.geocoder.lookup(zip));
-        problems.push(...result.problems);
-        warnings.push(...result.warnings);
-        if (!result.row) continue;
-        const seen = firstLine.get(result.row.code);
-        if (seen !== undefined) problems.push({ line: info.lines, column: 'code', reason: `"${result.row.code}" already appears on line ${seen}` });
-        else firstLine.set(result.row.code, info.lines);
-        rows.push(result.row);
+      for await (const item of parser as AsyncIterable<Record>) {
+        yield { ...item, bytes, header };
+        header = false;
       }
     } catch (error) {
       if (error instanceof StoreImportError) throw error;
       // csv-parse stops at a broken quote and the like; report it with what it knows.
       const line = (error as { lines?: number }).lines;
-      const message = error instanceof Error ? error.message : String(error);
-      throw new StoreImportError([...problems, { line: line ?? 0, reason: `the file cannot be read as CSV: ${message}` }]);
+      if ((error as { code?: string }).code === 'ENOENT' || (error as { code?: string }).code === 'EISDIR') throw error;
+      throw new StoreImportError([{ line: line ?? 0, reason: `the file cannot be read as CSV: ${error instanceof Error ? error.message : String(error)}` }]);
     }
-    if (header) problems.push({ line: 1, reason: `the file is empty; the header must be: ${STORE_CSV_COLUMNS.join(',')}` });
-    if (problems.length > 0) throw new StoreImportError(problems);
-    return { rows, warnings };
+  }
+
+  /** Second pass: the rows, already known to be valid. */
+  private async *rows(open: () => Readable): AsyncGenerator<{ row: StoreRow; rows: number; bytes: number }> {
+    let rows = 0;
+    for await (const { record, info, bytes, header } of this.records(open)) {
+      if (header) continue;
+      const { row } = validateStoreRecord(record, info.lines, (zip) => this.geocoder.lookup(zip));
+      if (!row) throw new Error(`line ${info.lines} changed between the two passes over the file`);
+      rows++;
+      yield { row, rows, bytes };
+    }
+  }
+
+  private async writeChunk(manager: EntityManager, rows: StoreRow[], summary: ImportSummary, write: boolean): Promise<void> {
+    if (rows.length === 0) return;
+    const existing = new Map((await manager.findBy(Store, { code: In(rows.map((r) => r.code)) })).map((s) => [s.code, s]));
+    const now = new Date();
+    const changed: Array<Partial<Store>> = [];
+    for (const row of rows) {
+      const current = existing.get(row.code);
+      if (current && sameStore(row, current)) {
+        summary.unchanged++;
+        continue;
+      }
+      if (current) summary.updated++;
+      else summary.inserted++;
+      changed.push({ ...row, updatedAt: now });
+    }
+    if (!write || changed.length === 0) return;
+    await manager
+      .createQueryBuilder()
+      .insert()
+      .into(Store)
+      .values(changed)
+      .orUpdate([...STORED_FIELDS, 'updated_at'], ['code'])
+      .updateEntity(false)
+      .execute();
+  }
+
+  /** Deletes (or, in a dry run, counts) the stores whose code the file does not have. */
+  private async prune(manager: EntityManager, keep: Map<string, number>, write: boolean): Promise<number> {
+    let pruned = 0;
+    for (let after = 0; ; ) {
+      const page = await manager
+        .createQueryBuilder(Store, 'store')
+        .select(['store.id', 'store.code'])
+        .where('store.id > :after', { after })
+        .orderBy('store.id', 'ASC')
+        .limit(EXPORT_PAGE)
+        .getMany();
+      const gone = page.filter((store) => !keep.has(store.code)).map((store) => store.id);
+      pruned += gone.length;
+      if (write && gone.length > 0) await manager.delete(Store, gone);
+      if (page.length < EXPORT_PAGE) return pruned;
+      after = page[page.length - 1].id;
+    }
   }
 
   /** Writes every store, ordered by code, in the import format; pages keep memory flat. */

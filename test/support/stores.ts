@@ -48,5 +48,5 @@ export function storesCsv(stores: StoreInput[]): string {
 }
 
 export function importStores(t: TestApp, csv: string, options?: { dryRun?: boolean; prune?: boolean }) {
-  return t.app.get(StoreImportService).import(Readable.from([csv]), options);
+  return t.app.get(StoreImportService).import(() => Readable.from([csv]), options);
 }
