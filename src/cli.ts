@@ -131,7 +131,8 @@ locations
     withApp(async (app) => {
       const progress = progressReporter();
       const summary = await app.get(StoreImportService).importFile(file, { ...options, onProgress: progress.onProgress }).finally(progress.stop);
-      for (const warning of summary.warnings) say(`warning: ${warning}`);
+      for (const warning of summary.warnings.slice(0, 50)) say(`warning: ${warning}`);
+      if (summary.warnings.length > 50) say(`… and ${summary.warnings.length - 50} more warnings`);
       const pruned = options.prune ? `, ${summary.pruned} pruned` : '';
       say(`${options.dryRun ? 'dry run, nothing written: ' : ''}${summary.read} rows read, ${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged${pruned}`);
     }),

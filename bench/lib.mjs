@@ -1,0 +1,78 @@
+// Shared pieces of the benchmarks: databases, the CLI, service processes, autocannon.
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+import mysql from 'mysql2/promise';
+
+export const ROOT = new URL('..', import.meta.url).pathname;
+export const MYSQL_URL = process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/plantstore_bench';
+
+/** A fresh, empty MySQL database `<base>_<suffix>`; returns its URL. */
+export async function freshDatabase(suffix) {
+  const base = new URL(MYSQL_URL);
+  const name = `${base.pathname.slice(1)}_${suffix}`;
+  const admin = await mysql.createConnection({ host: base.hostname, port: Number(base.port || 3306), user: decodeURIComponent(base.username), password: decodeURIComponent(base.password) });
+  await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+  await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function cli(env, ...args) {
+  const { stdout } = await promisify(execFile)(process.execPath, [`${ROOT}dist/cli.js`, ...args], { env: { ...process.env, ...env }, maxBuffer: 1 << 26 });
+  return stdout.trim();
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `node <script>` and waits until `readyPath` answers 200; returns the time it took. */
+export async function startProcess(script, env, readyPath = '/health/ready') {
+  const port = await freePort();
+  const started = process.hrtime.bigint();
+  const child = spawn(process.execPath, [script], { env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
+    if (await fetch(url + readyPath).then((r) => r.ok, () => false)) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const readyMs = Number(process.hrtime.bigint() - started) / 1e6;
+  return {
+    url,
+    readyMs,
+    /** Resident set size of the process, from /proc (kB → MB). */
+    rssMb: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024,
+    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
+  };
+}
+
+/** One autocannon run; `requests` rotates through several request bodies/paths. */
+export async function load({ url, connections = 32, duration = 10, requests, method, path, body, headers }) {
+  // autocannon takes the path from the URL (a top-level `path` option is ignored).
+  const result = await autocannon({ url: path ? url + path : url, connections, duration, method, body, headers, requests });
+  return {
+    // autocannon's latency has 1 ms resolution; with one connection, 1000 / rps is the exact mean.
+    meanMs: connections === 1 ? 1000 / result.requests.average : result.latency.mean,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    statusCodes: result.statusCodeStats,
+  };
+}
+
+export const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
