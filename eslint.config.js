@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -20,5 +21,5 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
-  { files: ['scripts/**/*.mjs', 'test/support/*.js', 'jest.config.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly', globalThis: 'readonly', URL: 'readonly' } } },
+  { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: globals.node } },
 );
