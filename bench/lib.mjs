@@ -43,6 +43,8 @@ export async function startProcess(script, env, readyPath = '/health/ready') {
   const port = await freePort();
   const started = process.hrtime.bigint();
   const child = spawn(process.execPath, [script], { env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+  // A crashed benchmark must not leave servers behind.
+  process.once('exit', () => child.kill('SIGKILL'));
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
@@ -62,7 +64,9 @@ export async function startProcess(script, env, readyPath = '/health/ready') {
 /** One autocannon run; `requests` rotates through several request bodies/paths. */
 export async function load({ url, connections = 32, duration = 10, requests, method, path, body, headers }) {
   // autocannon takes the path from the URL (a top-level `path` option is ignored).
-  const result = await autocannon({ url: path ? url + path : url, connections, duration, method, body, headers, requests });
+  const options = { url: path ? url + path : url, connections, duration, method, body, headers, requests };
+  // autocannon takes an explicit `undefined` (e.g. method) as a value: leave such keys out.
+  const result = await autocannon(Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)));
   return {
     // autocannon's latency has 1 ms resolution; with one connection, 1000 / rps is the exact mean.
     meanMs: connections === 1 ? 1000 / result.requests.average : result.latency.mean,

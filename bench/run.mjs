@@ -1,0 +1,103 @@
+// npm run bench: the service beside a raw node:http + mysql2 baseline, on MySQL with
+// 10,000 plants over 10 teams and 100,000 stores spread like the US population.
+//
+// Every scenario runs autocannon over loopback with 32 connections for DURATION seconds
+// (default 10): bounded in time, no assertion, numbers only. Also cold start (process start
+// to /health/ready answering 200) on the embedded default and on MySQL.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
+import { ROOT, cli, fmt, freshDatabase, load, startProcess } from './lib.mjs';
+
+const DURATION = Number(process.env.DURATION ?? 10);
+const STORES = Number(process.env.STORES ?? 100_000);
+const TEAMS = 10;
+const PLANTS_PER_TEAM = 1000;
+
+console.error('building…');
+execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+
+console.error(`seeding ${STORES} stores and ${TEAMS * PLANTS_PER_TEAM} plants…`);
+const DATABASE_URL = await freshDatabase('main');
+const env = { DATABASE_URL, NODE_ENV: 'production' };
+const storesFile = join(mkdtempSync(join(tmpdir(), 'plant-store-bench-')), 'stores.csv');
+execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), storesFile], { stdio: 'ignore' });
+const importStarted = Date.now();
+await cli(env, 'locations', 'import', storesFile);
+const importSeconds = (Date.now() - importStarted) / 1000;
+const tokens = [];
+for (let i = 0; i < TEAMS; i++) tokens.push(await cli(env, 'tokens', 'create', '--team', `team${i}`));
+const db = await mysql.createConnection(DATABASE_URL);
+for (let i = 0; i < TEAMS; i++) {
+  const rows = Array.from({ length: PLANTS_PER_TEAM }, (_, j) => [`team${i}`, j + 1, `Plant ${j + 1} of team ${i}`, j % 3 ? 'green' : null]);
+  await db.query('INSERT INTO plants (team, id, name, tag) VALUES ?', [rows]);
+}
+await db.end();
+
+const auth = (i = 0) => ({ authorization: `Bearer ${tokens[i % TEAMS]}` });
+const json = { 'content-type': 'application/json' };
+const nearest = (miles) => JSON.stringify({ customer_address: { zip: '10001' }, max_distance: miles });
+let nextId = 1_000_000;
+const scenarios = [
+  { name: 'GET /plants?limit=20', baseline: true, run: (url) => load({ url, duration: DURATION, path: '/plants?limit=20', headers: auth() }) },
+  { name: 'POST /locations/nearest 5 mi', baseline: true, run: (url) => load({ url, duration: DURATION, method: 'POST', path: '/locations/nearest', body: nearest(5), headers: { ...auth(), ...json } }) },
+  { name: 'POST /locations/nearest 50 mi', baseline: true, run: (url) => load({ url, duration: DURATION, method: 'POST', path: '/locations/nearest', body: nearest(50), headers: { ...auth(), ...json } }) },
+  {
+    name: 'POST + DELETE /plants',
+    baseline: false,
+    run: (url) =>
+      load({
+        url,
+        duration: DURATION,
+        requests: [
+          { method: 'POST', path: '/plants', headers: { ...auth(1), ...json }, setupRequest: (req, ctx) => ((ctx.id = nextId++), { ...req, body: JSON.stringify({ id: ctx.id, name: 'bench plant', tag: 'b' }) }) },
+          { method: 'DELETE', headers: auth(1), setupRequest: (req, ctx) => ({ ...req, path: `/plants/${ctx.id}` }) },
+        ],
+      }),
+  },
+  { name: 'invalid token (401)', baseline: true, expect: 401, run: (url) => load({ url, duration: DURATION, path: '/plants?limit=20', headers: { authorization: `Bearer pst_${'A'.repeat(49)}` } }) },
+];
+
+const results = [];
+const service = await startProcess(`${ROOT}dist/main.js`, env);
+const baseline = await startProcess(`${ROOT}bench/baseline.mjs`, { DATABASE_URL });
+let serviceRss = 0;
+for (const scenario of scenarios) {
+  console.error(`running ${scenario.name}…`);
+  const s = await scenario.run(service.url);
+  serviceRss = Math.max(serviceRss, service.rssMb());
+  const b = scenario.baseline ? await scenario.run(baseline.url) : undefined;
+  results.push({ scenario, s, b });
+}
+await service.stop();
+await baseline.stop();
+
+// Cold start: an existing database (migrations already applied), process start to ready.
+const dataDir = mkdtempSync(join(tmpdir(), 'plant-store-cold-'));
+await cli({ DATA_DIR: dataDir, DEMO_SEED: 'false' }, 'tokens', 'list');
+const cold = [];
+for (const [label, coldEnv] of [['embedded SQLite', { DATA_DIR: dataDir, DEMO_SEED: 'false', DATABASE_URL: '' }], [`MySQL, ${STORES} stores`, env]]) {
+  const times = [];
+  for (let i = 0; i < 3; i++) {
+    const p = await startProcess(`${ROOT}dist/main.js`, { NODE_ENV: 'production', ...coldEnv });
+    times.push(p.readyMs);
+    await p.stop();
+  }
+  cold.push([label, Math.min(...times), times.sort((a, b) => a - b)[1]]);
+}
+
+const errorsOf = (r, expect = 200) => r.errors + Object.entries(r.statusCodes).filter(([code]) => !(Number(code) === expect || (expect === 200 && [201, 204].includes(Number(code))))).reduce((n, [, v]) => n + v.count, 0);
+console.log(`\n${STORES} stores, ${TEAMS * PLANTS_PER_TEAM} plants over ${TEAMS} teams; 32 connections, ${DURATION} s per run; store import took ${fmt(importSeconds, 1)} s.\n`);
+console.log('| scenario | service req/s | p50 ms | p99 ms | errors | baseline req/s | baseline p99 ms | service / baseline |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+for (const { scenario, s, b } of results) {
+  const ratio = b ? fmt(s.rps / b.rps, 2) : '-';
+  console.log(`| ${scenario.name} | ${fmt(s.rps)} | ${s.p50} | ${s.p99} | ${errorsOf(s, scenario.expect)} | ${b ? fmt(b.rps) : '-'} | ${b ? b.p99 : '-'} | ${ratio} |`);
+}
+const plantsBaseline = results[0].b.rps;
+console.log(`\nSearch vs the baseline's GET /plants: 5 mi ${fmt(results[1].s.rps / plantsBaseline, 2)}, 50 mi ${fmt(results[2].s.rps / plantsBaseline, 2)}.`);
+console.log(`Service RSS (max during the runs): ${fmt(serviceRss)} MB.`);
+console.log('\n| cold start to ready | best ms | median ms |\n|---|---:|---:|');
+for (const [label, best, median] of cold) console.log(`| ${label} | ${fmt(best)} | ${fmt(median)} |`);
