@@ -5,8 +5,8 @@ import { Table, type MigrationInterface, type QueryRunner } from 'typeorm';
  * keeps the stores in memory for the nearest search and polls this row to learn of an
  * import made by another instance (or the command line).
  */
-export class StoreCatalogVersion1763800000000 implements MigrationInterface {
-  name = 'StoreCatalogVersion1763800000000';
+export class StoreCatalogVersion1763900000000 implements MigrationInterface {
+  name = 'StoreCatalogVersion1763900000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.createTable(
