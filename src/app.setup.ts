@@ -16,11 +16,18 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
   return SwaggerModule.createDocument(app, config, { extraModels: [ErrorBody] });
 }
 
+/** Express's "trust proxy" from TRUST_PROXY (validated in environment.ts). */
+export function trustProxy(value = 'false'): boolean | number | string {
+  if (value === 'true' || value === 'false') return value === 'true';
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
 /**
  * Everything the HTTP app needs beyond its modules; shared by main.ts and the e2e tests
  * so that the tests exercise the real pipeline.
  */
 export function configureApp(app: NestExpressApplication, options: { docs: boolean }): void {
+  app.set('trust proxy', trustProxy(process.env.TRUST_PROXY));
   app.disable('x-powered-by');
   app.use(requestContext);
   app.use(jsonBody);
