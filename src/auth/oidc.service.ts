@@ -29,10 +29,11 @@ export class OidcService {
   private keySet?: Promise<JWTVerifyGetKey>;
 
   constructor(env: ConfigService<EnvironmentVariables, true>) {
-    this.issuer = env.get('OIDC_ISSUER', { infer: true });
-    this.audience = env.get('OIDC_AUDIENCE', { infer: true });
+    // `|| undefined`: ConfigService falls back to process.env, where an empty value (meaning unset) stays ''.
+    this.issuer = env.get('OIDC_ISSUER', { infer: true }) || undefined;
+    this.audience = env.get('OIDC_AUDIENCE', { infer: true }) || undefined;
     this.teamClaim = env.get('OIDC_TEAM_CLAIM', { infer: true });
-    this.jwksUrl = env.get('OIDC_JWKS_URL', { infer: true });
+    this.jwksUrl = env.get('OIDC_JWKS_URL', { infer: true }) || undefined;
   }
 
   get enabled(): boolean {

@@ -26,7 +26,7 @@ export class RateLimitsService implements OnModuleDestroy {
   private redisDownSince = 0;
 
   constructor(env: ConfigService<EnvironmentVariables, true>) {
-    const url = env.get('REDIS_URL', { infer: true });
+    const url = env.get('REDIS_URL', { infer: true }) || undefined; // '' means unset
     const prefix = env.get('REDIS_KEY_PREFIX', { infer: true });
     if (url) {
       // No offline queue: while Redis is away a command fails at once and the memory limiter answers.
