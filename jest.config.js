@@ -22,6 +22,8 @@ const e2e = (engine) => ({
 });
 
 export default {
+  // Jest reads testTimeout from the global config only (the e2e projects' own value is ignored).
+  testTimeout: 60_000,
   projects: [
     { ...base, displayName: 'unit', rootDir: 'src', testMatch: ['**/*.spec.ts'] },
     e2e('sqlite'),
