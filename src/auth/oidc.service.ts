@@ -2,7 +2,7 @@ import { Injectable, Logger, ServiceUnavailableException } from '@nestjs/common'
 import { ConfigService } from '@nestjs/config';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { EnvironmentVariables } from '../config/environment.js';
-import { TOKEN_SCOPES, type Caller, type TokenScope } from './caller.js';
+import { TOKEN_SCOPES, type Caller } from './caller.js';
 import { TEAM_SLUG } from './tokens.service.js';
 
 /** Asymmetric signatures only: never `none`, never a shared secret (HS*). */
@@ -71,7 +71,7 @@ export class OidcService {
     if (typeof team !== 'string' || !TEAM_SLUG.test(team) || typeof payload.sub !== 'string') return null;
     const granted = typeof payload.scope === 'string' ? payload.scope.split(' ') : [];
     const scopes = TOKEN_SCOPES.filter((s) => granted.includes(s) || (s === 'read' && granted.includes('write')));
-    return { tokenId: `oidc:${payload.sub}`, team, scopes: scopes as TokenScope[] };
+    return { tokenId: `oidc:${payload.sub}`, team, scopes };
   }
 
   /** The key set, from OIDC_JWKS_URL or the issuer's discovery document (fetched once, again after a failure). */
