@@ -11,7 +11,7 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
       'Store locations near a customer\'s US address, and a per-team plant catalogue. Every operation needs `Authorization: Bearer <token>`; every error body is `{"error": <status>, "message": <sentence>}`.',
     )
     .setVersion('1.0.0')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque (pst_…)', description: 'An opaque token `pst_…` issued by `npm run cli -- tokens create`.' })
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque (pst_…)', description: 'An opaque token `pst_…` issued by `npm run cli -- tokens create`, or (when the service is configured for single sign-on) a JWT access token of the OIDC issuer.' })
     .build();
   return SwaggerModule.createDocument(app, config, { extraModels: [ErrorBody] });
 }
