@@ -3,7 +3,7 @@ import { ApiToken } from '../src/auth/api-token.entity.js';
 import { TokensService } from '../src/auth/tokens.service.js';
 import { Plant } from '../src/plants/plant.entity.js';
 import { runCli } from './support/cli.js';
-import { bearer, createTestApp, type TestApp } from './support/test-app.js';
+import { bearer, createTestApp, createTestDatabase, type TestApp } from './support/test-app.js';
 
 const HOUR = 3_600_000;
 /** This file's settings, given each time: createTestApp keeps what an earlier app set. */
@@ -161,6 +161,25 @@ describe('audit', () => {
       expect(JSON.stringify(logger.entries)).not.toContain(token.slice(4));
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('shutdown', () => {
+  it('writes the pending last-use times before the database connection closes', async () => {
+    const database = await createTestDatabase();
+    try {
+      const first = await createTestApp({ database, env: ENV });
+      const { token, record } = await first.app.get(TokensService).create({ team: 'acme' });
+      await first.http.get('/plants').set(bearer(token)).expect(200);
+      await expect(first.dataSource.getRepository(ApiToken).findOneByOrFail({ id: record.id })).resolves.toMatchObject({ lastUsedAt: null });
+      await first.close();
+      const second = await createTestApp({ database, env: ENV });
+      const row = await second.dataSource.getRepository(ApiToken).findOneByOrFail({ id: record.id });
+      await second.close();
+      expect(row.lastUsedAt).toBeInstanceOf(Date);
+    } finally {
+      await database.drop();
     }
   });
 });

@@ -123,8 +123,8 @@ export class EnvironmentVariables {
 
   /** Required `aud` of those JWTs; required when OIDC_ISSUER is set. */
   @ValidateIf((env: EnvironmentVariables) => env.OIDC_ISSUER !== undefined)
-  @IsString({ message: 'OIDC_AUDIENCE must be set when OIDC_ISSUER is set' })
   @MinLength(1)
+  @IsString({ message: 'OIDC_AUDIENCE must be set when OIDC_ISSUER is set' })
   OIDC_AUDIENCE?: string;
 
   /** The issuer's key set; unset: the `jwks_uri` of the issuer's /.well-known/openid-configuration. */
