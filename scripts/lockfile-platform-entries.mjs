@@ -7,6 +7,7 @@
 // `os`/`cpu` makes `npm ci` skip the package on other platforms, as it does for any lockfile
 // written on a machine that could fetch them. Run after `npm install`: npm run lockfile:fix
 import { readFileSync, writeFileSync } from 'node:fs';
+import { URL } from 'node:url';
 
 const LOCK = new URL('../package-lock.json', import.meta.url);
 const lock = JSON.parse(readFileSync(LOCK, 'utf8'));

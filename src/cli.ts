@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { Presets, SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { AuthModule } from './auth/auth.module.js';
+import { TOKEN_SCOPES, type TokenScope } from './auth/caller.js';
 import { TokensService } from './auth/tokens.service.js';
 import { appConfigModule } from './config/config.module.js';
 import { loadEnvironment } from './config/environment.js';
@@ -75,6 +76,21 @@ function progressReporter(): { onProgress: (p: ImportProgress) => void; stop: ()
   };
 }
 
+function scope(value: string): TokenScope {
+  if (!(TOKEN_SCOPES as string[]).includes(value)) throw new InvalidArgumentError(`must be ${TOKEN_SCOPES.join(' or ')}`);
+  return value as TokenScope;
+}
+
+const DURATION_UNITS_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** `0`, or a whole number with a unit: `90s`, `30m`, `24h`, `7d` (at most 3650 days). */
+function duration(value: string): number {
+  const match = /^(0|[1-9][0-9]{0,8})([smhd])?$/.exec(value);
+  if (!match || (match[1] !== '0' && !match[2])) throw new InvalidArgumentError('must be 0 or a whole number with a unit: 90s, 30m, 24h, 7d');
+  const ms = Number(match[1]) * DURATION_UNITS_MS[(match[2] ?? 's') as keyof typeof DURATION_UNITS_MS];
+  if (ms > 3650 * DURATION_UNITS_MS.d) throw new InvalidArgumentError('must be at most 3650 days');
+  return ms;
+}
+
 const iso = (date: Date | null) => (date ? date.toISOString() : '-');
 
 const program = new Command('plant-store').description('Operator command line of the plant store service.').showHelpAfterError();
@@ -86,23 +102,24 @@ tokens
   .description('Issue a token for a team; prints the token (shown only this once) on stdout.')
   .requiredOption('--team <slug>', 'team the token belongs to (lowercase slug, e.g. acme)')
   .option('--name <label>', 'a label for the operator')
-  .option('--expires-in-days <n>', 'lifetime in days (default: never expires)', positiveInteger)
-  .action((options: { team: string; name?: string; expiresInDays?: number }) =>
+  .option('--expires-in-days <n>', 'lifetime in days (default: TOKEN_DEFAULT_TTL_DAYS, 90 unless configured)', positiveInteger)
+  .option('--scope <scope>', 'read (list plants, search stores) or write (also create and delete plants)', scope, 'write' as TokenScope)
+  .action((options: { team: string; name?: string; expiresInDays?: number; scope: TokenScope }) =>
     withApp(async (app) => {
       const { token, record } = await app.get(TokensService).create(options);
       process.stdout.write(`${token}\n`);
-      say(`token ${record.id} issued for team ${record.team}${record.expiresAt ? `, expires ${iso(record.expiresAt)}` : ''}`);
+      say(`token ${record.id} (${record.scope}) issued for team ${record.team}, ${record.expiresAt ? `expires ${iso(record.expiresAt)}` : 'never expires'}`);
     }),
   );
 
 tokens
   .command('list')
-  .description('One token a line: id, team, name, prefix, created, expires, last used, revoked.')
+  .description('One token a line: id, team, name, prefix, created, expires, last used, revoked, scope.')
   .option('--team <slug>', 'only this team')
   .action((options: { team?: string }) =>
     withApp(async (app) => {
       for (const t of await app.get(TokensService).list(options.team)) {
-        const fields = [t.id, t.team, t.name ?? '-', t.prefix, iso(t.createdAt), iso(t.expiresAt), iso(t.lastUsedAt), iso(t.revokedAt)];
+        const fields = [t.id, t.team, t.name ?? '-', t.prefix, iso(t.createdAt), iso(t.expiresAt), iso(t.lastUsedAt), iso(t.revokedAt), t.scope];
         process.stdout.write(`${fields.join('\t')}\n`);
       }
     }),
@@ -116,6 +133,21 @@ tokens
     withApp(async (app) => {
       await app.get(TokensService).revoke(id);
       say(`token ${id} revoked`);
+    }),
+  );
+
+tokens
+  .command('rotate')
+  .description('Issue a replacement (same team, name and scope; prints it on stdout) and let the old token expire after a grace period.')
+  .argument('<id>', 'token id, as listed', positiveInteger)
+  .requiredOption('--grace <duration>', 'how long the old token keeps working: 0 (stops at once), 90s, 30m, 24h, 7d', duration)
+  .option('--expires-in-days <n>', 'lifetime of the new token in days (default: TOKEN_DEFAULT_TTL_DAYS)', positiveInteger)
+  .action((id: number, options: { grace: number; expiresInDays?: number }) =>
+    withApp(async (app) => {
+      const { token, record, old } = await app.get(TokensService).rotate(id, options.grace, options.expiresInDays);
+      process.stdout.write(`${token}\n`);
+      say(`token ${record.id} (${record.scope}) issued for team ${record.team}, ${record.expiresAt ? `expires ${iso(record.expiresAt)}` : 'never expires'}`);
+      say(`token ${old.id} now expires ${iso(old.expiresAt)}`);
     }),
   );
 

@@ -57,9 +57,19 @@ describe('bearer authentication', () => {
   });
 
   it('answers the same 401 for an expired token', async () => {
+    const expired = await t.app.get(TokensService).create({ team: 'acme', expiresInDays: 1 });
+    await t.dataSource.getRepository(ApiToken).update({ id: expired.record.id }, { expiresAt: new Date(Date.now() - 1000) });
+    const res = await t.http.get('/plants').set(bearer(expired.token));
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(INVALID);
+    expect(res.headers['www-authenticate']).toBe(INVALID_CHALLENGE);
+  });
+
+  it('refuses a token whose expiry passes while its look-up is cached', async () => {
     const expiring = await t.app.get(TokensService).create({ team: 'acme', expiresInDays: 1 });
+    await t.dataSource.getRepository(ApiToken).update({ id: expiring.record.id }, { expiresAt: new Date(Date.now() + 1000) });
     await t.http.get('/plants').set(bearer(expiring.token)).expect(200);
-    await t.dataSource.getRepository(ApiToken).update({ id: expiring.record.id }, { expiresAt: new Date(Date.now() - 1000) });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
     const res = await t.http.get('/plants').set(bearer(expiring.token));
     expect(res.status).toBe(401);
     expect(res.body).toEqual(INVALID);

@@ -18,7 +18,9 @@ describe('command line', () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // No token cache, so that a revocation by the command line (another process) shows on the next request;
+    // with the cache it takes up to TOKEN_CACHE_SECONDS (multi-instance.e2e-spec.ts proves the bound).
+    t = await createTestApp({ env: { TOKEN_CACHE_SECONDS: '0' } });
   });
   afterAll(() => t.close());
 
@@ -30,7 +32,10 @@ describe('command line', () => {
       const token = result.stdout.trim();
       expect(result.stderr).not.toContain(token);
       const row = await t.dataSource.getRepository(ApiToken).findOneByOrFail({ name: 'ci robot' });
-      expect(row).toMatchObject({ team: 'acme', tokenHash: createHash('sha256').update(token).digest('hex'), prefix: token.slice(0, 10), expiresAt: null });
+      expect(row).toMatchObject({ team: 'acme', tokenHash: createHash('sha256').update(token).digest('hex'), prefix: token.slice(0, 10), scope: 'write' });
+      // Without --expires-in-days: TOKEN_DEFAULT_TTL_DAYS, 90 days by default.
+      expect(row.expiresAt!.getTime() - row.createdAt.getTime()).toBeGreaterThan(90 * 86_400_000 - 60_000);
+      expect(row.expiresAt!.getTime() - row.createdAt.getTime()).toBeLessThanOrEqual(90 * 86_400_000 + 60_000);
       await t.http.get('/plants').set(bearer(token)).expect(200);
     });
 
@@ -63,9 +68,9 @@ describe('command line', () => {
       const mine = await runCli(t.database, ['tokens', 'list', '--team', 'listed']);
       expect(all.code).toBe(0);
       expect(mine.stdout.trim().split('\n')).toHaveLength(1);
-      const [id, team, name, prefix, created, expires, lastUsed, revoked] = mine.stdout.trim().split('\t');
+      const [id, team, name, prefix, created, expires, lastUsed, revoked, scope] = mine.stdout.trim().split('\t');
       const row = await t.dataSource.getRepository(ApiToken).findOneByOrFail({ team: 'listed' });
-      expect([Number(id), team, name, prefix, expires, lastUsed, revoked]).toEqual([row.id, 'listed', 'to list', token.slice(0, 10), '-', '-', '-']);
+      expect([Number(id), team, name, prefix, expires, lastUsed, revoked, scope]).toEqual([row.id, 'listed', 'to list', token.slice(0, 10), row.expiresAt!.toISOString(), '-', '-', 'write']);
       expect(new Date(created).getTime()).toBe(row.createdAt.getTime());
       expect(all.stdout).not.toContain(token.slice(10));
       expect(all.stdout).not.toContain(row.tokenHash);

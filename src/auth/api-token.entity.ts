@@ -1,3 +1,4 @@
+import type { TokenScope } from './caller.js';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
@@ -31,6 +32,10 @@ export class ApiToken {
 
   @Column({ name: 'last_used_at', type: 'datetime', precision: 3, nullable: true })
   lastUsedAt: Date | null;
+
+  /** `read`: list plants and search stores; `write`: also create and delete plants. */
+  @Column({ type: 'varchar', length: 16, default: 'write' })
+  scope: TokenScope;
 
   @Column({ name: 'revoked_at', type: 'datetime', precision: 3, nullable: true })
   revokedAt: Date | null;

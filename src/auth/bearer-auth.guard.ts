@@ -1,23 +1,52 @@
-import { Injectable, InternalServerErrorException, UnauthorizedException, type ExecutionContext } from '@nestjs/common';
+import { ForbiddenException, HttpException, HttpStatus, Injectable, InternalServerErrorException, UnauthorizedException, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request, Response } from 'express';
 import { REALM } from './bearer.strategy.js';
-import { IS_PUBLIC, type Caller } from './caller.js';
+import { IS_PUBLIC, REQUIRED_SCOPE, type Caller, type TokenScope } from './caller.js';
+import { RateLimitsService } from './rate-limits.service.js';
 
 /**
  * Global guard: every route needs a bearer token unless marked @Public(). It runs before
- * any validation, so a bad request without a valid token gets 401 (contract §1).
+ * any validation, so a bad request without a valid token gets 401 (contract §1). In order:
+ * an address with too many failed authentications gets 429 whatever it sends; then the
+ * token is checked (a failure counts against the address); then the token's own request
+ * limit; then its scope (403).
  */
 @Injectable()
 export class BearerAuthGuard extends AuthGuard('bearer') {
-  constructor(private readonly reflector: Reflector) {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly limits: RateLimitsService,
+  ) {
     super();
   }
 
-  canActivate(context: ExecutionContext) {
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
-    return super.canActivate(context);
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    const http = context.switchToHttp();
+    const req = http.getRequest<Request & { user?: Caller }>();
+    const res = http.getResponse<Response>();
+    // req.ip is the socket's address unless TRUST_PROXY says which X-Forwarded-For hops to believe.
+    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const blocked = await this.limits.addressBlocked(address);
+    if (blocked !== null) tooMany(res, blocked, 'too many failed authentication attempts from this address, try again later');
+    try {
+      await super.canActivate(context);
+    } catch (error) {
+      // Only a token that was presented and refused counts: a missing header guesses nothing.
+      if (error instanceof UnauthorizedException && req.headers.authorization !== undefined) await this.limits.recordFailure(address);
+      throw error;
+    }
+    const caller = req.user!;
+    const wait = await this.limits.consumeRequest(`${caller.tokenId}`);
+    if (wait !== null) tooMany(res, wait, 'too many requests with this token, try again later');
+    const needed = this.reflector.getAllAndOverride<TokenScope | undefined>(REQUIRED_SCOPE, targets) ?? 'read';
+    if (!caller.scopes.includes(needed)) {
+      throw new ForbiddenException(needed === 'write' ? 'this token may only read; creating or deleting plants needs scope write' : 'this token has no read scope');
+    }
+    return true;
   }
 
   /**
@@ -46,4 +75,9 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
     req.user = user;
     return user;
   }
+}
+
+function tooMany(res: Response, seconds: number, message: string): never {
+  res.setHeader('Retry-After', String(seconds));
+  throw new HttpException(message, HttpStatus.TOO_MANY_REQUESTS);
 }

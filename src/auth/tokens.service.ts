@@ -1,43 +1,90 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable, Logger, NotFoundException, type OnModuleDestroy } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
+import { LRUCache } from 'lru-cache';
 import { Repository } from 'typeorm';
+import type { EnvironmentVariables } from '../config/environment.js';
 import { ApiToken } from './api-token.entity.js';
-import type { Caller } from './caller.js';
+import { TOKEN_SCOPES, type Caller, type TokenScope } from './caller.js';
 import { displayPrefix, generateToken, hashToken, isWellFormedToken } from './token-format.js';
 
 /** A team is a lowercase slug such as `acme` (contract §2). */
 export const TEAM_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** `last_used_at` is written at most this often per token, not on every request. */
-const LAST_USED_RESOLUTION_MS = 60 * 1000;
+/** Uses are collected in memory and written this often, not on every request. */
+export const LAST_USED_FLUSH_MS = 15_000;
+/** Enough for every active token of a large deployment; beyond it the least recent is looked up again. */
+const CACHE_ENTRIES = 50_000;
 
 export interface CreateTokenOptions {
   team: string;
   name?: string;
+  /** Unset: TOKEN_DEFAULT_TTL_DAYS (0 there: no expiry). */
   expiresInDays?: number;
+  scope?: TokenScope;
+}
+
+interface CachedToken {
+  id: number;
+  team: string;
+  scope: TokenScope;
+  expiresAt: number | null;
+}
+
+function checkLifetime(days: number | undefined): void {
+  if (days !== undefined && !(Number.isInteger(days) && days >= 1 && days <= 3650)) {
+    throw new Error('expires-in-days must be a whole number from 1 to 3650');
+  }
 }
 
 @Injectable()
-export class TokensService {
-  constructor(@InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>) {}
+export class TokensService implements OnModuleDestroy {
+  private readonly logger = new Logger('Tokens');
+  /**
+   * Valid tokens by digest, each kept TOKEN_CACHE_SECONDS (≤ 5) from its database read and
+   * never extended by use, so a revocation reaches every instance within that time (contract §2).
+   * Unknown tokens are not cached: a new token works at once, and guessing is rate limited.
+   */
+  private readonly cache: LRUCache<string, CachedToken> | null;
+  /** Token id → time of its latest use not yet written. */
+  private pendingUses = new Map<number, Date>();
+  private readonly flushTimer: NodeJS.Timeout;
+  private readonly defaultTtlDays: number;
+
+  constructor(
+    @InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>,
+    env: ConfigService<EnvironmentVariables, true>,
+  ) {
+    this.defaultTtlDays = env.get('TOKEN_DEFAULT_TTL_DAYS', { infer: true });
+    const cacheSeconds = env.get('TOKEN_CACHE_SECONDS', { infer: true });
+    this.cache = cacheSeconds > 0 ? new LRUCache({ max: CACHE_ENTRIES, ttl: cacheSeconds * 1000, ttlAutopurge: false }) : null;
+    this.flushTimer = setInterval(() => void this.flushLastUsed(), LAST_USED_FLUSH_MS).unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.flushTimer);
+    // Runs before the database connection closes (Nest destroys modules before shutting them down).
+    await this.flushLastUsed();
+  }
 
   /** Returns the token itself: the only time it exists outside the caller's hands. */
-  async create({ team, name, expiresInDays }: CreateTokenOptions): Promise<{ token: string; record: ApiToken }> {
+  async create({ team, name, expiresInDays, scope = 'write' }: CreateTokenOptions): Promise<{ token: string; record: ApiToken }> {
     if (!TEAM_SLUG.test(team)) {
       throw new Error(`team must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters), got "${team}"`);
     }
     if (name !== undefined && (name.length === 0 || name.length > 100)) throw new Error('name must be 1 to 100 characters');
-    if (expiresInDays !== undefined && !(Number.isInteger(expiresInDays) && expiresInDays >= 1 && expiresInDays <= 3650)) {
-      throw new Error('expires-in-days must be a whole number from 1 to 3650');
-    }
+    checkLifetime(expiresInDays);
+    if (!TOKEN_SCOPES.includes(scope)) throw new Error(`scope must be ${TOKEN_SCOPES.join(' or ')}, got "${scope}"`);
+    const days = expiresInDays ?? (this.defaultTtlDays || undefined);
     const token = generateToken();
     const record = await this.tokens.save(
       this.tokens.create({
         team,
         name: name ?? null,
+        scope,
         prefix: displayPrefix(token),
         tokenHash: hashToken(token),
-        expiresAt: expiresInDays === undefined ? null : new Date(Date.now() + expiresInDays * DAY_MS),
+        expiresAt: days === undefined ? null : new Date(Date.now() + days * DAY_MS),
       }),
     );
     return { token, record };
@@ -48,31 +95,86 @@ export class TokensService {
   }
 
   async revoke(id: number): Promise<ApiToken> {
-    const record = await this.tokens.findOneBy({ id });
-    if (!record) throw new NotFoundException(`token ${id} not found`);
+    const record = await this.find(id);
     if (!record.revokedAt) {
       record.revokedAt = new Date();
       await this.tokens.update({ id }, { revokedAt: record.revokedAt });
     }
+    this.evict(id);
     return record;
   }
 
   /**
-   * The caller a bearer token stands for, or null for any token that is malformed,
+   * Issues a replacement with the same team, name and scope, and lets the old token expire
+   * after `graceMs` (sooner if it already expires sooner), so that clients can switch over.
+   */
+  async rotate(id: number, graceMs: number, expiresInDays?: number): Promise<{ token: string; record: ApiToken; old: ApiToken }> {
+    checkLifetime(expiresInDays);
+    const old = await this.find(id);
+    const now = Date.now();
+    if (old.revokedAt) throw new Error(`token ${id} is revoked; issue a new one with tokens create`);
+    if (old.expiresAt && old.expiresAt.getTime() <= now) throw new Error(`token ${id} has expired; issue a new one with tokens create`);
+    const graceEnd = new Date(now + graceMs);
+    const issued = await this.create({ team: old.team, name: old.name ?? undefined, scope: old.scope, expiresInDays });
+    if (!old.expiresAt || old.expiresAt > graceEnd) {
+      old.expiresAt = graceEnd;
+      await this.tokens.update({ id }, { expiresAt: graceEnd });
+    }
+    this.evict(id);
+    return { ...issued, old };
+  }
+
+  /**
+   * The caller an opaque token stands for, or null for any token that is malformed,
    * unknown, expired or revoked: all four get the same answer (contract §2).
    */
   async authenticate(token: string): Promise<Caller | null> {
     if (!isWellFormedToken(token)) return null;
-    const record = await this.tokens.findOne({
-      select: { id: true, team: true, expiresAt: true, revokedAt: true, lastUsedAt: true },
-      where: { tokenHash: hashToken(token) },
-    });
-    const now = Date.now();
-    if (!record || record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= now)) return null;
-    if (!record.lastUsedAt || now - record.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
-      // Bookkeeping only: the request does not wait for it, and a failure costs nothing but accuracy.
-      this.tokens.update({ id: record.id }, { lastUsedAt: new Date(now) }).catch(() => undefined);
+    const hash = hashToken(token);
+    let entry = this.cache?.get(hash);
+    if (!entry) {
+      const record = await this.tokens.findOne({
+        select: { id: true, team: true, scope: true, expiresAt: true, revokedAt: true },
+        where: { tokenHash: hash },
+      });
+      if (!record || record.revokedAt) return null;
+      entry = { id: record.id, team: record.team, scope: record.scope, expiresAt: record.expiresAt?.getTime() ?? null };
+      this.cache?.set(hash, entry);
     }
-    return { tokenId: record.id, team: record.team };
+    const now = Date.now();
+    if (entry.expiresAt !== null && entry.expiresAt <= now) return null;
+    this.pendingUses.set(entry.id, new Date(now));
+    return { tokenId: entry.id, team: entry.team, scopes: entry.scope === 'write' ? ['read', 'write'] : ['read'] };
+  }
+
+  /**
+   * Writes the collected `last_used_at` times: one UPDATE per token used since the last
+   * flush, instead of one per request. Bookkeeping only: a failure is logged and the times
+   * are kept for the next flush.
+   */
+  async flushLastUsed(): Promise<void> {
+    if (this.pendingUses.size === 0) return;
+    const batch = this.pendingUses;
+    this.pendingUses = new Map();
+    try {
+      await this.tokens.manager.transaction(async (manager) => {
+        for (const [id, usedAt] of batch) await manager.update(ApiToken, { id }, { lastUsedAt: usedAt });
+      });
+    } catch (error) {
+      for (const [id, usedAt] of batch) if (!this.pendingUses.has(id)) this.pendingUses.set(id, usedAt);
+      this.logger.warn(`could not record token use: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  private async find(id: number): Promise<ApiToken> {
+    const record = await this.tokens.findOneBy({ id });
+    if (!record) throw new NotFoundException(`token ${id} not found`);
+    return record;
+  }
+
+  /** Revocations made in this process take effect here at once; other instances within the cache time. */
+  private evict(id: number): void {
+    if (!this.cache) return;
+    for (const [hash, entry] of this.cache.entries()) if (entry.id === id) this.cache.delete(hash);
   }
 }

@@ -1,11 +1,14 @@
 import { applyDecorators } from '@nestjs/common';
 import {
+  ApiForbiddenResponse,
   ApiInternalServerErrorResponse,
+  ApiTooManyRequestsResponse,
   ApiPayloadTooLargeResponse,
   ApiServiceUnavailableResponse,
   ApiUnauthorizedResponse,
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
+import { RequireScope } from '../auth/caller.js';
 import { ErrorBody } from './error-body.js';
 import { BODY_LIMIT_BYTES } from './json-body.js';
 
@@ -19,6 +22,13 @@ export const ApiCommonErrors = () =>
       headers: { 'WWW-Authenticate': { description: 'Bearer challenge.', schema: { type: 'string', example: 'Bearer realm="plant-store", error="invalid_token"' } } },
       example: { error: 401, message: 'invalid or expired bearer token' },
     }),
+    ApiTooManyRequestsResponse({
+      description:
+        'Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`.',
+      type: ErrorBody,
+      headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer', example: 42 } } },
+      example: { error: 429, message: 'too many requests with this token, try again later' },
+    }),
     ApiInternalServerErrorResponse({ description: 'Unexpected failure; details are logged under the X-Request-Id, never returned.', type: ErrorBody, example: { error: 500, message: 'internal server error' } }),
     ApiServiceUnavailableResponse({ description: 'The database is unreachable; try again shortly.', type: ErrorBody, example: { error: 503, message: 'the database is unavailable, try again shortly' } }),
   );
@@ -30,3 +40,14 @@ export const ApiBodyErrors = () =>
     ApiUnsupportedMediaTypeResponse({ description: 'The body is not sent as application/json.', type: ErrorBody, example: { error: 415, message: 'request body must be sent as application/json' } }),
   );
 
+
+/** Operations that change data: they need a token with scope `write`; a read-only token gets 403. */
+export const WriteScope = () =>
+  applyDecorators(
+    RequireScope('write'),
+    ApiForbiddenResponse({
+      description: 'The token has scope `read` only; creating or deleting needs scope `write`.',
+      type: ErrorBody,
+      example: { error: 403, message: 'this token may only read; creating or deleting plants needs scope write' },
+    }),
+  );

@@ -1,5 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateIf, validateSync } from 'class-validator';
 
 /** "true"/"false" (any case) and nothing else; anything else stays a string so that @IsBoolean names the variable. */
 const toBoolean = ({ value }: { value: unknown }) => {
@@ -30,6 +30,13 @@ export class EnvironmentVariables {
   @IsString()
   @MinLength(1)
   HOST = '0.0.0.0';
+
+  /**
+   * Whether to believe X-Forwarded-For (Express "trust proxy"): false (default, the socket
+   * address is the client), true (any proxy), a hop count, or a comma list of proxy addresses/CIDRs.
+   */
+  @Matches(/^(true|false|\d{1,2}|[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*)$/, { message: 'TRUST_PROXY must be true, false, a hop count or a comma list of addresses' })
+  TRUST_PROXY = 'false';
 
   /** mysql://user:password@host:3306/db (or mariadb://). Unset: embedded SQLite under DATA_DIR. */
   @IsOptional()
@@ -77,6 +84,68 @@ export class EnvironmentVariables {
 
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
+
+  /** Lifetime of a token issued without --expires-in-days, in days; 0: such tokens never expire. */
+  @Transform(toInteger)
+  @Min(0)
+  @Max(3650)
+  @IsInt()
+  TOKEN_DEFAULT_TTL_DAYS = 90;
+
+  /**
+   * How long a token look-up is reused in this process, in seconds (0: look up on every
+   * request). At most 5: a revoked token must stop working everywhere within 5 s (contract §2).
+   */
+  @Transform(toInteger)
+  @Min(0)
+  @Max(5)
+  @IsInt()
+  TOKEN_CACHE_SECONDS = 2;
+
+  /** Failed authentications per client address per minute before that address gets 429 (0: no limit). */
+  @Transform(toInteger)
+  @Min(0)
+  @Max(1_000_000)
+  @IsInt()
+  AUTH_FAILURE_LIMIT_PER_MINUTE = 30;
+
+  /** Authenticated requests per token (or SSO subject) per minute before 429 (0: no limit). */
+  @Transform(toInteger)
+  @Min(0)
+  @Max(100_000_000)
+  @IsInt()
+  TOKEN_RATE_LIMIT_PER_MINUTE = 60_000;
+
+  /** redis://… : rate-limit counters live there, shared by every instance. Unset: in memory, per instance. */
+  @IsOptional()
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must look like redis://host:6379 (or rediss:// for TLS)' })
+  REDIS_URL?: string;
+
+  /** Prefix of every Redis key the service writes, so that several services can share one Redis. */
+  @IsString()
+  @MinLength(1)
+  REDIS_KEY_PREFIX = 'plant-store:';
+
+  /** OIDC issuer whose JWT access tokens are accepted besides opaque tokens (unset: none). */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['https', 'http'] }, { message: 'OIDC_ISSUER must be an http(s) URL' })
+  OIDC_ISSUER?: string;
+
+  /** Required `aud` of those JWTs; required when OIDC_ISSUER is set. */
+  @ValidateIf((env: EnvironmentVariables) => env.OIDC_ISSUER !== undefined)
+  @MinLength(1)
+  @IsString({ message: 'OIDC_AUDIENCE must be set when OIDC_ISSUER is set' })
+  OIDC_AUDIENCE?: string;
+
+  /** The issuer's key set; unset: the `jwks_uri` of the issuer's /.well-known/openid-configuration. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['https', 'http'] }, { message: 'OIDC_JWKS_URL must be an http(s) URL' })
+  OIDC_JWKS_URL?: string;
+
+  /** The JWT claim that names the caller's team. */
+  @IsString()
+  @MinLength(1)
+  OIDC_TEAM_CLAIM = 'team';
 }
 
 /** Used by ConfigModule.validate and by the TypeORM CLI's data source: one reading of the environment. */

@@ -7,10 +7,11 @@ import type { EnvironmentVariables } from '../config/environment.js';
 import { Store } from '../locations/store.entity.js';
 import { Plant } from '../plants/plant.entity.js';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
+import { TokenScope1763800000000 } from './migrations/1763800000000-token-scope.js';
 import { StoreCatalogVersion1763900000000 } from './migrations/1763900000000-store-catalog-version.js';
 
 export const entities = [ApiToken, Plant, Store];
-export const migrations = [InitialSchema1763700000000, StoreCatalogVersion1763900000000];
+export const migrations = [InitialSchema1763700000000, TokenScope1763800000000, StoreCatalogVersion1763900000000];
 
 /**
  * Every MySQL session runs in strict mode with UTC and utf8mb4, whatever the server's

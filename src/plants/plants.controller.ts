@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
@@ -13,7 +13,7 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentCaller, type Caller } from '../auth/caller.js';
-import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
+import { ApiBodyErrors, ApiCommonErrors, WriteScope } from '../common/api-errors.js';
 import { ErrorBody } from '../common/error-body.js';
 import { ListPlantsQuery, PlantDto } from './dto/plant.dto.js';
 import { MAX_PLANT_ID, ParsePlantIdPipe } from './plant-id.js';
@@ -30,10 +30,14 @@ function toBody({ name, tag }: Pick<Plant, 'name' | 'tag'>): { name: string; tag
 @ApiCommonErrors()
 @Controller('plants')
 export class PlantsController {
+  /** One structured line per change: who (team, token id, never the token) did what to which plant. */
+  private readonly audit = new Logger('Audit');
+
   constructor(private readonly plants: PlantsService) {}
 
   @Post()
   @HttpCode(201)
+  @WriteScope()
   @ApiBodyErrors()
   @ApiOperation({ summary: 'Create a plant', description: "Creates a plant in the caller's team. The new plant's id is in the Location header." })
   @ApiCreatedResponse({
@@ -45,6 +49,7 @@ export class PlantsController {
   @ApiConflictResponse({ description: "The id is already used in the caller's team; nothing changed.", type: ErrorBody, example: { error: 409, message: 'plant 7 already exists' } })
   async create(@CurrentCaller() caller: Caller, @Body() body: PlantDto, @Res({ passthrough: true }) res: Response) {
     const plant = await this.plants.create(caller.team, body);
+    this.audit.log({ event: 'plant.created', team: caller.team, tokenId: caller.tokenId, plantId: plant.id });
     res.setHeader('Location', `/plants/${plant.id}`);
     return toBody(plant);
   }
@@ -75,6 +80,7 @@ export class PlantsController {
 
   @Delete(':id')
   @HttpCode(204)
+  @WriteScope()
   @ApiOperation({ summary: 'Delete a plant', description: "Deletes a plant of the caller's team." })
   @ApiParam({ name: 'id', description: `The plant's id: a positive integer up to ${MAX_PLANT_ID}, in plain decimal.`, schema: { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_PLANT_ID }, example: 7 })
   @ApiNoContentResponse({ description: 'Deleted. No body.' })
@@ -82,5 +88,6 @@ export class PlantsController {
   @ApiNotFoundResponse({ description: "No plant with this id in the caller's team (whether or not another team has one).", type: ErrorBody, example: { error: 404, message: 'plant 7 not found' } })
   async remove(@CurrentCaller() caller: Caller, @Param('id', ParsePlantIdPipe) id: number): Promise<void> {
     await this.plants.remove(caller.team, id);
+    this.audit.log({ event: 'plant.deleted', team: caller.team, tokenId: caller.tokenId, plantId: id });
   }
 }

@@ -1,0 +1,81 @@
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { EnvironmentVariables } from '../config/environment.js';
+
+const WINDOW_SECONDS = 60;
+
+/** Seconds until a limited caller may try again (Retry-After), at least 1. */
+const retryAfter = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+
+/**
+ * Counters against abuse, per fixed one-minute window (issue 4): failed authentications per
+ * client address, requests per token. With REDIS_URL the counters live in Redis and every
+ * instance shares them; without it, or while Redis is unreachable, each instance counts in
+ * its own memory (rate-limiter-flexible's insurance limiter), so a Redis outage never stops
+ * the service.
+ */
+@Injectable()
+export class RateLimitsService implements OnModuleDestroy {
+  private readonly logger = new Logger('RateLimits');
+  private readonly redis?: Redis;
+  private readonly failures: RateLimiterAbstract | null;
+  private readonly requests: RateLimiterAbstract | null;
+  private readonly failureLimit: number;
+  private redisDownSince = 0;
+
+  constructor(env: ConfigService<EnvironmentVariables, true>) {
+    const url = env.get('REDIS_URL', { infer: true }) || undefined; // '' means unset
+    const prefix = env.get('REDIS_KEY_PREFIX', { infer: true });
+    if (url) {
+      // No offline queue: while Redis is away a command fails at once and the memory limiter answers.
+      this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+      this.redis.on('error', (error: Error) => this.redisFailed(error));
+      this.redis.on('ready', () => (this.redisDownSince = 0));
+    }
+    const limiter = (name: string, points: number): RateLimiterAbstract | null => {
+      if (points === 0) return null;
+      const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS, keyPrefix: name });
+      if (!this.redis) return memory;
+      return new RateLimiterRedis({ storeClient: this.redis, points, duration: WINDOW_SECONDS, keyPrefix: `${prefix}${name}`, insuranceLimiter: memory });
+    };
+    this.failureLimit = env.get('AUTH_FAILURE_LIMIT_PER_MINUTE', { infer: true });
+    this.failures = limiter('auth-failures', this.failureLimit);
+    this.requests = limiter('requests', env.get('TOKEN_RATE_LIMIT_PER_MINUTE', { infer: true }));
+  }
+
+  onModuleDestroy(): void {
+    this.redis?.disconnect();
+  }
+
+  /** Seconds to wait when this address has used up its failed authentications, else null. */
+  async addressBlocked(address: string): Promise<number | null> {
+    if (!this.failures) return null;
+    const res = await this.failures.get(address);
+    return res && res.consumedPoints >= this.failureLimit ? retryAfter(res) : null;
+  }
+
+  async recordFailure(address: string): Promise<void> {
+    await this.failures?.penalty(address, 1);
+  }
+
+  /** Counts one request of a token; seconds to wait when the token is over its limit, else null. */
+  async consumeRequest(key: string): Promise<number | null> {
+    if (!this.requests) return null;
+    try {
+      await this.requests.consume(key);
+      return null;
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return retryAfter(rejection);
+      throw rejection;
+    }
+  }
+
+  private redisFailed(error: Error): void {
+    // ioredis reconnects on its own and reports every attempt: say it once per outage.
+    if (this.redisDownSince) return;
+    this.redisDownSince = Date.now();
+    this.logger.warn(`Redis unreachable, counting rate limits in memory until it is back: ${error.message}`);
+  }
+}

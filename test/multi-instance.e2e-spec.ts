@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { generateToken } from '../src/auth/token-format.js';
+import { runCli } from './support/cli.js';
+import { startServer, type ServerProcess } from './support/server.js';
+import { bearer, createTestApp, createTestDatabase, type TestApp, type TestDatabase } from './support/test-app.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** Two instances of the service, separate processes on one database, as behind a load balancer. */
+describe('several instances on one database', () => {
+  let database: TestDatabase;
+  let setup: TestApp;
+  const servers: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    setup = await createTestApp({ database }); // applies the migrations, issues tokens
+  });
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.stop()));
+  });
+  afterAll(async () => {
+    await setup.close();
+    await database.drop();
+  });
+
+  it('a revoked token stops working in every instance within 5 seconds, even with the longest cache', async () => {
+    servers.push(...(await Promise.all([0, 1].map(() => startServer(database, { TOKEN_CACHE_SECONDS: '5' })))));
+    const listed = await runCli(database, ['tokens', 'create', '--team', 'acme']);
+    const token = listed.stdout.trim();
+    const id = /token (\d+)/.exec(listed.stderr)![1];
+    // Both instances have the token cached now.
+    for (const server of servers) await server.http.get('/plants').set(bearer(token)).expect(200);
+    const revoked = await runCli(database, ['tokens', 'revoke', id]);
+    expect(revoked.code).toBe(0);
+    const revokedAt = Date.now();
+    await sleep(5_000 - (Date.now() - revokedAt));
+    for (const server of servers) {
+      const res = await server.http.get('/plants').set(bearer(token));
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 401, message: 'invalid or expired bearer token' });
+    }
+  }, 60_000);
+
+  it('with REDIS_URL, the instances share one limit of failed authentications', async () => {
+    const prefix = `plant-store-i4-test-${randomBytes(4).toString('hex')}:`;
+    const env = { REDIS_URL, REDIS_KEY_PREFIX: prefix, AUTH_FAILURE_LIMIT_PER_MINUTE: '4' };
+    servers.push(...(await Promise.all([0, 1].map(() => startServer(database, env)))));
+    const token = await setup.tokenFor('acme');
+    const [a, b] = servers;
+    for (const server of [a, b, a, b]) await server.http.get('/plants').set(bearer(generateToken())).expect(401);
+    // Each instance saw only 2 failures; together they reached the limit of 4.
+    for (const server of [a, b]) {
+      const res = await server.http.get('/plants').set(bearer(token));
+      expect(res.status).toBe(429);
+      expect(res.body).toEqual({ error: 429, message: 'too many failed authentication attempts from this address, try again later' });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+    const redis = new Redis(REDIS_URL);
+    try {
+      const keys = await redis.keys(`${prefix}*`);
+      expect(keys.length).toBeGreaterThan(0);
+      await redis.del(...keys);
+    } finally {
+      redis.disconnect();
+    }
+  }, 60_000);
+
+  it('without REDIS_URL, each instance counts on its own', async () => {
+    const env = { REDIS_URL: '', AUTH_FAILURE_LIMIT_PER_MINUTE: '4' };
+    servers.push(...(await Promise.all([0, 1].map(() => startServer(database, env)))));
+    const token = await setup.tokenFor('acme');
+    const [a, b] = servers;
+    for (const server of [a, b, a, b]) await server.http.get('/plants').set(bearer(generateToken())).expect(401);
+    for (const server of [a, b]) await server.http.get('/plants').set(bearer(token)).expect(200);
+  }, 60_000);
+});
