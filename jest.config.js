@@ -22,6 +22,8 @@ const e2e = (engine) => ({
 });
 
 export default {
+  // Global: jest-circus reads the timeout from the global config, not from a project.
+  testTimeout: 60_000,
   projects: [
     { ...base, displayName: 'unit', rootDir: 'src', testMatch: ['**/*.spec.ts'] },
     e2e('sqlite'),
