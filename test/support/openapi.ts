@@ -32,14 +32,24 @@ export function openApiDocument(): Promise<OpenAPIObject> {
 }
 
 /**
- * Nest's schemas leave `additionalProperties` open; the service's bodies are exactly what
- * the document lists, so a field it does not describe must fail the check as well.
+ * The document as a response must satisfy it:
+ * - Nest's schemas leave `additionalProperties` open; the service's bodies are exactly what
+ *   the document lists, so a field it does not describe must fail the check as well.
+ * - A write-only property (Plant.id) never appears in a response: it is dropped here.
+ *   (This also keeps it away from openapi-response-validator 12.1.3, whose write-only
+ *   handling splices index -1 of `required` and so drops the last required field.)
  */
-function closed(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(closed);
+function asResponses(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(asResponses);
   if (!schema || typeof schema !== 'object') return schema;
-  const copy: Json = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, closed(v)]));
-  if (copy.type === 'object' && copy.properties && copy.additionalProperties === undefined) copy.additionalProperties = false;
+  const copy: Json = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, asResponses(v)]));
+  if (copy.type === 'object' && copy.properties) {
+    const properties = copy.properties as Record<string, Json>;
+    const writeOnly = Object.keys(properties).filter((name) => properties[name].writeOnly === true);
+    copy.properties = Object.fromEntries(Object.entries(properties).filter(([name]) => !writeOnly.includes(name)));
+    if (Array.isArray(copy.required)) copy.required = copy.required.filter((name) => !writeOnly.includes(name as string));
+    copy.additionalProperties ??= false;
+  }
   return copy;
 }
 
@@ -75,7 +85,7 @@ const ERROR_SCHEMA_REF = { $ref: '#/components/schemas/Error' };
  * - Every error body carries its own status in `error`.
  */
 export function responseChecker(document: OpenAPIObject): ResponseChecker {
-  const doc = closed(document) as OpenAPIObject;
+  const doc = asResponses(document) as OpenAPIObject;
   const templates = Object.keys(doc.paths).map((template) => ({
     template,
     // Literal paths win over templated ones, as in any router.
