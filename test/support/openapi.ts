@@ -166,7 +166,7 @@ export function conformingAgent(agent: Agent, document: Promise<OpenAPIObject>):
           end((error, res) => {
             if (!res) return callback?.(error, res);
             checker
-              .then((c) => c.problem({ method: test.method, url: test.url, status: res.status, headers: res.headers as ObservedResponse['headers'], body: res.body, text: res.text }))
+              .then((c) => c.problem({ method: test.method, url: test.url, status: res.status, headers: res.headers, body: res.body, text: res.text }))
               .then(
                 (problem) => callback?.(error ?? (problem ? new Error(`OpenAPI conformance: ${problem}`) : null), res),
                 (e: unknown) => callback?.(e, res),
