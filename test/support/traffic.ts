@@ -91,7 +91,7 @@ export async function runTraffic(options: { url: string; teams: Array<{ team: st
                 return { ...request, method: 'POST', path: '/plants', headers: { ...headers }, body: json({ name: 42 }) };
             }
           },
-          onResponse: (status, body, context) => {
+          onResponse: (status, body, context, rawHeaders) => {
             const { op, sentAt } = context as { op: Op; sentAt: number };
             const path = op.kind === 'delete' ? `/plants/${op.id}` : op.kind === 'nearest' ? '/locations/nearest' : '/plants';
             const method = op.kind === 'delete' ? 'DELETE' : op.kind === 'list' ? 'GET' : 'POST';
@@ -105,8 +105,8 @@ export async function runTraffic(options: { url: string; teams: Array<{ team: st
             } catch {
               parsed = undefined;
             }
-            // autocannon hands over the body but not the content type; every body here is JSON.
-            const problem = checker.problem({ method, url: path, status, headers: { 'content-type': body ? 'application/json' : '' }, body: parsed, text: body });
+            const headers = Object.fromEntries(Object.entries(rawHeaders ?? {}).map(([name, value]) => [name.toLowerCase(), value as string | string[]]));
+            const problem = checker.problem({ method, url: path, status, headers, body: parsed, text: body });
             if (problem && result.nonConforming.length < 20) result.nonConforming.push(problem);
           },
         },
