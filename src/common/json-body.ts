@@ -13,11 +13,34 @@ declare module 'express' {
 /** Keys that would reach an object's prototype if copied naively; no DTO has them. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+/** Deeper bodies are refused before parsing: class-transformer copies unknown nested fields recursively, and ~2,500 levels overflowed its stack (a 500). */
+export const MAX_BODY_DEPTH = 32;
+
+/** How deeply JSON text nests objects and arrays (brackets inside strings do not count); stops counting past `limit`. */
+export function nestingDepth(text: Buffer, limit: number): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length && max <= limit; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return max;
+}
+
 const parseJson = express.json({
   limit: BODY_LIMIT_BYTES,
   strict: true,
   // Any media type reaching this parser was already checked to be JSON.
   type: () => true,
+  verify(_req, _res, raw) {
+    if (nestingDepth(raw, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) throw new Error(`request body is nested too deeply (at most ${MAX_BODY_DEPTH} levels)`);
+  },
   reviver(key, value) {
     if (FORBIDDEN_KEYS.has(key)) throw new Error(`property ${key} is not allowed`);
     return value;
@@ -40,6 +63,8 @@ function toHttpException(error: { type?: string; message?: string }): HttpExcept
     case 'charset.unsupported':
     case 'encoding.unsupported':
       return new UnsupportedMediaTypeException('request body must be JSON in UTF-8 without content encoding');
+    case 'entity.verify.failed':
+      return new BadRequestException(error.message);
     default:
       // body-parser keeps the reviver's message; a JSON syntax error never starts this way.
       return (error.message ?? '').startsWith('property ')

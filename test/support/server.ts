@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
+import { conformingAgent, openApiDocument } from './openapi.js';
 import type { TestDatabase } from './test-app.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -53,7 +54,8 @@ export async function startServer(database: TestDatabase, env: Record<string, st
   }
   return {
     url,
-    http: request(url),
+    // Every response is checked against the service's OpenAPI document (test/support/openapi.ts).
+    http: conformingAgent(request(url), openApiDocument()),
     process: child,
     output: () => output,
     stop: async (signal = 'SIGTERM') => {

@@ -12,6 +12,7 @@ import type { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { configureApp } from '../../src/app.setup.js';
 import { TokensService } from '../../src/auth/tokens.service.js';
+import { conformingAgent, openApiDocument } from './openapi.js';
 
 declare const E2E_ENGINE: 'sqlite' | 'mysql';
 export const engine: 'sqlite' | 'mysql' = E2E_ENGINE;
@@ -70,7 +71,8 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
   const dataSource = app.get<DataSource>(getDataSourceToken());
   return {
     app,
-    http: request(app.getHttpServer()),
+    // Every response is checked against the service's OpenAPI document (test/support/openapi.ts).
+    http: conformingAgent(request(app.getHttpServer()), openApiDocument()),
     dataSource,
     database,
     tokenFor: async (team) => (await app.get(TokensService).create({ team })).token,

@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import createClient from 'openapi-fetch';
+import openapiTS, { astToString } from 'openapi-typescript';
+import { Plant } from '../src/plants/plant.entity.js';
+import type { paths } from './client/schema.js';
+import { openApiDocument, responseChecker } from './support/openapi.js';
+import { startServer, type ServerProcess } from './support/server.js';
+import { importStores, storesCsv } from './support/stores.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+const committed = (file: string) => readFileSync(new URL(`./client/${file}`, import.meta.url), 'utf8');
+
+/**
+ * Proof that the published document is enough to build a client: the types in
+ * test/client/schema.d.ts are generated from it (npm run client:generate) and drive
+ * openapi-fetch against the real service listening on a port.
+ */
+describe('a client generated from the OpenAPI document', () => {
+  let t: TestApp;
+  let server: ServerProcess;
+  let client: ReturnType<typeof createClient<paths>>;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    await importStores(t, storesCsv([{ code: 'S1', name: 'Chelsea Ferns', lat: 40.7506, lng: -73.9973, zip: '10001' }]));
+    const token = await t.tokenFor('acme');
+    server = await startServer(t.database);
+    client = createClient<paths>({ baseUrl: server.url, headers: { Authorization: `Bearer ${token}` } });
+    // The typed client's responses must satisfy the document too.
+    const checker = responseChecker(await openApiDocument());
+    client.use({
+      async onResponse({ request, response }) {
+        const text = await response.clone().text();
+        let body: unknown;
+        try {
+          body = text ? JSON.parse(text) : undefined;
+        } catch {
+          body = undefined;
+        }
+        const problem = checker.problem({ method: request.method, url: request.url, status: response.status, headers: Object.fromEntries(response.headers), body, text });
+        if (problem) problems.push(problem);
+      },
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await t?.close();
+  });
+  afterEach(() => expect(problems).toEqual([]));
+
+  it('is generated from the document the service publishes now (regenerate: npm run client:generate)', async () => {
+    const live = await openApiDocument();
+    expect(JSON.parse(committed('openapi.json'))).toEqual(JSON.parse(JSON.stringify(live)));
+    expect(committed('schema.d.ts')).toContain(astToString(await openapiTS(JSON.parse(JSON.stringify(live)), { defaultNonNullable: false })));
+  });
+
+  it('creates, lists and deletes plants', async () => {
+    const created = await client.POST('/plants', { body: { name: 'Monstera', tag: 'tropical', id: 7 } });
+    expect(created.response.status).toBe(201);
+    expect(created.data).toEqual({ name: 'Monstera', tag: 'tropical' });
+    expect(created.response.headers.get('location')).toBe('/plants/7');
+
+    const assigned = await client.POST('/plants', { body: { name: 'Cactus' } });
+    expect(assigned.response.status).toBe(201);
+    expect(assigned.response.headers.get('location')).toBe('/plants/8');
+    await expect(t.dataSource.getRepository(Plant).find({ order: { id: 'ASC' } })).resolves.toMatchObject([
+      { team: 'acme', id: 7, name: 'Monstera', tag: 'tropical' },
+      { team: 'acme', id: 8, name: 'Cactus', tag: null },
+    ]);
+
+    const duplicate = await client.POST('/plants', { body: { name: 'Again', id: 7 } });
+    expect(duplicate.response.status).toBe(409);
+    expect(duplicate.error).toEqual({ error: 409, message: 'plant 7 already exists' });
+
+    const page = await client.GET('/plants', { params: { query: { limit: 1 } } });
+    expect(page.response.status).toBe(200);
+    expect(page.data).toEqual([{ name: 'Monstera', tag: 'tropical' }]);
+    expect(page.response.headers.get('link')).toBe('</plants?limit=1&after=7>; rel="next"');
+
+    const removed = await client.DELETE('/plants/{id}', { params: { path: { id: 7 } } });
+    expect(removed.response.status).toBe(204);
+    const missing = await client.DELETE('/plants/{id}', { params: { path: { id: 7 } } });
+    expect(missing.response.status).toBe(404);
+    expect(missing.error).toEqual({ error: 404, message: 'plant 7 not found' });
+    await expect(t.dataSource.getRepository(Plant).find()).resolves.toMatchObject([{ id: 8, name: 'Cactus' }]);
+
+    const rest = await client.GET('/plants');
+    expect(rest.data).toEqual([{ name: 'Cactus' }]);
+  });
+
+  it('finds the nearest locations', async () => {
+    const { data, error, response } = await client.POST('/locations/nearest', { body: { customer_address: { zip: '10001' }, max_distance: 2 } });
+    expect(response.status).toBe(200);
+    expect(error).toBeUndefined();
+    expect(data?.Code).toBe('Success');
+    expect(data?.locations).toHaveLength(1);
+    const [store] = data!.locations;
+    expect(store).toMatchObject({ name: 'Chelsea Ferns', zip: '10001', lat: '40.750600', lng: '-73.997300', business_hours: { Sunday: 'Closed' } });
+    expect(typeof store.distance).toBe('number');
+
+    const bad = await client.POST('/locations/nearest', { body: { customer_address: { zip: '00000' } } });
+    expect(bad.response.status).toBe(400);
+    expect(bad.error).toEqual({ error: 400, message: 'unknown ZIP code 00000' });
+  });
+
+  it('gets the Error body for a missing token', async () => {
+    const anonymous = createClient<paths>({ baseUrl: server.url });
+    const { error, response } = await anonymous.GET('/plants');
+    expect(response.status).toBe(401);
+    expect(error).toEqual({ error: 401, message: 'missing bearer token' });
+  });
+});

@@ -1,0 +1,141 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { openApiDocument, responseChecker, type ObservedResponse } from './support/openapi.js';
+
+type Schema = { type?: string; format?: string; $ref?: string; items?: Schema; properties?: Record<string, Schema>; required?: string[]; writeOnly?: boolean; allOf?: Schema[] };
+
+/** A field as the spec's tables give it: a type (and format), or a reference to another schema. */
+type Field = { type?: 'string' | 'integer' | 'number' | 'array'; format?: string; ref?: string; items?: string; required: boolean };
+
+const text = (required: boolean): Field => ({ type: 'string', required });
+const MAX_DISTANCE_DELIBERATE_DIFFERENCE = 'max_distance';
+
+/**
+ * The schemas of ../shared/spec/plant-store-service.md §2, transcribed table by table.
+ * Response tables have no "Required" column: the service always sends those fields, so
+ * the document must mark them required (except Plant.tag, left out when a plant has none,
+ * contract §3). Plant.id is accepted on create and never returned: write-only.
+ */
+const SPEC: Record<string, Record<string, Field>> = {
+  NearestLocationsRequest: {
+    customer_address: { ref: 'CustomerAddress', required: true },
+    // The spec marks it required yet gives it a default of 5; the contract (§4) makes it
+    // optional with that default. The one deliberate difference, checked below.
+    max_distance: { type: 'number', format: 'float', required: true },
+  },
+  CustomerAddress: { address: text(false), city: text(false), state: text(false), zip: text(true) },
+  NearestLocationsResponse: { Code: text(true), locations: { type: 'array', items: 'Location', required: true } },
+  Location: {
+    name: text(true),
+    address: text(true),
+    city: text(true),
+    state: text(true),
+    zip: text(true),
+    business_hours: { ref: 'BusinessHours', required: true },
+    lat: text(true),
+    lng: text(true),
+    distance: { type: 'number', format: 'float', required: true },
+  },
+  BusinessHours: Object.fromEntries(['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'].map((d) => [d, text(true)])),
+  Plant: { name: text(true), id: { type: 'integer', required: false }, tag: text(false) },
+  Error: { error: { type: 'integer', format: 'int32', required: true }, message: text(true) },
+};
+
+/** Fields the service adds beyond the spec (extensions the contract allows). */
+const EXTENSIONS: Record<string, string[]> = { NearestLocationsRequest: ['limit'] };
+
+describe('the OpenAPI document', () => {
+  let doc: OpenAPIObject;
+  beforeAll(async () => {
+    doc = JSON.parse(JSON.stringify(await openApiDocument()));
+  });
+
+  it('is a valid OpenAPI document', async () => {
+    // swagger-parser dereferences in place: give it a copy.
+    await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toMatchObject({ info: { version: '1.0.0' } });
+  });
+
+  it('has every schema of the spec and the spec\'s name for each', () => {
+    expect(Object.keys(doc.components!.schemas!).sort()).toEqual(Object.keys(SPEC).sort());
+  });
+
+  describe.each(Object.entries(SPEC))('schema %s', (name, fields) => {
+    const schema = () => doc.components!.schemas![name] as Schema;
+
+    it('has exactly the spec\'s fields (plus documented extensions)', () => {
+      expect(Object.keys(schema().properties!).sort()).toEqual([...Object.keys(fields), ...(EXTENSIONS[name] ?? [])].sort());
+    });
+
+    it.each(Object.entries(fields))('field %s has the spec\'s type', (field, spec) => {
+      const property = schema().properties![field];
+      if (spec.ref) {
+        // Nest writes a reference either bare or, with a description, wrapped in allOf.
+        const ref = property.$ref ?? property.allOf?.[0].$ref;
+        expect(ref).toBe(`#/components/schemas/${spec.ref}`);
+      } else {
+        expect(property.type).toBe(spec.type);
+        if (spec.format) expect(property.format).toBe(spec.format);
+        if (spec.items) expect(property.items).toEqual({ $ref: `#/components/schemas/${spec.items}` });
+      }
+    });
+
+    it('requires what the spec requires', () => {
+      const expected = Object.entries(fields)
+        .filter(([field, spec]) => spec.required && !(name === 'NearestLocationsRequest' && field === MAX_DISTANCE_DELIBERATE_DIFFERENCE))
+        .map(([field]) => field);
+      expect([...(schema().required ?? [])].sort()).toEqual(expected.sort());
+    });
+  });
+
+  it('documents max_distance as optional with the default 5 (the deliberate difference from the spec table)', () => {
+    expect((doc.components!.schemas!.NearestLocationsRequest as Schema).properties!.max_distance).toMatchObject({ type: 'number', format: 'float', default: 5 });
+  });
+
+  it('keeps Plant.id out of responses (write-only) and lat/lng strings, Code with a capital C', () => {
+    const s = doc.components!.schemas! as Record<string, Schema>;
+    expect(s.Plant.properties!.id.writeOnly).toBe(true);
+    expect(s.NearestLocationsResponse.properties!.Code).toBeDefined();
+    expect(s.NearestLocationsResponse.properties!).not.toHaveProperty('code');
+  });
+
+  it('has bearer security on every operation of the spec', () => {
+    for (const [path, method] of [['/locations/nearest', 'post'], ['/plants', 'post'], ['/plants', 'get'], ['/plants/{id}', 'delete']] as const) {
+      expect((doc.paths[path] as Record<string, { security?: unknown }>)[method].security).toEqual([{ bearer: [] }]);
+    }
+  });
+});
+
+/** The response check every e2e request goes through must be able to fail. */
+describe('the response check of the e2e suite', () => {
+  let problem: (r: Partial<ObservedResponse> & { method: string; url: string; status: number }) => string | undefined;
+  beforeAll(async () => {
+    const checker = responseChecker(await openApiDocument());
+    problem = (r) => checker.problem({ headers: { 'content-type': 'application/json; charset=utf-8' }, body: undefined, text: r.body === undefined ? '' : JSON.stringify(r.body), ...r });
+  });
+
+  it('accepts what the document describes', () => {
+    expect(problem({ method: 'POST', url: '/plants', status: 201, body: { name: 'Fern', tag: 'green' } })).toBeUndefined();
+    expect(problem({ method: 'GET', url: 'http://127.0.0.1:1/plants?limit=2', status: 200, body: [{ name: 'Fern' }] })).toBeUndefined();
+    expect(problem({ method: 'DELETE', url: '/plants/7', status: 204, headers: {} })).toBeUndefined();
+    expect(problem({ method: 'POST', url: '/plants', status: 409, body: { error: 409, message: 'plant 7 already exists' } })).toBeUndefined();
+    expect(problem({ method: 'GET', url: '/nowhere', status: 404, body: { error: 404, message: 'no route for GET /nowhere' } })).toBeUndefined();
+    expect(problem({ method: 'PUT', url: '/plants', status: 405, body: { error: 405, message: 'method PUT is not allowed on /plants' } })).toBeUndefined();
+  });
+
+  it.each([
+    ['an undocumented field', { method: 'POST', url: '/plants', status: 201, body: { name: 'Fern', id: 7 } }],
+    ['a missing required field', { method: 'POST', url: '/plants', status: 201, body: { tag: 'green' } }],
+    ['a wrong type', { method: 'GET', url: '/plants', status: 200, body: [{ name: 5 }] }],
+    ['an undocumented status', { method: 'GET', url: '/plants', status: 418, body: { error: 418, message: 'teapot' } }],
+    ['a body where none is documented', { method: 'DELETE', url: '/plants/7', status: 204, body: { deleted: true } }],
+    ['an error body with extra fields', { method: 'POST', url: '/plants', status: 400, body: { error: 400, message: 'bad', statusCode: 400 } }],
+    ['an error body whose error is not the status', { method: 'POST', url: '/plants', status: 400, body: { error: 422, message: 'bad' } }],
+    ['an error without the Error body on an unknown route', { method: 'GET', url: '/nowhere', status: 404, body: { message: 'Not Found' } }],
+    ['a success on a route the document does not have', { method: 'GET', url: '/secret', status: 200, body: {} }],
+    ['a 5xx on a route the document does not have', { method: 'GET', url: '/nowhere', status: 500, body: { error: 500, message: 'internal server error' } }],
+    ['lat as a number', { method: 'POST', url: '/locations/nearest', status: 200, body: { Code: 'Success', locations: [{ name: 'a', address: 'b', city: 'c', state: 'NY', zip: '10001', business_hours: { Monday: 'Closed', Tuesday: 'Closed', Wednesday: 'Closed', Thursday: 'Closed', Friday: 'Closed', Saturday: 'Closed', Sunday: 'Closed' }, lat: 40.1, lng: '-73.000000', distance: 1 }] } }],
+    ['HTML for a JSON response', { method: 'GET', url: '/plants', status: 200, headers: { 'content-type': 'text/html' }, body: undefined }],
+  ] as const)('rejects %s', (_, response) => {
+    expect(problem(response as never)).toEqual(expect.any(String));
+  });
+});
