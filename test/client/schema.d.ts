@@ -335,6 +335,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
             500: {
                 headers: {
@@ -423,6 +440,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The token has scope `read` only; creating or deleting needs scope `write`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token may only read; creating or deleting plants needs scope write"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The id is already used in the caller's team; nothing changed. */
             409: {
                 headers: {
@@ -463,6 +495,23 @@ export interface operations {
                      * @example {
                      *       "error": 415,
                      *       "message": "request body must be sent as application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -551,6 +600,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The token has scope `read` only; creating or deleting needs scope `write`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token may only read; creating or deleting plants needs scope write"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No plant with this id in the caller's team (whether or not another team has one). */
             404: {
                 headers: {
@@ -561,6 +625,23 @@ export interface operations {
                      * @example {
                      *       "error": 404,
                      *       "message": "plant 7 not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -677,6 +758,23 @@ export interface operations {
                      * @example {
                      *       "error": 415,
                      *       "message": "request body must be sent as application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
