@@ -22,6 +22,12 @@ export const ApiCommonErrors = () =>
       headers: { 'WWW-Authenticate': { description: 'Bearer challenge.', schema: { type: 'string', example: 'Bearer realm="plant-store", error="invalid_token"' } } },
       example: { error: 401, message: 'invalid or expired bearer token' },
     }),
+    ApiForbiddenResponse({
+      description:
+        'The token lacks the scope this operation needs: `read` to list and search (an SSO token whose `scope` claim has neither `read` nor `write`), `write` to create and delete.',
+      type: ErrorBody,
+      example: { error: 403, message: 'this token has no read scope' },
+    }),
     ApiTooManyRequestsResponse({
       description:
         'Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`.',
@@ -39,7 +45,6 @@ export const ApiBodyErrors = () =>
     ApiPayloadTooLargeResponse({ description: `The body is larger than ${BODY_LIMIT_BYTES} bytes.`, type: ErrorBody, example: { error: 413, message: `request body exceeds the limit of ${BODY_LIMIT_BYTES} bytes` } }),
     ApiUnsupportedMediaTypeResponse({ description: 'The body is not sent as application/json.', type: ErrorBody, example: { error: 415, message: 'request body must be sent as application/json' } }),
   );
-
 
 /** Operations that change data: they need a token with scope `write`; a read-only token gets 403. */
 export const WriteScope = () =>

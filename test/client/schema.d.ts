@@ -335,6 +335,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The token lacks the scope this operation needs: `read` to list and search (an SSO token whose `scope` claim has neither `read` nor `write`), `write` to create and delete. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token has no read scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
@@ -728,6 +743,21 @@ export interface operations {
                      * @example {
                      *       "error": 401,
                      *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope this operation needs: `read` to list and search (an SSO token whose `scope` claim has neither `read` nor `write`), `write` to create and delete. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token has no read scope"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
