@@ -83,9 +83,12 @@ describe('database outage under load', () => {
     expect(result.timeline.filter((r) => r.status >= 500 && r.status !== 503)).toEqual([]);
     expect(readyDuringOutage.status).toBe(503);
 
-    // During the outage: fast 503s, for every kind of request that needs the database.
+    // During the outage: fast 503s, for every kind of request that needs the database. A
+    // search needs none while its token is in the token cache: it is answered from the
+    // in-memory store index (README, "Store search at chain scale"), and stays correct.
     expect(outage.length).toBeGreaterThan(0);
-    expect(outage.filter((r) => r.status !== 503 && r.kind !== 'invalid')).toEqual([]);
+    expect(outage.filter((r) => r.status !== 503 && r.kind !== 'invalid' && !(r.kind === 'nearest' && r.status === 200))).toEqual([]);
+    expect(outage.filter((r) => r.kind !== 'nearest' && r.kind !== 'invalid' && r.status === 503).length).toBeGreaterThan(0);
     expect(unavailable.filter((r) => r.latencyMs > FAST_MS)).toEqual([]);
 
     // After the restart, the same service process answers normally again.
