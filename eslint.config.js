@@ -20,5 +20,5 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
-  { files: ['scripts/**/*.mjs', 'test/support/*.js', 'jest.config.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly', globalThis: 'readonly' } } },
+  { files: ['scripts/**/*.mjs', 'test/support/*.js', 'jest.config.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly', globalThis: 'readonly', URL: 'readonly' } } },
 );

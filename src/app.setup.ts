@@ -1,8 +1,13 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ConfigService } from '@nestjs/config';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import helmet from 'helmet';
+import type { Logger } from 'pino';
 import { ErrorBody } from './common/error-body.js';
 import { jsonBody } from './common/json-body.js';
+import { requestLogger } from './common/logger.js';
 import { requestContext } from './common/request-context.middleware.js';
+import type { AppConfig } from './config/config.module.js';
 
 export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -16,14 +21,28 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
   return SwaggerModule.createDocument(app, config, { extraModels: [ErrorBody] });
 }
 
+/** Express's "trust proxy" from TRUST_PROXY (validated in environment.ts). */
+export function trustProxy(value = 'false'): boolean | number | string {
+  if (value === 'true' || value === 'false') return value === 'true';
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
 /**
  * Everything the HTTP app needs beyond its modules; shared by main.ts and the e2e tests
- * so that the tests exercise the real pipeline.
+ * so that the tests exercise the real pipeline. `logger` (main.ts) adds the per-request log line.
  */
-export function configureApp(app: NestExpressApplication, options: { docs: boolean }): void {
+export function configureApp(app: NestExpressApplication, options: { docs: boolean; logger?: Logger }): void {
+  app.set('trust proxy', trustProxy(process.env.TRUST_PROXY));
+  const config = app.get<AppConfig>(ConfigService);
   app.disable('x-powered-by');
   app.use(requestContext);
-  app.use(jsonBody);
+  if (options.logger) app.use(requestLogger(options.logger));
+  // helmet's defaults; its CSP (scripts and styles from 'self') suits Swagger UI, whose files are served from /docs.
+  app.use(helmet());
+  const corsOrigins = config.get('CORS_ORIGINS', { infer: true });
+  // CORS stays off (no Access-Control-* headers at all) unless origins are listed.
+  if (corsOrigins) app.enableCors({ origin: corsOrigins.split(',').map((o) => o.trim()), exposedHeaders: ['Location', 'Link', 'X-Request-Id'], maxAge: 600 });
+  app.use(jsonBody(config.get('BODY_LIMIT_BYTES', { infer: true })));
   if (options.docs) {
     SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json', yamlDocumentUrl: 'docs-yaml' });
   }

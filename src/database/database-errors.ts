@@ -40,5 +40,5 @@ export function isDatabaseUnavailableError(error: unknown): boolean {
   const { code } = driverError(error);
   if (code && UNAVAILABLE_CODES.has(code)) return true;
   const message = error instanceof Error ? error.message : '';
-  return /Pool is closed|connect ETIMEDOUT|Connection lost|Can't add new command when connection is in closed state|database connection is not open/i.test(message);
+  return /Pool is closed|Queue limit reached|connect ETIMEDOUT|Connection lost|Can't add new command when connection is in closed state|database connection is not open/i.test(message);
 }

@@ -34,7 +34,7 @@ export function isMysql(env: Pick<EnvironmentVariables, 'DATABASE_URL'>): boolea
 
 /** Written once, used by the Nest app, the command line and the TypeORM CLI (data-source.ts). */
 export function databaseOptions(
-  env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN'>,
+  env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS'>,
 ): DataSourceOptions {
   const common = {
     entities,
@@ -54,8 +54,13 @@ export function databaseOptions(
       charset: 'utf8mb4_bin',
       timezone: 'Z',
       poolSize: env.DB_POOL_SIZE,
-      connectTimeout: 5000,
-      extra: { enableKeepAlive: true, maxIdle: env.DB_POOL_SIZE },
+      // Fail fast while the database is down or unreachable (503 within seconds, never a hang):
+      // a bounded connect, a per-query timeout (mysql2 closes the stuck connection), and a bounded
+      // queue of requests waiting for a connection ("Queue limit reached" is a 503 too).
+      connectTimeout: env.DB_CONNECT_TIMEOUT_MS,
+      maxQueryExecutionTime: env.DB_QUERY_TIMEOUT_MS,
+      enableQueryTimeout: true,
+      extra: { enableKeepAlive: true, maxIdle: env.DB_POOL_SIZE, queueLimit: env.DB_POOL_SIZE * 20 },
     };
   }
   const dir = resolve(env.DATA_DIR);
