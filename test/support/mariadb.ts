@@ -1,0 +1,110 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import mysql from 'mysql2/promise';
+
+export interface MariaDb {
+  /** mysql://root@127.0.0.1:<port>/plantstore — the database `plantstore` exists. */
+  url: string;
+  port: number;
+  /** Stops the server (SIGTERM, a clean shutdown); the data directory stays. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data directory, resolving once it answers. */
+  start(): Promise<void>;
+  /** Stops it and deletes the data directory. */
+  destroy(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A private MariaDB server (its own data directory, port and socket) that a test may stop
+ * and start at will to simulate an outage, without touching the shared server on 3306.
+ * No authentication (--skip-grant-tables): it listens on 127.0.0.1 only and lives for one test file.
+ */
+export async function startMariaDb(): Promise<MariaDb> {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-mariadb-'));
+  const datadir = join(dir, 'data');
+  const port = await freePort();
+  // mariadbd refuses to run as root unless told to; elsewhere it runs as the current user.
+  const user = process.getuid?.() === 0 ? ['--user=root'] : [];
+  await promisify(execFile)('mariadb-install-db', ['--no-defaults', `--datadir=${datadir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user], { timeout: 120_000 });
+
+  let server: ChildProcess | undefined;
+  let output = '';
+
+  const answers = async (): Promise<boolean> => {
+    try {
+      const connection = await mysql.createConnection({ host: '127.0.0.1', port, user: 'root', connectTimeout: 1000 });
+      await connection.query('CREATE DATABASE IF NOT EXISTS plantstore CHARACTER SET utf8mb4');
+      await connection.end();
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  const start = async () => {
+    if (server) return;
+    output = '';
+    const child = spawn(
+      'mariadbd',
+      [
+        '--no-defaults',
+        `--datadir=${datadir}`,
+        `--socket=${join(dir, 'mariadb.sock')}`,
+        `--pid-file=${join(dir, 'mariadb.pid')}`,
+        `--port=${port}`,
+        '--bind-address=127.0.0.1',
+        '--skip-grant-tables',
+        '--skip-log-bin',
+        '--innodb-buffer-pool-size=32M',
+        '--innodb-log-file-size=16M',
+        ...user,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    server = child;
+    const deadline = Date.now() + 60_000;
+    while (!(await answers())) {
+      if (child.exitCode !== null) throw new Error(`mariadbd exited with ${child.exitCode}:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`mariadbd did not start:\n${output}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  const stop = async () => {
+    const child = server;
+    server = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+
+  await start();
+  return {
+    url: `mysql://root@127.0.0.1:${port}/plantstore`,
+    port,
+    start,
+    stop,
+    destroy: async () => {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
