@@ -1,4 +1,5 @@
 import type { Server, ServerResponse } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import type { LoggerService } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ShutdownState } from '../health/health.controller.js';
@@ -10,6 +11,9 @@ export interface ShutdownOptions {
   graceMs: number;
   logger: LoggerService;
 }
+
+/** Time for requests on connections accepted just before the listener closed to arrive. */
+const SETTLE_MS = 250;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -42,8 +46,12 @@ export function handleShutdownSignals(app: NestExpressApplication, options: Shut
     logger.log({ event: 'shutdown', signal, drainMs, graceMs: options.graceMs, inFlight: open.size }, 'Shutdown');
     await sleep(drainMs);
 
-    // close() stops accepting and closes idle keep-alive connections; it calls back once the last one is gone.
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Stop accepting, keeping the open connections: http.Server#close() would also drop every
+    // connection without a request *yet*, failing requests already sent on a just-accepted one.
+    const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+    // Then close keep-alive connections left idle (busy ones close after their response).
+    await sleep(SETTLE_MS);
+    server.closeIdleConnections();
     const grace = setTimeout(() => {
       logger.warn(`${open.size} requests still running after SHUTDOWN_GRACE_MS=${options.graceMs}, closing their connections`, 'Shutdown');
       server.closeAllConnections();
