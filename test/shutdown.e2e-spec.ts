@@ -32,7 +32,7 @@ function slowPost(server: ServerProcess, agent: Agent, token: string, payload: o
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
   });
   const answer = new Promise<Answer>((resolve, reject) => {
-    req.on('response', (res) => read(res).then(resolve, reject));
+    req.on('response', (res) => void read(res).then(resolve, reject));
     req.on('error', reject);
   });
   req.write(body.slice(0, 5));
@@ -42,7 +42,7 @@ function slowPost(server: ServerProcess, agent: Agent, token: string, payload: o
 function get(server: ServerProcess, agent: Agent, path: string, token?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${server.url}${path}`, { agent, headers: token ? { Authorization: `Bearer ${token}` } : {} });
-    req.on('response', (res) => read(res).then(resolve, reject));
+    req.on('response', (res) => void read(res).then(resolve, reject));
     req.on('error', reject);
     req.end();
   });
