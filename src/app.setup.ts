@@ -37,8 +37,10 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   app.disable('x-powered-by');
   app.use(requestContext);
   if (options.logger) app.use(requestLogger(options.logger));
-  // helmet's defaults; its CSP (scripts and styles from 'self') suits Swagger UI, whose files are served from /docs.
-  app.use(helmet());
+  // helmet's defaults; its CSP (scripts from 'self', inline styles) suits Swagger UI, whose files
+  // are served from /docs. No upgrade-insecure-requests: behind a TLS-terminating load balancer or
+  // on a private network the service is reached over plain HTTP, and /docs must still load.
+  app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
   const corsOrigins = config.get('CORS_ORIGINS', { infer: true });
   // CORS stays off (no Access-Control-* headers at all) unless origins are listed.
   if (corsOrigins) app.enableCors({ origin: corsOrigins.split(',').map((o) => o.trim()), exposedHeaders: ['Location', 'Link', 'X-Request-Id'], maxAge: 600 });

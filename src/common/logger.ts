@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { pino, type Level, type Logger } from 'pino';
+import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
 import { pinoHttp, type HttpLogger } from 'pino-http';
 import type { Caller } from '../auth/caller.js';
 import type { EnvironmentVariables } from '../config/environment.js';
@@ -31,9 +31,9 @@ export function redactUrl(url: string): string {
  * The service's JSON logger: one object per line on stdout, for the log collector; pretty
  * and coloured instead when a developer runs it on a terminal (NODE_ENV=development).
  */
-export function createLogger(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NODE_ENV'>): Logger {
-  const pretty = env.NODE_ENV === 'development' && process.stdout.isTTY;
-  return pino({
+export function createLogger(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NODE_ENV'>, destination?: DestinationStream): Logger {
+  const pretty = !destination && env.NODE_ENV === 'development' && process.stdout.isTTY;
+  const options: LoggerOptions = {
     level: PINO_LEVEL[env.LOG_LEVEL],
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -44,7 +44,8 @@ export function createLogger(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NODE
       censor: REDACTED,
     },
     ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /**
