@@ -21,7 +21,7 @@ describe('HTTP hardening', () => {
     it('keeps Swagger UI working under the CSP: its scripts are files of its own, not inline', async () => {
       const page = await t.http.get('/docs');
       expect(page.status).toBe(200);
-      const csp = page.headers['content-security-policy'] as string;
+      const csp = page.headers['content-security-policy'];
       expect(csp).toContain("script-src 'self'");
       expect(csp).not.toContain('upgrade-insecure-requests');
       const scripts = [...page.text.matchAll(/<script([^>]*)>/g)].map((m) => m[1]);
