@@ -22,6 +22,8 @@ const e2e = (engine) => ({
 });
 
 export default {
+  // Jest reads the timeout from the top level only; a project's testTimeout is ignored.
+  testTimeout: 60_000,
   projects: [
     { ...base, displayName: 'unit', rootDir: 'src', testMatch: ['**/*.spec.ts'] },
     e2e('sqlite'),
