@@ -58,11 +58,15 @@ if ! podman "${STORE[@]}" image exists "$BASE"; then
   # this machine cannot download prebuilt binaries or headers.
   rm -rf "$ROOTFS/usr/local/include/node" && mkdir -p "$ROOTFS/usr/local/include"
   cp -a "$(dirname "$NODE_BIN")/../include/node" "$ROOTFS/usr/local/include/node"
+  # This machine reaches the npm registry through a TLS-inspecting proxy: its CA bundle goes in too.
+  CA_BUNDLE=${SSL_CERT_FILE:-${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}}
+  [ -f "$CA_BUNDLE" ] && install -D -m 0644 "$CA_BUNDLE" "$ROOTFS/etc/ssl/certs/ca-certificates.crt"
   chroot "$ROOTFS" sh -c 'getent passwd node >/dev/null || { groupadd --gid 1000 node && useradd --uid 1000 --gid node --shell /bin/bash --create-home node; }'
   chroot "$ROOTFS" node -e 'process.exit(0)' || fail 'node does not run in the base file system'
   tar -C "$ROOTFS" --numeric-owner -c . | podman "${STORE[@]}" import \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-    --change 'ENV npm_config_nodedir=/usr/local' --change 'CMD ["node"]' - "$BASE" >/dev/null
+    --change 'ENV npm_config_nodedir=/usr/local' --change 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt' \
+    --change 'CMD ["node"]' - "$BASE" >/dev/null
 fi
 ok "base image $BASE"
 
