@@ -27,7 +27,7 @@ BASE=localhost/plant-store-node-base:$(node -p process.versions.node)
 IMAGE=localhost/plant-store-service:image-check
 MIRROR=${DEBIAN_MIRROR:-$(grep -hoE '^URIs: \S+debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1 | cut -d' ' -f2)}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
-# A storage of its own (vfs: no overlay mounts needed), so nothing else on the machine is touched.
+# --format docker: the OCI format has no HEALTHCHECK. A storage of its own (vfs: no overlay mounts needed), so nothing else on the machine is touched.
 STORE=(--root "$WORK/storage" --runroot "$WORK/run" --storage-driver vfs)
 
 step() { printf '\n== %s\n' "$*"; }
@@ -71,7 +71,7 @@ fi
 ok "base image $BASE"
 
 step "2. buildah bud --build-arg NODE_IMAGE=$BASE (the Dockerfile as it is)"
-buildah "${STORE[@]}" bud --isolation chroot --pull-never --layers=false \
+buildah "${STORE[@]}" bud --isolation chroot --pull-never --layers --format docker \
   --build-arg "NODE_IMAGE=$BASE" -t "$IMAGE" . >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; fail "build, see $WORK/build.log"; }
 ok "built $IMAGE ($(buildah "${STORE[@]}" images --format '{{.Size}}' "$IMAGE"))"
 

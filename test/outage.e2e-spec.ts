@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import { runCli } from './support/cli.js';
 import { startMariaDb, type MariaDb } from './support/mariadb.js';
-import { startServer, type ServerProcess } from './support/server.js';
+import { freePort, startServer, type ServerProcess } from './support/server.js';
 import type { TestDatabase } from './support/test-app.js';
 
 /**
@@ -193,16 +193,22 @@ describe('database outage', () => {
 
     it('starts once the database comes up within DB_STARTUP_TIMEOUT_MS', async () => {
       await db.stop();
-      const starting = startServer(database, { DB_STARTUP_TIMEOUT_MS: '30000', SHUTDOWN_DRAIN_MS: '0', LOG_LEVEL: 'log' });
-      await new Promise((r) => setTimeout(r, 2500));
-      await db.start();
-      const server = await starting;
+      const port = await freePort();
+      const env = { PATH: process.env.PATH, NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db.url, DB_STARTUP_TIMEOUT_MS: '30000', SHUTDOWN_DRAIN_MS: '0' };
+      const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (chunk) => (output += chunk));
+      child.stderr.on('data', (chunk) => (output += chunk));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       try {
-        expect(server.output()).toContain('the database is unreachable');
-        const ready = await server.http.get('/health/ready');
-        expect(ready.status).toBe(200);
+        // The database comes back only after the server has found it missing.
+        await waitFor(() => Promise.resolve(output.includes('the database is unreachable')), 20_000);
+        expect(child.exitCode).toBeNull();
+        await db.start();
+        await waitFor(() => fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status === 200, () => false), 20_000);
       } finally {
-        expect(await server.stop()).toBe(0);
+        child.kill('SIGTERM');
+        expect(await exited).toBe(0);
       }
     }, TIMEOUT);
   });

@@ -6,7 +6,7 @@ import type { TestDatabase } from './test-app.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
