@@ -27,7 +27,7 @@ BASE=localhost/plant-store-node-base:$(node -p process.versions.node)
 IMAGE=localhost/plant-store-service:image-check
 MIRROR=${DEBIAN_MIRROR:-$(grep -hoE '^URIs: \S+debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1 | cut -d' ' -f2)}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
-# --format docker: the OCI format has no HEALTHCHECK. A storage of its own (vfs: no overlay mounts needed), so nothing else on the machine is touched.
+# A storage of its own (vfs: no overlay mounts needed), so nothing else on the machine is touched.
 STORE=(--root "$WORK/storage" --runroot "$WORK/run" --storage-driver vfs)
 
 step() { printf '\n== %s\n' "$*"; }
@@ -71,6 +71,7 @@ fi
 ok "base image $BASE"
 
 step "2. buildah bud --build-arg NODE_IMAGE=$BASE (the Dockerfile as it is)"
+# --format docker: the OCI format has no HEALTHCHECK. --layers: a re-run reuses the unchanged steps.
 buildah "${STORE[@]}" bud --isolation chroot --pull-never --layers --format docker \
   --build-arg "NODE_IMAGE=$BASE" -t "$IMAGE" . >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; fail "build, see $WORK/build.log"; }
 ok "built $IMAGE ($(buildah "${STORE[@]}" images --format '{{.Size}}' "$IMAGE"))"
@@ -98,8 +99,9 @@ cleanup() {
 trap cleanup EXIT
 
 step "3. the built file system"
-[ ! -e "$MNT/app/node_modules/typescript" ] && [ ! -e "$MNT/app/node_modules/jest" ] || fail 'dev dependencies in the image'
-ok 'production dependencies only (no typescript, no jest)'
+# (typescript stays: @nestjs/swagger depends on it at run time.)
+for dev in jest ts-jest eslint supertest tsc-watch; do [ ! -e "$MNT/app/node_modules/$dev" ] || fail "dev dependency $dev in the image"; done
+ok "production dependencies only: $(ls "$MNT/app/node_modules" | wc -l) top-level entries, $(du -sh "$MNT/app/node_modules" | cut -f1), no jest/eslint/supertest
 [ "$(stat -c %U "$MNT/app/dist/main.js")" = root ] && [ "$(stat -c %U "$MNT/app/data")" = node ] || fail 'ownership'
 ok 'application files root-owned, only /app/data writable by node'
 [ ! -e "$MNT/app/.env" ] && [ ! -e "$MNT/app/test" ] && [ ! -e "$MNT/app/src" ] || fail '.env, test/ or src/ in the image'
