@@ -86,6 +86,10 @@ echo "user=$USER_NAME workdir=$WORKDIR entrypoint+cmd=$ENTRY"
 echo "env: ${IMAGE_ENV[*]}"
 [ "$USER_NAME" = node ] || fail "the image runs as '$USER_NAME', not node"
 
+mysql_host=$(node -p "new URL('$DB_URL').hostname"); mysql_port=$(node -p "new URL('$DB_URL').port || 3306")
+mysql_user=$(node -p "decodeURIComponent(new URL('$DB_URL').username)"); mysql_pass=$(node -p "decodeURIComponent(new URL('$DB_URL').password)")
+mysql_admin() { MYSQL_PWD=$mysql_pass mysql -h "$mysql_host" -P "$mysql_port" -u "$mysql_user" -N -e "$1"; }
+
 CTR=$(buildah "${STORE[@]}" from --pull-never "$IMAGE")
 MNT=$(buildah "${STORE[@]}" mount "$CTR")
 APP_PID=
@@ -101,7 +105,7 @@ trap cleanup EXIT
 step "3. the built file system"
 # (typescript stays: @nestjs/swagger depends on it at run time.)
 for dev in jest ts-jest eslint supertest tsc-watch; do [ ! -e "$MNT/app/node_modules/$dev" ] || fail "dev dependency $dev in the image"; done
-ok "production dependencies only: $(ls "$MNT/app/node_modules" | wc -l) top-level entries, $(du -sh "$MNT/app/node_modules" | cut -f1), no jest/eslint/supertest
+ok "production dependencies only: $(ls "$MNT/app/node_modules" | wc -l) top-level entries, $(du -sh "$MNT/app/node_modules" | cut -f1), no jest/eslint/supertest"
 [ "$(stat -c %U "$MNT/app/dist/main.js")" = root ] && [ "$(stat -c %U "$MNT/app/data")" = node ] || fail 'ownership'
 ok 'application files root-owned, only /app/data writable by node'
 [ ! -e "$MNT/app/.env" ] && [ ! -e "$MNT/app/test" ] && [ ! -e "$MNT/app/src" ] || fail '.env, test/ or src/ in the image'
@@ -113,9 +117,6 @@ mount --bind /etc/resolv.conf "$MNT/etc/resolv.conf" 2>/dev/null || true
 mount -t tmpfs tmpfs "$MNT/tmp"
 UID_GID=$(awk -F: -v u="$USER_NAME" '$1 == u { print $3 ":" $4 }' "$MNT/etc/passwd")
 
-mysql_host=$(node -p "new URL('$DB_URL').hostname"); mysql_port=$(node -p "new URL('$DB_URL').port || 3306")
-mysql_user=$(node -p "decodeURIComponent(new URL('$DB_URL').username)"); mysql_pass=$(node -p "decodeURIComponent(new URL('$DB_URL').password)")
-mysql_admin() { MYSQL_PWD=$mysql_pass mysql -h "$mysql_host" -P "$mysql_port" -u "$mysql_user" -N -e "$1"; }
 mysql_admin "DROP DATABASE IF EXISTS \`$DB_NAME\`; CREATE DATABASE \`$DB_NAME\` CHARACTER SET utf8mb4"
 APP_DB_URL="${DB_URL%/}/$DB_NAME"
 
