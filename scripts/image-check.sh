@@ -106,7 +106,9 @@ step "3. the built file system"
 # (typescript stays: @nestjs/swagger depends on it at run time.)
 for dev in jest ts-jest eslint supertest tsc-watch; do [ ! -e "$MNT/app/node_modules/$dev" ] || fail "dev dependency $dev in the image"; done
 ok "production dependencies only: $(ls "$MNT/app/node_modules" | wc -l) top-level entries, $(du -sh "$MNT/app/node_modules" | cut -f1), no jest/eslint/supertest"
-[ "$(stat -c %U "$MNT/app/dist/main.js")" = root ] && [ "$(stat -c %U "$MNT/app/data")" = node ] || fail 'ownership'
+# Numeric owners: the names are the image's (its /etc/passwd), not this machine's.
+NODE_UID=$(awk -F: -v u="$USER_NAME" '$1 == u { print $3 }' "$MNT/etc/passwd")
+[ "$(stat -c %u "$MNT/app/dist/main.js")" = 0 ] && [ "$(stat -c %u "$MNT/app/data")" = "$NODE_UID" ] || fail 'ownership'
 ok 'application files root-owned, only /app/data writable by node'
 [ ! -e "$MNT/app/.env" ] && [ ! -e "$MNT/app/test" ] && [ ! -e "$MNT/app/src" ] || fail '.env, test/ or src/ in the image'
 ok 'no .env, test/ or src/ in the image'
@@ -168,7 +170,8 @@ grep -q '"msg":"request completed"' "$WORK/app.log" && ok "JSON request log, e.g
 step "7. the image's HEALTHCHECK command"
 mapfile -t HC <<<"$HEALTHCHECK"
 if [ "${HC[0]}" = CMD-SHELL ]; then HC=(/bin/sh -c "${HC[1]}"); else HC=("${HC[@]:1}"); fi
-in_image "${HC[@]}" && ok "HEALTHCHECK ${HC[*]:0:2}… exits 0"
+in_image "${HC[@]}" || fail 'HEALTHCHECK'
+ok "HEALTHCHECK ${HC[*]:0:2}… exits 0"
 
 step "8. SIGTERM to PID 1 (what docker stop sends)"
 kill -TERM "$TINI_PID"
