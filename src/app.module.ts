@@ -18,7 +18,7 @@ export class AppModule {
   static forRoot(): DynamicModule {
     return {
       module: AppModule,
-      imports: [appConfigModule(), databaseModule({ retryAttempts: 5 }), AuthModule, PlantsModule, LocationsModule, HealthModule],
+      imports: [appConfigModule(), databaseModule({ retry: true }), AuthModule, PlantsModule, LocationsModule, HealthModule],
       providers: [
         // Guards run in this order: who is calling first, then whether the body could be read.
         { provide: APP_GUARD, useClass: BearerAuthGuard },

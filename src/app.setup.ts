@@ -1,8 +1,13 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ConfigService } from '@nestjs/config';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import helmet from 'helmet';
+import type { Logger } from 'pino';
 import { ErrorBody } from './common/error-body.js';
 import { jsonBody } from './common/json-body.js';
+import { requestLogger } from './common/logger.js';
 import { requestContext } from './common/request-context.middleware.js';
+import type { AppConfig } from './config/config.module.js';
 
 export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -24,13 +29,22 @@ export function trustProxy(value = 'false'): boolean | number | string {
 
 /**
  * Everything the HTTP app needs beyond its modules; shared by main.ts and the e2e tests
- * so that the tests exercise the real pipeline.
+ * so that the tests exercise the real pipeline. `logger` (main.ts) adds the per-request log line.
  */
-export function configureApp(app: NestExpressApplication, options: { docs: boolean }): void {
+export function configureApp(app: NestExpressApplication, options: { docs: boolean; logger?: Logger }): void {
   app.set('trust proxy', trustProxy(process.env.TRUST_PROXY));
+  const config = app.get<AppConfig>(ConfigService);
   app.disable('x-powered-by');
   app.use(requestContext);
-  app.use(jsonBody);
+  if (options.logger) app.use(requestLogger(options.logger));
+  // helmet's defaults; its CSP (scripts from 'self', inline styles) suits Swagger UI, whose files
+  // are served from /docs. No upgrade-insecure-requests: behind a TLS-terminating load balancer or
+  // on a private network the service is reached over plain HTTP, and /docs must still load.
+  app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
+  const corsOrigins = config.get('CORS_ORIGINS', { infer: true });
+  // CORS stays off (no Access-Control-* headers at all) unless origins are listed.
+  if (corsOrigins) app.enableCors({ origin: corsOrigins.split(',').map((o) => o.trim()), exposedHeaders: ['Location', 'Link', 'X-Request-Id'], maxAge: 600 });
+  app.use(jsonBody(config.get('BODY_LIMIT_BYTES', { infer: true })));
   if (options.docs) {
     SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json', yamlDocumentUrl: 'docs-yaml' });
   }

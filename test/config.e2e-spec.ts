@@ -20,6 +20,16 @@ describe('configuration', () => {
     [{ DATABASE_URL: 'mysql://u@h:3306/db?ssl=true' }, 'without ?options'],
     [{ DOCS_ENABLED: 'maybe' }, 'DOCS_ENABLED="maybe": DOCS_ENABLED must be a boolean value'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud": LOG_LEVEL must be one of the following values'],
+    [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY="yes": TRUST_PROXY must be true, false, a hop count or a comma list of addresses'],
+    [{ CORS_ORIGINS: 'shop.example.com' }, 'CORS_ORIGINS="shop.example.com": CORS_ORIGINS must be a comma list of origins'],
+    [{ CORS_ORIGINS: '*' }, 'CORS_ORIGINS="*": CORS_ORIGINS must be a comma list of origins'],
+    [{ BODY_LIMIT_BYTES: '16kb' }, 'BODY_LIMIT_BYTES="16kb": BODY_LIMIT_BYTES must be an integer number'],
+    [{ BODY_LIMIT_BYTES: '1' }, 'BODY_LIMIT_BYTES=1: BODY_LIMIT_BYTES must not be less than 2'],
+    [{ SHUTDOWN_DRAIN_MS: '-1' }, 'SHUTDOWN_DRAIN_MS=-1: SHUTDOWN_DRAIN_MS must not be less than 0'],
+    [{ SHUTDOWN_GRACE_MS: '10s' }, 'SHUTDOWN_GRACE_MS="10s": SHUTDOWN_GRACE_MS must be an integer number'],
+    [{ DB_CONNECT_TIMEOUT_MS: '50' }, 'DB_CONNECT_TIMEOUT_MS=50: DB_CONNECT_TIMEOUT_MS must not be less than 100'],
+    [{ DB_QUERY_TIMEOUT_MS: '1.5' }, 'DB_QUERY_TIMEOUT_MS="1.5": DB_QUERY_TIMEOUT_MS must be an integer number'],
+    [{ DB_STARTUP_TIMEOUT_MS: 'forever' }, 'DB_STARTUP_TIMEOUT_MS="forever": DB_STARTUP_TIMEOUT_MS must be an integer number'],
   ])('a bad value stops the server and the CLI, naming the variable: %j', async (env, message) => {
     const server = await run('main.js', env);
     expect(server.code).toBe(1);

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, NotFoundException, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailableError } from '../database/database-errors.js';
+import { redactUrl } from './logger.js';
 
 interface RouteLayer {
   route?: { methods: Record<string, boolean> };
@@ -42,7 +43,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const { status, message } = this.describe(exception, req, res);
     if (status >= 500) {
       const detail = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
-      this.logger.error(`request ${req.id} ${req.method} ${req.originalUrl} failed with ${status}: ${detail}`);
+      this.logger.error(`request ${req.id} ${req.method} ${redactUrl(req.originalUrl)} failed with ${status}: ${detail}`);
     }
     if (res.headersSent) {
       res.end();

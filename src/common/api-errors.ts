@@ -42,7 +42,7 @@ export const ApiCommonErrors = () =>
 /** Errors of operations that take a JSON body. */
 export const ApiBodyErrors = () =>
   applyDecorators(
-    ApiPayloadTooLargeResponse({ description: `The body is larger than ${BODY_LIMIT_BYTES} bytes.`, type: ErrorBody, example: { error: 413, message: `request body exceeds the limit of ${BODY_LIMIT_BYTES} bytes` } }),
+    ApiPayloadTooLargeResponse({ description: `The body is larger than the limit (BODY_LIMIT_BYTES, by default ${BODY_LIMIT_BYTES} bytes).`, type: ErrorBody, example: { error: 413, message: `request body exceeds the limit of ${BODY_LIMIT_BYTES} bytes` } }),
     ApiUnsupportedMediaTypeResponse({ description: 'The body is not sent as application/json.', type: ErrorBody, example: { error: 415, message: 'request body must be sent as application/json' } }),
   );
 

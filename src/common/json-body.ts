@@ -1,6 +1,7 @@
 import { BadRequestException, PayloadTooLargeException, UnsupportedMediaTypeException, type HttpException } from '@nestjs/common';
 import express, { type NextFunction, type Request, type Response } from 'express';
 
+/** The contract's limit; BODY_LIMIT_BYTES in the environment may change it. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
 declare module 'express' {
@@ -33,19 +34,20 @@ export function nestingDepth(text: Buffer, limit: number): number {
   return max;
 }
 
-const parseJson = express.json({
-  limit: BODY_LIMIT_BYTES,
-  strict: true,
-  // Any media type reaching this parser was already checked to be JSON.
-  type: () => true,
-  verify(_req, _res, raw) {
-    if (nestingDepth(raw, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) throw new Error(`request body is nested too deeply (at most ${MAX_BODY_DEPTH} levels)`);
-  },
-  reviver(key, value) {
-    if (FORBIDDEN_KEYS.has(key)) throw new Error(`property ${key} is not allowed`);
-    return value;
-  },
-});
+const jsonParser = (limit: number) =>
+  express.json({
+    limit,
+    strict: true,
+    // Any media type reaching this parser was already checked to be JSON.
+    type: () => true,
+    verify(_req, _res, raw) {
+      if (nestingDepth(raw, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) throw new Error(`request body is nested too deeply (at most ${MAX_BODY_DEPTH} levels)`);
+    },
+    reviver(key, value) {
+      if (FORBIDDEN_KEYS.has(key)) throw new Error(`property ${key} is not allowed`);
+      return value;
+    },
+  });
 
 function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
@@ -56,10 +58,10 @@ function isJson(req: Request): boolean {
   return type === 'application/json';
 }
 
-function toHttpException(error: { type?: string; message?: string }): HttpException {
+function toHttpException(error: { type?: string; message?: string }, limit: number): HttpException {
   switch (error.type) {
     case 'entity.too.large':
-      return new PayloadTooLargeException(`request body exceeds the limit of ${BODY_LIMIT_BYTES} bytes`);
+      return new PayloadTooLargeException(`request body exceeds the limit of ${limit} bytes`);
     case 'charset.unsupported':
     case 'encoding.unsupported':
       return new UnsupportedMediaTypeException('request body must be JSON in UTF-8 without content encoding');
@@ -74,18 +76,21 @@ function toHttpException(error: { type?: string; message?: string }): HttpExcept
 }
 
 /**
- * Reads a JSON body of at most 16 KiB. Problems with the body are remembered rather than
+ * Reads a JSON body of at most `limit` bytes. Problems with the body are remembered rather than
  * answered here, because authentication comes first (contract §1): BodyGuard raises them
  * once the caller is known.
  */
-export function jsonBody(req: Request, res: Response, next: NextFunction): void {
-  if (!hasBody(req)) return next();
-  if (!isJson(req)) {
-    req.bodyError = new UnsupportedMediaTypeException('request body must be sent as application/json');
-    return next();
-  }
-  parseJson(req, res, (error?: unknown) => {
-    if (error) req.bodyError = toHttpException(error);
-    next();
-  });
+export function jsonBody(limit = BODY_LIMIT_BYTES) {
+  const parseJson = jsonParser(limit);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (!hasBody(req)) return next();
+    if (!isJson(req)) {
+      req.bodyError = new UnsupportedMediaTypeException('request body must be sent as application/json');
+      return next();
+    }
+    parseJson(req, res, (error?: unknown) => {
+      if (error) req.bodyError = toHttpException(error, limit);
+      next();
+    });
+  };
 }

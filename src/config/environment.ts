@@ -57,6 +57,27 @@ export class EnvironmentVariables {
   @IsInt()
   DB_POOL_SIZE = 10;
 
+  /** mysql2's connect timeout: how long a new connection may take before the request gets a 503. */
+  @Transform(toInteger)
+  @Min(100)
+  @Max(60_000)
+  @IsInt()
+  DB_CONNECT_TIMEOUT_MS = 3000;
+
+  /** A MySQL query taking longer is abandoned (its connection closed) and the request gets a 503, so none hangs. */
+  @Transform(toInteger)
+  @Min(100)
+  @Max(600_000)
+  @IsInt()
+  DB_QUERY_TIMEOUT_MS = 5000;
+
+  /** The server retries an unreachable database at start-up for this long, then exits non-zero. */
+  @Transform(toInteger)
+  @Min(0)
+  @Max(3_600_000)
+  @IsInt()
+  DB_STARTUP_TIMEOUT_MS = 60_000;
+
   /** Apply pending migrations when the server or the CLI starts. */
   @Transform(toBoolean)
   @IsBoolean()
@@ -146,6 +167,33 @@ export class EnvironmentVariables {
   @IsString()
   @MinLength(1)
   OIDC_TEAM_CLAIM = 'team';
+  /** After SIGTERM, how long readiness reports 503 while requests are still served, so load balancers stop sending traffic. */
+  @Transform(toInteger)
+  @Min(0)
+  @Max(600_000)
+  @IsInt()
+  SHUTDOWN_DRAIN_MS = 5000;
+
+  /** After the listener closed, how long in-flight requests may take before their connections are cut. */
+  @Transform(toInteger)
+  @Min(0)
+  @Max(600_000)
+  @IsInt()
+  SHUTDOWN_GRACE_MS = 10_000;
+
+  /** Largest accepted request body in bytes (contract: 16 KiB). */
+  @Transform(toInteger)
+  @Min(2)
+  @Max(10_485_760)
+  @IsInt()
+  BODY_LIMIT_BYTES = 16_384;
+
+  /** Comma list of origins allowed to call from a browser (CORS); unset: CORS off. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s,/]+(\s*,\s*https?:\/\/[^\s,/]+)*$/, {
+    message: 'CORS_ORIGINS must be a comma list of origins such as https://shop.example.com,http://localhost:8080',
+  })
+  CORS_ORIGINS?: string;
 }
 
 /** Used by ConfigModule.validate and by the TypeORM CLI's data source: one reading of the environment. */

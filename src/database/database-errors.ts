@@ -32,6 +32,7 @@ const UNAVAILABLE_CODES = new Set([
   'PROTOCOL_SEQUENCE_TIMEOUT',
   'ER_CON_COUNT_ERROR',
   'POOL_CLOSED',
+  'POOL_ACQUIRE_TIMEOUT',
   'SQLITE_BUSY',
 ]);
 
@@ -40,5 +41,5 @@ export function isDatabaseUnavailableError(error: unknown): boolean {
   const { code } = driverError(error);
   if (code && UNAVAILABLE_CODES.has(code)) return true;
   const message = error instanceof Error ? error.message : '';
-  return /Pool is closed|connect ETIMEDOUT|Connection lost|Can't add new command when connection is in closed state|database connection is not open/i.test(message);
+  return /Pool is closed|Queue limit reached|connect ETIMEDOUT|Connection lost|Can't add new command when connection is in closed state|database connection is not open/i.test(message);
 }

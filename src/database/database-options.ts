@@ -6,6 +6,7 @@ import { ApiToken } from '../auth/api-token.entity.js';
 import type { EnvironmentVariables } from '../config/environment.js';
 import { Store } from '../locations/store.entity.js';
 import { Plant } from '../plants/plant.entity.js';
+import { DatabaseLogger } from './database-logger.js';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
 import { TokenScope1763800000000 } from './migrations/1763800000000-token-scope.js';
 import { StoreCatalogVersion1763900000000 } from './migrations/1763900000000-store-catalog-version.js';
@@ -25,10 +26,57 @@ const strictMysql = {
   ...mysql,
   createPool(options: mysql.PoolOptions) {
     const pool = mysql.createPool(options);
-    pool.on('connection', (connection) => connection.query(SESSION_SETUP));
+    pool.on('connection', (connection) => {
+      discardOnTimeout(connection);
+      connection.query(SESSION_SETUP);
+    });
+    limitWaiting(pool, options.connectTimeout ?? 10_000);
     return pool;
   },
 };
+
+/**
+ * mysql2 has no acquire timeout: a request waiting for a busy or still-connecting pool would
+ * wait for as long as the connections ahead of it take. It gets its 503 after `ms` instead;
+ * a connection that turns up later goes straight back to the pool.
+ */
+function limitWaiting(pool: mysql.Pool, ms: number): void {
+  const getConnection = pool.getConnection.bind(pool);
+  pool.getConnection = (callback: (error: NodeJS.ErrnoException | null, connection: mysql.PoolConnection) => unknown) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      const error: NodeJS.ErrnoException = new Error(`no database connection within ${ms} ms`);
+      error.code = 'POOL_ACQUIRE_TIMEOUT';
+      callback(error, undefined as unknown as mysql.PoolConnection);
+    }, ms);
+    getConnection((error, connection) => {
+      clearTimeout(timer);
+      if (settled) return connection?.release();
+      settled = true;
+      callback(error, connection);
+    });
+  };
+}
+
+/**
+ * mysql2 fails a query that outlives its timeout but keeps the connection busy with it, so
+ * every later query on that connection would wait behind it forever (a hung database, a
+ * dropped network). Such a connection is destroyed instead; the pool opens a fresh one.
+ */
+function discardOnTimeout(connection: mysql.PoolConnection): void {
+  const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
+  (connection as unknown as { query: typeof query }).query = (...args) => {
+    const callback = args[args.length - 1];
+    if (typeof callback === 'function') {
+      args[args.length - 1] = (error: { code?: string } | null, ...results: unknown[]) => {
+        if (error?.code === 'PROTOCOL_SEQUENCE_TIMEOUT') connection.destroy();
+        return (callback as (...a: unknown[]) => unknown)(error, ...results);
+      };
+    }
+    return query(...args);
+  };
+}
 
 export function isMysql(env: Pick<EnvironmentVariables, 'DATABASE_URL'>): boolean {
   return Boolean(env.DATABASE_URL);
@@ -36,7 +84,7 @@ export function isMysql(env: Pick<EnvironmentVariables, 'DATABASE_URL'>): boolea
 
 /** Written once, used by the Nest app, the command line and the TypeORM CLI (data-source.ts). */
 export function databaseOptions(
-  env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN'>,
+  env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS'>,
 ): DataSourceOptions {
   const common = {
     entities,
@@ -45,6 +93,7 @@ export function databaseOptions(
     migrationsTransactionMode: 'each' as const,
     synchronize: false,
     logging: false,
+    logger: new DatabaseLogger(),
   };
   if (env.DATABASE_URL) {
     const url = env.DATABASE_URL.replace(/^mariadb:/, 'mysql:');
@@ -56,8 +105,13 @@ export function databaseOptions(
       charset: 'utf8mb4_bin',
       timezone: 'Z',
       poolSize: env.DB_POOL_SIZE,
-      connectTimeout: 5000,
-      extra: { enableKeepAlive: true, maxIdle: env.DB_POOL_SIZE },
+      // Fail fast while the database is down or unreachable (503 within seconds, never a hang):
+      // a bounded connect, a per-query timeout (mysql2 closes the stuck connection), and a bounded
+      // queue of requests waiting for a connection ("Queue limit reached" is a 503 too).
+      connectTimeout: env.DB_CONNECT_TIMEOUT_MS,
+      maxQueryExecutionTime: env.DB_QUERY_TIMEOUT_MS,
+      enableQueryTimeout: true,
+      extra: { enableKeepAlive: true, maxIdle: env.DB_POOL_SIZE, queueLimit: env.DB_POOL_SIZE * 20 },
     };
   }
   const dir = resolve(env.DATA_DIR);

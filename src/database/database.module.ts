@@ -1,24 +1,49 @@
+import { Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AppConfig } from '../config/config.module.js';
+import { isDatabaseUnavailableError } from './database-errors.js';
 import { databaseOptions } from './database-options.js';
+
+const RETRY_DELAY_MS = 2000;
 
 /**
  * The connection of the app and the CLI alike; pending migrations run as it opens.
- * The server retries a database that is not up yet; the command line fails at once.
+ * The server (`retry: true`) waits for a database that is not reachable yet, up to
+ * DB_STARTUP_TIMEOUT_MS, then start-up fails (exit code 1). Any other error (bad credentials,
+ * a failing migration) fails at once, as does the command line.
  */
-export function databaseModule({ retryAttempts = 0 }: { retryAttempts?: number } = {}) {
+export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
   return TypeOrmModule.forRootAsync({
     inject: [ConfigService],
-    useFactory: (config: AppConfig) => ({
-      ...databaseOptions({
-        DATABASE_URL: config.get('DATABASE_URL', { infer: true }),
-        DATA_DIR: config.get('DATA_DIR', { infer: true }),
-        DB_POOL_SIZE: config.get('DB_POOL_SIZE', { infer: true }),
-        MIGRATIONS_RUN: config.get('MIGRATIONS_RUN', { infer: true }),
-      }),
-      retryAttempts,
-      retryDelay: 2000,
-    }),
+    useFactory: (config: AppConfig) => {
+      const timeout = config.get('DB_STARTUP_TIMEOUT_MS', { infer: true });
+      const deadline = Date.now() + timeout;
+      const logger = new Logger('Database');
+      return {
+        ...databaseOptions({
+          DATABASE_URL: config.get('DATABASE_URL', { infer: true }),
+          DATA_DIR: config.get('DATA_DIR', { infer: true }),
+          DB_POOL_SIZE: config.get('DB_POOL_SIZE', { infer: true }),
+          MIGRATIONS_RUN: config.get('MIGRATIONS_RUN', { infer: true }),
+          DB_CONNECT_TIMEOUT_MS: config.get('DB_CONNECT_TIMEOUT_MS', { infer: true }),
+          DB_QUERY_TIMEOUT_MS: config.get('DB_QUERY_TIMEOUT_MS', { infer: true }),
+        }),
+        // The deadline, not a count, ends the retries (toRetry); @nestjs/typeorm logs each retry too.
+        retryAttempts: retry ? Number.MAX_SAFE_INTEGER : 0,
+        retryDelay: RETRY_DELAY_MS,
+        verboseRetryLog: true,
+        toRetry: (error: unknown) => {
+          if (!retry || !isDatabaseUnavailableError(error)) return false;
+          const left = deadline - Date.now();
+          if (left <= RETRY_DELAY_MS) {
+            logger.error(`the database is still unreachable after ${timeout} ms (DB_STARTUP_TIMEOUT_MS), giving up`);
+            return false;
+          }
+          logger.warn(`the database is unreachable (${(error as Error).message}), retrying every ${RETRY_DELAY_MS / 1000} s for another ${Math.round(left / 1000)} s`);
+          return true;
+        },
+      };
+    },
   });
 }

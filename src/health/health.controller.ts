@@ -4,13 +4,17 @@ import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Public } from '../auth/caller.js';
 import { ErrorBody } from '../common/error-body.js';
 
-/** Flips when shutdown begins, so the load balancer stops sending traffic first. */
+/** Flips when shutdown begins (SIGTERM), so the load balancer stops sending traffic first. */
 @Injectable()
 export class ShutdownState implements BeforeApplicationShutdown {
   shuttingDown = false;
 
-  beforeApplicationShutdown(): void {
+  begin(): void {
     this.shuttingDown = true;
+  }
+
+  beforeApplicationShutdown(): void {
+    this.begin();
   }
 }
 

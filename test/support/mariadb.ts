@@ -7,14 +7,14 @@ import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 
 export interface MariaDb {
-  /** `mysql://root@127.0.0.1:<port>/plantstore`, the database created empty. */
+  /** mysql://root@127.0.0.1:<port>/plantstore — the database `plantstore` exists. */
   url: string;
   port: number;
-  /** Shuts the server down (SIGTERM, as an operator or orchestrator would) and waits for it. */
+  /** Stops the server (SIGTERM, a clean shutdown); the data directory stays. */
   stop(): Promise<void>;
-  /** Starts it again on the same port and data directory; resolves once it answers. */
+  /** Starts it again on the same port and data directory, resolving once it answers. */
   start(): Promise<void>;
-  /** Stops it and removes its data directory. */
+  /** Stops it and deletes the data directory. */
   destroy(): Promise<void>;
 }
 
@@ -30,63 +30,70 @@ function freePort(): Promise<number> {
 }
 
 /**
- * A MariaDB server of the test's own (mariadb-install-db into a temporary data directory,
- * mariadbd on a free loopback port with its own socket and pid file), so that a test may
- * stop and start it without touching the shared server on 3306.
+ * A private MariaDB server (its own data directory, port and socket) that a test may stop
+ * and start at will to simulate an outage, without touching the shared server on 3306.
+ * No authentication (--skip-grant-tables): it listens on 127.0.0.1 only and lives for one test file.
  */
 export async function startMariaDb(): Promise<MariaDb> {
   const dir = mkdtempSync(join(tmpdir(), 'plant-store-mariadb-'));
   const datadir = join(dir, 'data');
-  const asRoot = process.getuid?.() === 0 ? ['--user=root'] : [];
-  await promisify(execFile)('mariadb-install-db', ['--no-defaults', `--datadir=${datadir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...asRoot]);
   const port = await freePort();
-  let child: ChildProcess | undefined;
-  let exited: Promise<void> = Promise.resolve();
+  // mariadbd refuses to run as root unless told to; elsewhere it runs as the current user.
+  const user = process.getuid?.() === 0 ? ['--user=root'] : [];
+  await promisify(execFile)('mariadb-install-db', ['--no-defaults', `--datadir=${datadir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user], { timeout: 120_000 });
 
-  const ping = async () => {
-    const connection = await mysql.createConnection({ host: '127.0.0.1', port, user: 'root', connectTimeout: 1000 });
+  let server: ChildProcess | undefined;
+  let output = '';
+
+  const answers = async (): Promise<boolean> => {
     try {
+      const connection = await mysql.createConnection({ host: '127.0.0.1', port, user: 'root', connectTimeout: 1000 });
       await connection.query('CREATE DATABASE IF NOT EXISTS plantstore CHARACTER SET utf8mb4');
-    } finally {
       await connection.end();
+      return true;
+    } catch {
+      return false;
     }
   };
 
   const start = async () => {
-    const args = [
-      '--no-defaults',
-      `--datadir=${datadir}`,
-      `--port=${port}`,
-      '--bind-address=127.0.0.1',
-      `--socket=${join(dir, 'mariadbd.sock')}`,
-      `--pid-file=${join(dir, 'mariadbd.pid')}`,
-      `--log-error=${join(dir, 'error.log')}`,
-      '--skip-log-bin',
-      '--innodb-buffer-pool-size=32M',
-      ...asRoot,
-    ];
-    const server = spawn('mariadbd', args, { stdio: 'ignore' });
-    child = server;
-    exited = new Promise((resolve) => server.once('exit', () => resolve()));
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (server.exitCode !== null) throw new Error(`mariadbd exited with ${server.exitCode}; see ${join(dir, 'error.log')}`);
-      try {
-        await ping();
-        return;
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-        await new Promise((r) => setTimeout(r, 200));
-      }
+    if (server) return;
+    output = '';
+    const child = spawn(
+      'mariadbd',
+      [
+        '--no-defaults',
+        `--datadir=${datadir}`,
+        `--socket=${join(dir, 'mariadb.sock')}`,
+        `--pid-file=${join(dir, 'mariadb.pid')}`,
+        `--port=${port}`,
+        '--bind-address=127.0.0.1',
+        '--skip-grant-tables',
+        '--skip-log-bin',
+        '--innodb-buffer-pool-size=32M',
+        '--innodb-log-file-size=16M',
+        ...user,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    server = child;
+    const deadline = Date.now() + 60_000;
+    while (!(await answers())) {
+      if (child.exitCode !== null) throw new Error(`mariadbd exited with ${child.exitCode}:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`mariadbd did not start:\n${output}`);
+      await new Promise((r) => setTimeout(r, 200));
     }
   };
 
   const stop = async () => {
-    if (child && child.exitCode === null) {
-      child.kill('SIGTERM');
-      await exited;
-    }
-    child = undefined;
+    const child = server;
+    server = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
   };
 
   await start();

@@ -7,7 +7,7 @@ import type { TestDatabase } from './test-app.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -33,7 +33,7 @@ export interface ServerProcess {
  */
 export async function startServer(database: TestDatabase, env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await freePort();
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', DEMO_SEED: 'false', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...database.env, ...env };
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', DEMO_SEED: 'false', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0', HOST: '127.0.0.1', PORT: String(port), ...database.env, ...env };
   if (!database.env.DATABASE_URL) delete childEnv.DATABASE_URL;
   const child = spawn(process.execPath, [MAIN], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

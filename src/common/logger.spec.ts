@@ -1,0 +1,56 @@
+import { Logger } from '@nestjs/common';
+import { createLogger, PinoLoggerService, redactUrl } from './logger.js';
+
+/** A logger whose JSON lines are collected instead of written to stdout. */
+function capture(level: 'log' | 'warn' = 'log') {
+  const lines: Record<string, unknown>[] = [];
+  const pino = createLogger({ LOG_LEVEL: level, NODE_ENV: 'test' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { lines, service: new PinoLoggerService(pino) };
+}
+
+describe('PinoLoggerService', () => {
+  afterEach(() => Logger.overrideLogger(false));
+
+  it("turns an object given to Nest's Logger into fields of the line, with the context", () => {
+    const { lines, service } = capture();
+    Logger.overrideLogger(service);
+    new Logger('Audit').log({ event: 'plant.created', team: 'acme', tokenId: 3, plantId: 7 });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 'info', context: 'Audit', event: 'plant.created', team: 'acme', tokenId: 3, plantId: 7 });
+  });
+
+  it('keeps a text message as msg and an error stack as a field', () => {
+    const { lines, service } = capture();
+    service.warn('disk almost full', 'Storage');
+    service.error('request failed', 'Error: boom\n    at x', 'Exceptions');
+    expect(lines[0]).toMatchObject({ level: 'warn', context: 'Storage', msg: 'disk almost full' });
+    expect(lines[1]).toMatchObject({ level: 'error', context: 'Exceptions', msg: 'request failed', stack: 'Error: boom\n    at x' });
+  });
+
+  it('honours LOG_LEVEL', () => {
+    const { lines, service } = capture('warn');
+    service.log('not shown', 'X');
+    service.debug('not shown', 'X');
+    service.warn('shown', 'X');
+    expect(lines.map((l) => l.msg)).toEqual(['shown']);
+  });
+
+  it('redacts tokens and authorization headers in logged objects', () => {
+    const { lines, service } = capture();
+    service.log({ event: 'x', token: 'pst_secret', headers: { authorization: 'Bearer pst_secret' } }, 'Test');
+    expect(JSON.stringify(lines[0])).not.toContain('pst_secret');
+    expect(lines[0]).toMatchObject({ token: '[REDACTED]', headers: { authorization: '[REDACTED]' } });
+  });
+});
+
+describe('redactUrl', () => {
+  it.each([
+    ['/plants?access_token=abc&limit=5', '/plants?access_token=[REDACTED]&limit=5'],
+    ['/plants?limit=5&token=abc', '/plants?limit=5&token=[REDACTED]'],
+    ['/plants/pst_AbC123', '/plants/pst_[REDACTED]'],
+    ['/plants?tag=pst_AbC123', '/plants?tag=pst_[REDACTED]'],
+    ['/plants?limit=5', '/plants?limit=5'],
+  ])('%s -> %s', (url, expected) => {
+    expect(redactUrl(url)).toBe(expected);
+  });
+});

@@ -1,0 +1,127 @@
+import type { LoggerService } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
+import { pinoHttp, type HttpLogger } from 'pino-http';
+import type { Caller } from '../auth/caller.js';
+import type { EnvironmentVariables } from '../config/environment.js';
+
+/** Nest's level names (LOG_LEVEL) in pino's terms. */
+const PINO_LEVEL: Record<EnvironmentVariables['LOG_LEVEL'], Level> = {
+  fatal: 'fatal',
+  error: 'error',
+  warn: 'warn',
+  log: 'info',
+  debug: 'debug',
+  verbose: 'trace',
+};
+
+const REDACTED = '[REDACTED]';
+
+/**
+ * Tokens never reach the logs: a `pst_…` token anywhere in a URL and the values of
+ * token-like query parameters are replaced (a token sent the wrong way must not leak either).
+ */
+export function redactUrl(url: string): string {
+  return url
+    .replace(/pst_[A-Za-z0-9]+/g, `pst_${REDACTED}`)
+    .replace(/([?&](?:access_token|token|api_key|apikey)=)[^&#]*/gi, `$1${REDACTED}`);
+}
+
+/**
+ * The service's JSON logger: one object per line on stdout, for the log collector; pretty
+ * and coloured instead when a developer runs it on a terminal (NODE_ENV=development).
+ */
+export function createLogger(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NODE_ENV'>, destination?: DestinationStream): Logger {
+  const pretty = !destination && env.NODE_ENV === 'development' && process.stdout.isTTY;
+  const options: LoggerOptions = {
+    level: PINO_LEVEL[env.LOG_LEVEL],
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    // Should an object with headers or a token ever be logged, these never show.
+    redact: {
+      paths: ['authorization', 'token', 'password', '*.authorization', '*.token', '*.password', '*.headers.authorization', '*.headers.cookie'],
+      censor: REDACTED,
+    },
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
+  };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * Nest's Logger on top of pino, so every `new Logger(context)` in the code writes JSON.
+ * An object message (`logger.log({ event, team })`) becomes fields of the line; Nest passes
+ * the logger's context as the last argument and, for error(), a stack before it.
+ */
+export class PinoLoggerService implements LoggerService {
+  constructor(private readonly pino: Logger) {}
+
+  fatal(message: unknown, ...params: unknown[]) {
+    this.write('fatal', message, params);
+  }
+  error(message: unknown, ...params: unknown[]) {
+    this.write('error', message, params);
+  }
+  warn(message: unknown, ...params: unknown[]) {
+    this.write('warn', message, params);
+  }
+  log(message: unknown, ...params: unknown[]) {
+    this.write('info', message, params);
+  }
+  debug(message: unknown, ...params: unknown[]) {
+    this.write('debug', message, params);
+  }
+  verbose(message: unknown, ...params: unknown[]) {
+    this.write('trace', message, params);
+  }
+
+  private write(level: Level, message: unknown, params: unknown[]): void {
+    if (!this.pino.isLevelEnabled(level)) return;
+    const rest = [...params];
+    const context = rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
+    const fields: Record<string, unknown> = context ? { context } : {};
+    const stack = rest.find((p) => typeof p === 'string');
+    if (level === 'error' && typeof stack === 'string') fields.stack = stack;
+    if (message instanceof Error) {
+      this.pino[level]({ ...fields, err: message }, message.message);
+    } else if (typeof message === 'object' && message !== null) {
+      this.pino[level]({ ...fields, ...message });
+    } else {
+      this.pino[level](fields, String(message));
+    }
+  }
+}
+
+/** What each request's line says, on success and on error alike. */
+function requestFields(req: Request, res: Response, responseTime: number) {
+  const route = (req.route as { path?: string } | undefined)?.path;
+  return {
+    method: req.method,
+    url: redactUrl(req.originalUrl),
+    route: route ?? null,
+    status: res.statusCode,
+    durationMs: responseTime,
+    team: (req.user as Caller | undefined)?.team ?? null,
+    remoteAddress: req.ip,
+  };
+}
+
+/**
+ * One line per request when its response is done: request id (the X-Request-Id the
+ * requestContext middleware chose), method, route, status, duration, team. No headers, so
+ * no Authorization header; 5xx lines at `error` (the exception filter logs the cause).
+ */
+export function requestLogger(logger: Logger): HttpLogger {
+  return pinoHttp({
+    logger,
+    quietReqLogger: true,
+    quietResLogger: true,
+    // The requestContext middleware runs first and has set req.id.
+    genReqId: (req) => (req as Request).id,
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    customSuccessObject: (req, res, val: { responseTime: number }) => requestFields(req as Request, res as Response, val.responseTime),
+    customErrorObject: (req, res, _err, val: { responseTime: number }) => requestFields(req as Request, res as Response, val.responseTime),
+    customSuccessMessage: () => 'request completed',
+    customErrorMessage: () => 'request failed',
+  });
+}

@@ -1,0 +1,88 @@
+import { runCli } from './support/cli.js';
+import { startServer, type ServerProcess } from './support/server.js';
+import { createTestDatabase, type TestDatabase } from './support/test-app.js';
+
+const TIMEOUT = 60_000;
+
+type Line = Record<string, unknown>;
+
+describe('structured logs', () => {
+  let database: TestDatabase;
+  let server: ServerProcess;
+  let token: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const created = await runCli(database, ['tokens', 'create', '--team', 'acme']);
+    expect(created.code).toBe(0);
+    token = created.stdout.trim();
+    server = await startServer(database, { LOG_LEVEL: 'log', TRUST_PROXY: '1', SHUTDOWN_DRAIN_MS: '0' });
+  }, TIMEOUT);
+
+  afterAll(async () => {
+    await server.stop();
+    await database.drop();
+  }, TIMEOUT);
+
+  /** The server's output, every line parsed: a line that is not JSON fails the test here. */
+  const lines = (): Line[] =>
+    server
+      .output()
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as Line);
+
+  async function lineFor(requestId: string): Promise<Line> {
+    // The line is written when the response is done; give the pipe a moment.
+    for (let i = 0; i < 50; i++) {
+      const found = lines().filter((l) => l.reqId === requestId);
+      if (found.length > 0) {
+        expect(found).toHaveLength(1);
+        return found[0];
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no log line for request ${requestId}`);
+  }
+
+  it('writes one JSON line per request: id, method, route, status, duration, team', async () => {
+    const res = await server.http.post('/plants').set({ Authorization: `Bearer ${token}`, 'X-Request-Id': 'log-create-1', 'X-Forwarded-For': '203.0.113.7' }).send({ id: 7, name: 'Fern' });
+    expect(res.status).toBe(201);
+    const line = await lineFor('log-create-1');
+    expect(line).toMatchObject({ level: 'info', msg: 'request completed', method: 'POST', url: '/plants', route: '/plants', status: 201, team: 'acme', remoteAddress: '203.0.113.7' });
+    expect(typeof line.durationMs).toBe('number');
+    expect(typeof line.time).toBe('string');
+
+    const deleted = await server.http.delete('/plants/999').set({ Authorization: `Bearer ${token}`, 'X-Request-Id': 'log-delete-1' });
+    expect(deleted.status).toBe(404);
+    expect(await lineFor('log-delete-1')).toMatchObject({ method: 'DELETE', url: '/plants/999', route: '/plants/:id', status: 404, team: 'acme' });
+
+    const anonymous = await server.http.get('/plants').set('X-Request-Id', 'log-anonymous-1');
+    expect(anonymous.status).toBe(401);
+    expect(await lineFor('log-anonymous-1')).toMatchObject({ route: '/plants', status: 401, team: null });
+
+    const unknown = await server.http.get('/nowhere').set('X-Request-Id', 'log-unknown-1');
+    expect(unknown.status).toBe(404);
+    expect(await lineFor('log-unknown-1')).toMatchObject({ route: null, status: 404 });
+  }, TIMEOUT);
+
+  it('never writes a token or an Authorization header, however the token was sent', async () => {
+    const res = await server.http
+      .get(`/plants?access_token=${token}&limit=5`)
+      .set({ Authorization: `Bearer ${token}`, 'X-Request-Id': 'log-redact-1', Cookie: `session=${token}` })
+      .send();
+    expect(res.status).toBe(400);
+    const wrongPlace = await server.http.get(`/plants/${token}`).set({ Authorization: `Bearer ${token}`, 'X-Request-Id': 'log-redact-2' });
+    expect(wrongPlace.status).toBe(405);
+    const bad = await server.http.get('/plants').set({ Authorization: `Bearer ${token.slice(0, -1)}x`, 'X-Request-Id': 'log-redact-3' });
+    expect(bad.status).toBe(401);
+
+    expect(await lineFor('log-redact-1')).toMatchObject({ url: '/plants?access_token=[REDACTED]&limit=5', status: 400 });
+    expect(await lineFor('log-redact-2')).toMatchObject({ url: '/plants/pst_[REDACTED]' });
+    await lineFor('log-redact-3');
+    const output = server.output();
+    expect(output).not.toContain(token);
+    expect(output).not.toContain(token.slice(4, 30));
+    expect(output.toLowerCase()).not.toContain('bearer ');
+  }, TIMEOUT);
+});

@@ -1,0 +1,167 @@
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
+import { runCli } from './support/cli.js';
+import { startServer, type ServerProcess } from './support/server.js';
+import { createTestApp, createTestDatabase, type TestDatabase } from './support/test-app.js';
+
+const TIMEOUT = 60_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Answer {
+  status: number;
+  connection?: string;
+  body: string;
+}
+
+function read(res: IncomingMessage): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    let body = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => (body += chunk));
+    res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body }));
+    res.on('error', reject);
+  });
+}
+
+/** A request whose headers and part of the body are sent now, the rest on finish(): in flight meanwhile. */
+function slowPost(server: ServerProcess, agent: Agent, token: string, payload: object) {
+  const body = JSON.stringify(payload);
+  const req = httpRequest(`${server.url}/plants`, {
+    method: 'POST',
+    agent,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+  });
+  const answer = new Promise<Answer>((resolve, reject) => {
+    req.on('response', (res) => void read(res).then(resolve, reject));
+    req.on('error', reject);
+  });
+  req.write(body.slice(0, 5));
+  return { answer, finish: () => req.end(body.slice(5)) };
+}
+
+function get(server: ServerProcess, agent: Agent, path: string, token?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${server.url}${path}`, { agent, headers: token ? { Authorization: `Bearer ${token}` } : {} });
+    req.on('response', (res) => void read(res).then(resolve, reject));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('graceful shutdown (SIGTERM)', () => {
+  let database: TestDatabase;
+
+  beforeEach(async () => {
+    database = await createTestDatabase();
+  }, TIMEOUT);
+
+  afterEach(async () => {
+    await database.drop();
+  }, TIMEOUT);
+
+  async function tokenFor(team: string): Promise<string> {
+    const created = await runCli(database, ['tokens', 'create', '--team', team]);
+    expect(created.code).toBe(0);
+    return created.stdout.trim();
+  }
+
+  it('turns readiness 503 at once, finishes every in-flight request, closes keep-alive connections and exits 0', async () => {
+    const token = await tokenFor('acme');
+    const server = await startServer(database, { SHUTDOWN_DRAIN_MS: '1000', SHUTDOWN_GRACE_MS: '10000', LOG_LEVEL: 'log' });
+    const agent = new Agent({ keepAlive: true, maxSockets: 50 });
+    try {
+      // Keep-alive connections with requests still running when the signal arrives.
+      const slow = [...Array(5).keys()].map((i) => slowPost(server, agent, token, { id: i + 1, name: `slow ${i + 1}` }));
+      // A keep-alive connection that stays idle after one answer.
+      const idle = connect(Number(new URL(server.url).port), '127.0.0.1');
+      let idleReply = '';
+      let idleClosed = false;
+      idle.on('data', (chunk) => (idleReply += chunk.toString()));
+      idle.on('close', () => (idleClosed = true));
+      idle.write('GET /health/live HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+      await sleep(300);
+      expect(idleReply).toMatch(/^HTTP\/1\.1 200 OK/);
+
+      // Steady traffic on keep-alive connections, across the signal until the listener is gone.
+      let stopped = false;
+      const outcomes: (Answer | { failed: string })[] = [];
+      const traffic = Promise.all(
+        [...Array(4).keys()].map(async () => {
+          while (!stopped) {
+            outcomes.push(await get(server, agent, '/plants', token).catch((error: NodeJS.ErrnoException) => ({ failed: `${error.code}: ${error.message}` })));
+            await sleep(20);
+          }
+        }),
+      );
+      await sleep(200);
+
+      server.process.kill('SIGTERM');
+      await sleep(100);
+      const ready = await get(server, agent, '/health/ready');
+      expect(ready.status).toBe(503);
+      expect(JSON.parse(ready.body)).toEqual({ error: 503, message: 'the service is shutting down' });
+      // Still serving while the load balancer notices, but each answer closes its connection.
+      const during = await get(server, agent, '/plants', token);
+      expect(during.status).toBe(200);
+      expect(during.connection).toBe('close');
+
+      // The listener closes after the drain delay; the slow requests are still running then.
+      await sleep(1400);
+      const refused = await get(server, new Agent(), '/health/live').catch((error: NodeJS.ErrnoException) => error.code);
+      expect(refused).toBe('ECONNREFUSED');
+      expect(server.process.exitCode).toBeNull();
+      expect(idleClosed).toBe(true);
+      for (const s of slow) s.finish();
+      const answers = await Promise.all(slow.map((s) => s.answer));
+      for (const answer of answers) {
+        expect(answer.status).toBe(201);
+        expect(answer.connection).toBe('close');
+      }
+
+      stopped = true;
+      await traffic;
+      expect(await server.stop()).toBe(0);
+
+      // Every request the server accepted was answered, and well; only new connections were refused after the listener closed.
+      const answered = outcomes.filter((o): o is Answer => 'status' in o);
+      const failed = outcomes.filter((o): o is { failed: string } => 'failed' in o).map((o) => o.failed);
+      expect(answered.length).toBeGreaterThan(10);
+      expect(answered.filter((a) => a.status !== 200)).toEqual([]);
+      expect(failed.filter((f) => !f.startsWith('ECONNREFUSED:'))).toEqual([]);
+
+      expect(server.output()).toContain('"event":"shutdown complete"');
+    } finally {
+      agent.destroy();
+      await server.stop();
+    }
+
+    const t = await createTestApp({ database });
+    try {
+      const rows: { id: number | string; name: string }[] = await t.dataSource.query('SELECT id, name FROM plants ORDER BY id');
+      expect(rows.map((r) => [Number(r.id), r.name])).toEqual([1, 2, 3, 4, 5].map((id) => [id, `slow ${id}`]));
+    } finally {
+      await t.close();
+    }
+  }, TIMEOUT);
+
+  it('cuts requests still running after SHUTDOWN_GRACE_MS and exits 0', async () => {
+    const token = await tokenFor('acme');
+    const server = await startServer(database, { SHUTDOWN_DRAIN_MS: '0', SHUTDOWN_GRACE_MS: '500' });
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const stuck = slowPost(server, agent, token, { name: 'never finished' });
+      const outcome = stuck.answer.then(
+        () => 'answered',
+        (error: NodeJS.ErrnoException) => error.code,
+      );
+      await sleep(300);
+      const started = Date.now();
+      expect(await server.stop('SIGTERM')).toBe(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(await outcome).toBe('ECONNRESET');
+      expect(server.output()).toContain('1 requests still running after SHUTDOWN_GRACE_MS=500');
+    } finally {
+      agent.destroy();
+    }
+  }, TIMEOUT);
+});
