@@ -485,7 +485,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is larger than 16384 bytes. */
+            /** @description The body is larger than the limit (BODY_LIMIT_BYTES, by default 16384 bytes). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -763,7 +763,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is larger than 16384 bytes. */
+            /** @description The body is larger than the limit (BODY_LIMIT_BYTES, by default 16384 bytes). */
             413: {
                 headers: {
                     [name: string]: unknown;
