@@ -124,12 +124,14 @@ describe('scopes', () => {
     await expect(t.dataSource.getRepository(Plant).count()).resolves.toBe(1);
   });
 
-  it('Swagger documents 403 on create and delete, and 429 everywhere', async () => {
+  it('Swagger documents 403 (write scope on create and delete, read scope elsewhere) and 429 everywhere', async () => {
     const { body } = await t.http.get('/docs-json').expect(200);
     const plants = body.paths['/plants'];
     expect(plants.post.responses['403']).toBeDefined();
     expect(body.paths['/plants/{id}'].delete.responses['403']).toBeDefined();
-    expect(plants.get.responses['403']).toBeUndefined();
+    expect(plants.post.responses['403'].description).toContain('scope `read` only');
+    // Reads answer 403 only to an SSO token whose scope claim has neither read nor write.
+    expect(plants.get.responses['403'].description).toContain('`read` to list and search');
     for (const op of [plants.get, plants.post, body.paths['/plants/{id}'].delete, body.paths['/locations/nearest'].post]) {
       expect(op.responses['429'].headers['Retry-After']).toBeDefined();
     }

@@ -82,6 +82,8 @@ const ERROR_SCHEMA_REF = { $ref: '#/components/schemas/Error' };
  *   Express cannot decode → 400): it must be a 4xx with the Error body, since the contract
  *   gives every error from any layer that body.
  * - The documentation itself (/docs, /docs-json, /docs-yaml) is not described by itself: skipped.
+ * - A CORS preflight (OPTIONS answered 204 with Access-Control-Allow-Methods, when CORS_ORIGINS
+ *   allows the origin) is the CORS layer's answer, before any operation: skipped.
  * - Every error body carries its own status in `error`.
  */
 export function responseChecker(document: OpenAPIObject): ResponseChecker {
@@ -110,6 +112,7 @@ export function responseChecker(document: OpenAPIObject): ResponseChecker {
       const path = new URL(res.url, 'http://localhost').pathname;
       const where = `${res.method.toUpperCase()} ${path} → ${res.status}`;
       if (/^\/docs(-json|-yaml)?\/?$|^\/docs\//.test(path)) return undefined;
+      if (method === 'options' && res.status === 204 && res.headers['access-control-allow-methods'] !== undefined) return undefined;
       const contentType = String(res.headers['content-type'] ?? '');
       const isJson = contentType.startsWith('application/json');
       // The body, copied: the validator fills in schema defaults on what it is given.
