@@ -21,7 +21,9 @@ execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' 
 
 console.error(`seeding ${STORES} stores and ${TEAMS * PLANTS_PER_TEAM} plants…`);
 const DATABASE_URL = await freshDatabase('main');
-const env = { DATABASE_URL, NODE_ENV: 'production' };
+// The abuse limits are switched off: the runs measure the cost of each request (a 401
+// included), not how fast the limiter refuses a flood from one address or one token.
+const env = { DATABASE_URL, NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0' };
 const storesFile = join(mkdtempSync(join(tmpdir(), 'plant-store-bench-')), 'stores.csv');
 execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), storesFile], { stdio: 'ignore' });
 const importStarted = Date.now();
