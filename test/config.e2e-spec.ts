@@ -30,6 +30,12 @@ describe('configuration', () => {
     [{ DB_CONNECT_TIMEOUT_MS: '50' }, 'DB_CONNECT_TIMEOUT_MS=50: DB_CONNECT_TIMEOUT_MS must not be less than 100'],
     [{ DB_QUERY_TIMEOUT_MS: '1.5' }, 'DB_QUERY_TIMEOUT_MS="1.5": DB_QUERY_TIMEOUT_MS must be an integer number'],
     [{ DB_STARTUP_TIMEOUT_MS: 'forever' }, 'DB_STARTUP_TIMEOUT_MS="forever": DB_STARTUP_TIMEOUT_MS must be an integer number'],
+    [{ TOKEN_CACHE_SECONDS: '6' }, 'TOKEN_CACHE_SECONDS=6: TOKEN_CACHE_SECONDS must not be greater than 5'],
+    [{ TOKEN_DEFAULT_TTL_DAYS: '-1' }, 'TOKEN_DEFAULT_TTL_DAYS=-1: TOKEN_DEFAULT_TTL_DAYS must not be less than 0'],
+    [{ AUTH_FAILURE_LIMIT_PER_MINUTE: 'many' }, 'AUTH_FAILURE_LIMIT_PER_MINUTE="many": AUTH_FAILURE_LIMIT_PER_MINUTE must be an integer number'],
+    [{ REDIS_URL: '127.0.0.1:6379' }, 'REDIS_URL must look like redis://host:6379'],
+    [{ OIDC_ISSUER: 'login.example.com' }, 'OIDC_ISSUER must be an http(s) URL'],
+    [{ OIDC_ISSUER: 'https://login.example.com' }, 'OIDC_AUDIENCE must be set when OIDC_ISSUER is set'],
   ])('a bad value stops the server and the CLI, naming the variable: %j', async (env, message) => {
     const server = await run('main.js', env);
     expect(server.code).toBe(1);
