@@ -3,7 +3,7 @@ import { Module, type DynamicModule, type INestApplicationContext } from '@nestj
 import { NestFactory } from '@nestjs/core';
 import { Presets, SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
-import { AuthModule } from './auth/auth.module.js';
+import { ApiToken } from './auth/api-token.entity.js';
 import { TOKEN_SCOPES, type TokenScope } from './auth/caller.js';
 import { TokensService } from './auth/tokens.service.js';
 import { appConfigModule } from './config/config.module.js';
@@ -15,16 +15,18 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { StoreImportError, StoreImportService, type ImportProgress } from './locations/store-import.service.js';
 
 /**
- * The same modules and configuration as the server, without HTTP. The store list is used
- * without the server's in-memory search index (a command needs no index of 100,000 stores).
+ * The same configuration, database and services as the server, without HTTP: only what the
+ * commands use. No in-memory store index (a command needs no index of 100,000 stores), and
+ * none of the request-time auth parts (passport strategy, SSO, rate limits with their Redis
+ * connection).
  */
 @Module({})
 class CliModule {
   static forRoot(): DynamicModule {
     return {
       module: CliModule,
-      imports: [appConfigModule(), databaseModule(), AuthModule, TypeOrmModule.forFeature([Store])],
-      providers: [StoreImportService, ZipGeocoder],
+      imports: [appConfigModule(), databaseModule(), TypeOrmModule.forFeature([ApiToken, Store])],
+      providers: [TokensService, StoreImportService, ZipGeocoder],
     };
   }
 }
