@@ -35,6 +35,9 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   app.set('trust proxy', trustProxy(process.env.TRUST_PROXY));
   const config = app.get<AppConfig>(ConfigService);
   app.disable('x-powered-by');
+  // Every response says Cache-Control: no-store (contract §1), so an ETag would never be used;
+  // Express would otherwise hash every body to make one.
+  app.set('etag', false);
   app.use(requestContext);
   if (options.logger) app.use(requestLogger(options.logger));
   // helmet's defaults; its CSP (scripts from 'self', inline styles) suits Swagger UI, whose files

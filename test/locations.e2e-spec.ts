@@ -147,6 +147,59 @@ describe('POST /locations/nearest', () => {
     });
   });
 
+  describe('response text', () => {
+    // Each store's JSON is written once when the index loads and copied into responses (StoreIndex):
+    // the text must be exactly what JSON.stringify of the documented object gives.
+    const center = { lat: 40.75065, lng: -73.997293 };
+    const stores = [
+      { code: 'Q-1', name: 'Fern "Quoted" \\ Back\\slash', address: 'Zweigstraße 5 ½', city: 'Saint-Étienne', lat: center.lat, lng: center.lng, hours: { sunday: '10:00 AM - 2:00 PM' } },
+      { code: 'Q-2', name: '植物の店 🌿', address: 'Line\tTab', city: 'Ōsaka', lat: center.lat + 0.01, lng: center.lng, hours: { monday: 'Closed' } },
+      { code: 'Q-3', name: 'Plain', lat: center.lat + 0.02, lng: center.lng },
+    ];
+
+    beforeAll(async () => {
+      await t.dataSource.getRepository(Store).clear();
+      await importStores(t, storesCsv(stores));
+    });
+
+    it('is byte for byte the JSON of the documented object, escapes and UTF-8 included, with each store its own hours', async () => {
+      const res = await search({ customer_address: { zip: '10001' }, max_distance: 5 });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      const rows = await t.dataSource.getRepository(Store).find();
+      const byName = new Map(rows.map((r) => [r.name, r]));
+      const expected = {
+        Code: 'Success',
+        locations: (res.body.locations as Array<{ name: string; distance: number }>).map(({ name, distance }) => {
+          const s = byName.get(name)!;
+          return {
+            name: s.name,
+            address: s.address,
+            city: s.city,
+            state: s.state,
+            zip: s.zip,
+            business_hours: { Monday: s.monday, Tuesday: s.tuesday, Wednesday: s.wednesday, Thursday: s.thursday, Friday: s.friday, Saturday: s.saturday, Sunday: s.sunday },
+            lat: s.lat.toFixed(6),
+            lng: s.lng.toFixed(6),
+            distance,
+          };
+        }),
+      };
+      expect(res.body.locations.map((l: { name: string }) => l.name)).toEqual(stores.map((s) => s.name));
+      expect(res.text).toBe(JSON.stringify(expected));
+      expect(Buffer.byteLength(res.text)).toBe(Number(res.headers['content-length']));
+      expect(res.body.locations[0].business_hours.Sunday).toBe('10:00 AM - 2:00 PM');
+      expect(res.body.locations[1].business_hours.Monday).toBe('Closed');
+      expect(res.body.locations[2].business_hours).toEqual({ Monday: '9:00 AM - 6:00 PM', Tuesday: '9:00 AM - 6:00 PM', Wednesday: '9:00 AM - 6:00 PM', Thursday: '9:00 AM - 8:00 PM', Friday: '9:00 AM - 8:00 PM', Saturday: '10:00 AM - 12:00 PM, 1:00 PM - 5:00 PM', Sunday: 'Closed' });
+    });
+
+    it('answers an empty list as {"Code":"Success","locations":[]}', async () => {
+      const res = await search({ customer_address: { zip: '99501' }, max_distance: 1 });
+      expect(res.status).toBe(200);
+      expect(res.text).toBe('{"Code":"Success","locations":[]}');
+    });
+  });
+
   describe('validation', () => {
     it('answers 400 for a ZIP that no source knows', async () => {
       const res = await search({ customer_address: { zip: '00000' } });

@@ -1,5 +1,6 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
 import { ErrorBody } from '../common/error-body.js';
 import { NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
@@ -26,7 +27,10 @@ export class LocationsController {
     description: 'Invalid request parameters: a malformed or unknown ZIP code, a bad max_distance, limit or state, an unknown field, or a body that is not valid JSON.',
     example: { error: 400, message: 'unknown ZIP code 00000' },
   })
-  nearest(@Body() body: NearestLocationsRequest): NearestLocationsResponse {
-    return this.locations.nearest(body);
+  nearest(@Body() body: NearestLocationsRequest, @Res() res: Response): void {
+    // The body comes as JSON bytes already (a NearestLocationsResponse, see StoreIndex.nearestResponse),
+    // so it is sent as is rather than returned for Nest to serialize again.
+    res.status(200).setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.send(this.locations.nearest(body));
   }
 }

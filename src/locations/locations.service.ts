@@ -1,5 +1,5 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
-import type { NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
+import type { NearestLocationsRequest } from './dto/nearest-locations.dto.js';
 import type { Point } from './geo.js';
 import { StoreIndex } from './store-index.js';
 import { ZipGeocoder } from './zip-geocoder.js';
@@ -20,13 +20,12 @@ export class LocationsService {
     return point;
   }
 
-  /** Stores within max_distance miles (boundary included), nearest first, ties by name then code. */
-  nearest(request: NearestLocationsRequest): NearestLocationsResponse {
+  /**
+   * Stores within max_distance miles (boundary included), nearest first, ties by name then
+   * code: the JSON of a NearestLocationsResponse, written by the store index (see nearestResponse).
+   */
+  nearest(request: NearestLocationsRequest): Buffer {
     const center = this.locate(request.customer_address.zip);
-    const found = this.index.nearest(center, request.max_distance, request.limit);
-    return {
-      Code: 'Success',
-      locations: found.map(({ store, distance }) => ({ ...store.location, distance: Math.round(distance * 100) / 100 })),
-    };
+    return this.index.nearestResponse(center, request.max_distance, request.limit);
   }
 }

@@ -2,6 +2,7 @@ import { ConflictException, Injectable, NotFoundException } from '@nestjs/common
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { isDuplicateKeyError } from '../database/database-errors.js';
+import { preparedRead, type SqlValue } from '../database/prepared-read.js';
 import { Plant } from './plant.entity.js';
 import { MAX_PLANT_ID } from './plant-id.js';
 
@@ -46,12 +47,12 @@ export class PlantsService {
   }
 
   /**
-   * The hottest read of the service, so it is one plain SQL statement through the data
-   * source: the query builder and entity hydration cost more than the query itself (CPU
-   * profile of GET /plants under load, see README "Performance"). Same SQL on both engines.
+   * The hottest read of the service, so it is one prepared SQL statement (see preparedRead):
+   * the query builder, entity hydration and TypeORM's query runner cost more than the query
+   * itself (CPU profile of GET /plants under load, README "Performance"). Same SQL on both engines.
    */
   async list(team: string, { limit, tag, after }: { limit: number; tag?: string; after?: number }): Promise<PlantPage> {
-    const params: unknown[] = [team, after ?? 0];
+    const params: SqlValue[] = [team, after ?? 0];
     let sql = 'SELECT id, name, tag FROM plants WHERE team = ? AND id > ?';
     if (tag !== undefined) {
       // MySQL's PAD SPACE collations find "fern" = "fern "; equal lengths make the match exact on both engines.
@@ -60,7 +61,7 @@ export class PlantsService {
     }
     sql += ' ORDER BY id LIMIT ?';
     params.push(limit + 1);
-    const rows: Array<{ id: number | string; name: string; tag: string | null }> = await this.plants.query(sql, params);
+    const rows = await preparedRead<{ id: number | string; name: string; tag: string | null }>(this.plants.manager.connection, sql, params);
     const plants = rows.map((row) => ({ id: Number(row.id), name: row.name, tag: row.tag }));
     if (plants.length <= limit) return { plants };
     plants.length = limit;
