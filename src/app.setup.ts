@@ -29,9 +29,9 @@ export function trustProxy(value = 'false'): boolean | number | string {
 
 /**
  * Everything the HTTP app needs beyond its modules; shared by main.ts and the e2e tests
- * so that the tests exercise the real pipeline. `logger` (main.ts) adds the per-request log line.
+ * so that the tests exercise the real pipeline. `requestLog` (main.ts) adds the per-request log line.
  */
-export function configureApp(app: NestExpressApplication, options: { docs: boolean; logger?: Logger }): void {
+export function configureApp(app: NestExpressApplication, options: { docs: boolean; requestLog?: Logger }): void {
   app.set('trust proxy', trustProxy(process.env.TRUST_PROXY));
   const config = app.get<AppConfig>(ConfigService);
   app.disable('x-powered-by');
@@ -39,7 +39,7 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   // Express would otherwise hash every body to make one.
   app.set('etag', false);
   app.use(requestContext);
-  if (options.logger) app.use(requestLogger(options.logger));
+  if (options.requestLog) app.use(requestLogger(options.requestLog));
   // helmet's defaults; its CSP (scripts from 'self', inline styles) suits Swagger UI, whose files
   // are served from /docs. No upgrade-insecure-requests: behind a TLS-terminating load balancer or
   // on a private network the service is reached over plain HTTP, and /docs must still load.

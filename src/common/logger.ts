@@ -26,8 +26,19 @@ export function redactUrl(url: string): string {
     .replace(/([?&](?:access_token|token|api_key|apikey)=)[^&#]*/gi, `$1${REDACTED}`);
 }
 
+export interface Loggers {
+  /** Everything the code logs (Nest's Logger, audit, errors): fields named like secrets are redacted. */
+  app: Logger;
+  /**
+   * The per-request line only (see requestLogger), same level and stream, without pino's
+   * redaction: that line is built from known fields with the URL already redacted, and the
+   * wildcard redaction paths cost more per line than everything else pino does.
+   */
+  requests: Logger;
+}
+
 /**
- * The service's JSON logger: one object per line on stdout, for the log collector; pretty
+ * The service's JSON loggers: one object per line on stdout, for the log collector; pretty
  * and coloured instead when a developer runs it on a terminal (NODE_ENV=development).
  *
  * Lines go out asynchronously: a write to stdout never blocks a request, and lines written
@@ -35,22 +46,35 @@ export function redactUrl(url: string): string {
  * of one per request; see README "Performance"). pino flushes what is pending when the
  * process exits, so only a SIGKILL can lose the last lines.
  */
-export function createLogger(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NODE_ENV'>, destination?: DestinationStream): Logger {
+export function createLoggers(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NODE_ENV'>, destination?: DestinationStream): Loggers {
   const pretty = !destination && env.NODE_ENV === 'development' && process.stdout.isTTY;
   const options: LoggerOptions = {
     level: PINO_LEVEL[env.LOG_LEVEL],
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
-    // Should an object with headers or a token ever be logged, these never show.
-    redact: {
-      paths: ['authorization', 'token', 'password', '*.authorization', '*.token', '*.password', '*.headers.authorization', '*.headers.cookie'],
-      censor: REDACTED,
-    },
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
   };
-  if (destination) return pino(options, destination);
-  return pretty ? pino(options) : pino(options, pino.destination({ dest: 1, sync: false }));
+  const stream =
+    destination ??
+    (pretty ? pino.transport({ target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } }) : pino.destination({ dest: 1, sync: false }));
+  return {
+    app: pino(
+      {
+        ...options,
+        // Should an object with headers or a token ever be logged, these never show.
+        redact: {
+          paths: ['authorization', 'token', 'password', '*.authorization', '*.token', '*.password', '*.headers.authorization', '*.headers.cookie'],
+          censor: REDACTED,
+        },
+      },
+      stream,
+    ),
+    requests: pino(options, stream),
+  };
+}
+
+export function createLogger(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NODE_ENV'>, destination?: DestinationStream): Logger {
+  return createLoggers(env, destination).app;
 }
 
 /**
