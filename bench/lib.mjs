@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: databases, the CLI, service processes, autocannon.
 import { execFile, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
@@ -38,11 +38,16 @@ export function freePort() {
   });
 }
 
-/** Starts `node <script>` and waits until `readyPath` answers 200; returns the time it took. */
-export async function startProcess(script, env, readyPath = '/health/ready') {
+/**
+ * Starts `node <script>` and waits until `readyPath` answers 200; returns the time it took.
+ * With `logFile`, the process logs at its default level (one line per request, as in
+ * production) into that file; without, only warnings reach the terminal.
+ */
+export async function startProcess(script, env, { readyPath = '/health/ready', logFile } = {}) {
   const port = await freePort();
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [script], { env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+  const stdout = logFile ? openSync(logFile, 'a') : 'inherit';
+  const child = spawn(process.execPath, [script], { env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...(logFile ? {} : { LOG_LEVEL: 'warn' }), ...env }, stdio: ['ignore', stdout, 'inherit'] });
   // A crashed benchmark must not leave servers behind.
   process.once('exit', () => child.kill('SIGKILL'));
   const url = `http://127.0.0.1:${port}`;
