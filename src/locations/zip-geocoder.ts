@@ -12,21 +12,25 @@ export const ZIP_POINTS_FILE = new URL('../../assets/zip-points.csv', import.met
 /** `12345`, `12345-6789` or `123456789`, ASCII digits only (after trimming). */
 export const ZIP_PATTERN = /^[0-9]{5}(?:-?[0-9]{4})?$/;
 
+/**
+ * The points sit in one typed array indexed by the ZIP's number (latitude at 2n, longitude
+ * at 2n + 1, NaN for a ZIP no source knows): 1.6 MB outside the garbage collector's reach
+ * instead of some 42,000 map entries and objects it would walk on every full collection.
+ */
 @Injectable()
 export class ZipGeocoder {
-  private readonly points = new Map<string, Point>();
+  private readonly points = new Float64Array(2 * 100_000).fill(NaN);
+  readonly size: number = 0;
 
   constructor() {
     const lines = readFileSync(ZIP_POINTS_FILE, 'utf8').split('\n');
     for (const line of lines.slice(1)) {
       if (!line) continue;
       const [zip, lat, lng] = line.split(',');
-      this.points.set(zip, { lat: Number(lat), lng: Number(lng) });
+      this.points[2 * Number(zip)] = Number(lat);
+      this.points[2 * Number(zip) + 1] = Number(lng);
+      this.size++;
     }
-  }
-
-  get size(): number {
-    return this.points.size;
   }
 
   /** The five-digit ZIP of a well-formed ZIP (or ZIP+4), or null. */
@@ -35,7 +39,11 @@ export class ZipGeocoder {
     return ZIP_PATTERN.test(trimmed) ? trimmed.slice(0, 5) : null;
   }
 
+  /** The point of a five-digit ZIP (as normalize() gives it), or undefined. */
   lookup(zip5: string): Point | undefined {
-    return this.points.get(zip5);
+    if (!/^[0-9]{5}$/.test(zip5)) return undefined;
+    const n = Number(zip5);
+    const lat = this.points[2 * n];
+    return Number.isNaN(lat) ? undefined : { lat, lng: this.points[2 * n + 1] };
   }
 }
