@@ -53,7 +53,7 @@ interface Snapshot {
   hoursOf: Uint32Array;
 }
 
-export interface Nearby {
+interface Nearby {
   /** The store's number in the snapshot the search ran on. */
   store: number;
   distance: number;
@@ -147,17 +147,10 @@ export class StoreIndex implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * At most `limit` stores within `maxMiles` of `center` (boundary included), nearest
-   * first, ties by name then code.
-   */
-  nearest(center: Point, maxMiles: number, limit: number): Nearby[] {
-    return this.search(this.snapshot, center, maxMiles, limit);
-  }
-
-  /**
-   * The whole 200 response of POST /locations/nearest, `{"Code":"Success","locations":[…]}`,
-   * as UTF-8: each store's JSON was written once at load; a search only copies it and adds
-   * the distance (no objects built, no JSON.stringify per request).
+   * At most `limit` stores within `maxMiles` of `center` (boundary included), nearest first,
+   * ties by name then code, as the whole 200 response of POST /locations/nearest,
+   * `{"Code":"Success","locations":[…]}` in UTF-8: each store's JSON was written once at load;
+   * a search only copies it and adds the distance (no objects built, no JSON.stringify).
    */
   nearestResponse(center: Point, maxMiles: number, limit: number): Buffer {
     const snapshot = this.snapshot;
@@ -183,6 +176,7 @@ export class StoreIndex implements OnApplicationBootstrap, OnModuleDestroy {
     return body;
   }
 
+  /** The stores of `nearestResponse`, in order. */
   private search({ index, points, rank }: Snapshot, center: Point, maxMiles: number, limit: number): Nearby[] {
     if (!index) return [];
     const distanceTo = (store: number) => haversineMiles(center, { lng: points[2 * store], lat: points[2 * store + 1] });
