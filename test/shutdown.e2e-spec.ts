@@ -43,7 +43,8 @@ function get(server: ServerProcess, agent: Agent, path: string, token?: string):
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${server.url}${path}`, { agent, headers: token ? { Authorization: `Bearer ${token}` } : {} });
     req.on('response', (res) => void read(res).then(resolve, reject));
-    req.on('error', reject);
+    // Whether the request went out on a connection that had already been answered on (keep-alive).
+    req.on('error', (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket })));
     req.end();
   });
 }
@@ -84,11 +85,16 @@ describe('graceful shutdown (SIGTERM)', () => {
 
       // Steady traffic on keep-alive connections, across the signal until the listener is gone.
       let stopped = false;
-      const outcomes: (Answer | { failed: string })[] = [];
+      const outcomes: (Answer | { failed: string; reused: boolean })[] = [];
       const traffic = Promise.all(
         [...Array(4).keys()].map(async () => {
           while (!stopped) {
-            outcomes.push(await get(server, agent, '/plants', token).catch((error: NodeJS.ErrnoException) => ({ failed: `${error.code}: ${error.message}` })));
+            outcomes.push(
+              await get(server, agent, '/plants', token).catch((error: NodeJS.ErrnoException & { reusedSocket: boolean }) => ({
+                failed: `${error.code}: ${error.message}`,
+                reused: error.reusedSocket,
+              })),
+            );
             await sleep(20);
           }
         }),
@@ -124,12 +130,19 @@ describe('graceful shutdown (SIGTERM)', () => {
 
       // Every request the server accepted was answered, and well; only new connections were refused after the listener closed.
       const answered = outcomes.filter((o): o is Answer => 'status' in o);
-      const failed = outcomes.filter((o): o is { failed: string } => 'failed' in o).map((o) => o.failed);
+      const failures = outcomes.filter((o): o is { failed: string; reused: boolean } => 'failed' in o);
       expect(answered.length).toBeGreaterThan(10);
       expect(answered.filter((a) => a.status !== 200)).toEqual([]);
-      expect(failed.filter((f) => !f.startsWith('ECONNREFUSED:'))).toEqual([]);
+      // A request on a connection the server had already answered on must never fail. A new
+      // connection is refused once the listener is closed; one the kernel had completed but the
+      // process had not accepted yet when the listener closed is reset instead (seen on a loaded
+      // machine): never accepted, so never answered, like a refused one.
+      expect(failures.filter((f) => f.reused)).toEqual([]);
+      expect(failures.map((f) => f.failed).filter((f) => !/^(ECONNREFUSED|ECONNRESET):/.test(f))).toEqual([]);
 
       expect(server.output()).toContain('"event":"shutdown complete"');
+      // …and no request the process had read was cut off (that would be logged as aborted).
+      expect(server.output()).not.toContain('"msg":"request aborted"');
     } finally {
       agent.destroy();
       await server.stop();
