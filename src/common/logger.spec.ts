@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { createLogger, PinoLoggerService, redactUrl } from './logger.js';
+import { createLoggers, PinoLoggerService, redactUrl } from './logger.js';
 
 /** A logger whose JSON lines are collected instead of written to stdout. */
 function capture(level: 'log' | 'warn' = 'log') {
   const lines: Record<string, unknown>[] = [];
-  const pino = createLogger({ LOG_LEVEL: level, NODE_ENV: 'test' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const pino = createLoggers({ LOG_LEVEL: level, NODE_ENV: 'test' }, { write: (line: string) => void lines.push(JSON.parse(line)) }).app;
   return { lines, service: new PinoLoggerService(pino) };
 }
 

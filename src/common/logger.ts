@@ -73,10 +73,6 @@ export function createLoggers(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NOD
   };
 }
 
-export function createLogger(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NODE_ENV'>, destination?: DestinationStream): Logger {
-  return createLoggers(env, destination).app;
-}
-
 /**
  * Nest's Logger on top of pino, so every `new Logger(context)` in the code writes JSON.
  * An object message (`logger.log({ event, team })`) becomes fields of the line; Nest passes
