@@ -33,8 +33,9 @@ describe('structured logs', () => {
       .map((l) => JSON.parse(l) as Line);
 
   async function lineFor(requestId: string): Promise<Line> {
-    // The line is written when the response is done; give the pipe a moment.
-    for (let i = 0; i < 50; i++) {
+    // The line is written when the response is done, in a batch flushed at least every
+    // LOG_FLUSH_MS (1 s): a quiet server's line must still arrive, within a few seconds.
+    for (let i = 0; i < 100; i++) {
       const found = lines().filter((l) => l.reqId === requestId);
       if (found.length > 0) {
         expect(found).toHaveLength(1);

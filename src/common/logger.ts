@@ -15,6 +15,10 @@ const PINO_LEVEL: Record<EnvironmentVariables['LOG_LEVEL'], Level> = {
 };
 
 const REDACTED = '[REDACTED]';
+/** Log lines are written once this many bytes have gathered… */
+export const LOG_BATCH_BYTES = 8192;
+/** …or this long after the previous write, so a quiet service's lines still arrive promptly. */
+export const LOG_FLUSH_MS = 1000;
 
 /**
  * Tokens never reach the logs: a `pst_…` token anywhere in a URL and the values of
@@ -41,10 +45,13 @@ export interface Loggers {
  * The service's JSON loggers: one object per line on stdout, for the log collector; pretty
  * and coloured instead when a developer runs it on a terminal (NODE_ENV=development).
  *
- * Lines go out asynchronously: a write to stdout never blocks a request, and lines written
- * while the previous write is in flight go out together (one system call per batch instead
- * of one per request; see README "Performance"). pino flushes what is pending when the
- * process exits, so only a SIGKILL can lose the last lines.
+ * Lines go out asynchronously and in batches: a write to stdout never blocks a request, and
+ * lines are held until LOG_BATCH_BYTES have gathered or LOG_FLUSH_MS has passed, whichever
+ * comes first. Each write is handed to a libuv worker thread, and waking that thread (and
+ * being woken back) costs more than the write itself on a small virtual machine: one
+ * write per ~20 request lines instead of one per ~4 raised GET /plants throughput by 10-30 %
+ * (README "Performance"). pino flushes what is pending when the process exits, so only a
+ * SIGKILL can lose lines: at most the last second's.
  */
 export function createLoggers(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NODE_ENV'>, destination?: DestinationStream): Loggers {
   const pretty = !destination && env.NODE_ENV === 'development' && process.stdout.isTTY;
@@ -56,7 +63,7 @@ export function createLoggers(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NOD
   };
   const stream =
     destination ??
-    (pretty ? pino.transport({ target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } }) : pino.destination({ dest: 1, sync: false }));
+    (pretty ? pino.transport({ target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } }) : pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }));
   return {
     app: pino(
       {
