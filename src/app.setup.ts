@@ -1,12 +1,11 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ConfigService } from '@nestjs/config';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import helmet from 'helmet';
 import type { Logger } from 'pino';
 import { ErrorBody } from './common/error-body.js';
 import { jsonBody } from './common/json-body.js';
-import { requestLogger } from './common/logger.js';
 import { requestContext } from './common/request-context.middleware.js';
+import { HELMET_OPTIONS, securityHeaders } from './common/security-headers.js';
 import type { AppConfig } from './config/config.module.js';
 
 export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject {
@@ -38,12 +37,8 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   // Every response says Cache-Control: no-store (contract §1), so an ETag would never be used;
   // Express would otherwise hash every body to make one.
   app.set('etag', false);
-  app.use(requestContext);
-  if (options.requestLog) app.use(requestLogger(options.requestLog));
-  // helmet's defaults; its CSP (scripts from 'self', inline styles) suits Swagger UI, whose files
-  // are served from /docs. No upgrade-insecure-requests: behind a TLS-terminating load balancer or
-  // on a private network the service is reached over plain HTTP, and /docs must still load.
-  app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
+  // Request id, no-store, helmet's headers (HELMET_OPTIONS) and the log line, in one layer.
+  app.use(requestContext({ headers: securityHeaders(HELMET_OPTIONS), log: options.requestLog }));
   const corsOrigins = config.get('CORS_ORIGINS', { infer: true });
   // CORS stays off (no Access-Control-* headers at all) unless origins are listed.
   if (corsOrigins) app.enableCors({ origin: corsOrigins.split(',').map((o) => o.trim()), exposedHeaders: ['Location', 'Link', 'X-Request-Id'], maxAge: 600 });

@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
 import type { Caller } from '../auth/caller.js';
 import type { EnvironmentVariables } from '../config/environment.js';
@@ -34,7 +34,7 @@ export interface Loggers {
   /** Everything the code logs (Nest's Logger, audit, errors): fields named like secrets are redacted. */
   app: Logger;
   /**
-   * The per-request line only (see requestLogger), same level and stream, without pino's
+   * The per-request line only (see logRequest), same level and stream, without pino's
    * redaction: that line is built from known fields with the URL already redacted, and the
    * wildcard redaction paths cost more per line than everything else pino does.
    */
@@ -134,25 +134,22 @@ export class PinoLoggerService implements LoggerService {
  * A single 'close' listener rather than pino-http: pino-http builds a child logger and three
  * listeners per request and cost about 8 % of the CPU of GET /plants (README "Performance").
  */
-export function requestLogger(logger: Logger) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    const started = performance.now();
-    res.once('close', () => {
-      const status = res.statusCode;
-      const line = {
-        reqId: req.id,
-        method: req.method,
-        url: redactUrl(req.originalUrl),
-        route: (req.route as { path?: string } | undefined)?.path ?? null,
-        status,
-        durationMs: Math.round((performance.now() - started) * 10) / 10,
-        team: (req.user as Caller | undefined)?.team ?? null,
-        remoteAddress: req.ip,
-      };
-      if (!res.writableFinished) logger.warn(line, 'request aborted');
-      else if (status >= 500) logger.error(line, 'request failed');
-      else logger.info(line, 'request completed');
-    });
-    next();
-  };
+export function logRequest(logger: Logger, req: Request, res: Response): void {
+  const started = performance.now();
+  res.once('close', () => {
+    const status = res.statusCode;
+    const line = {
+      reqId: req.id,
+      method: req.method,
+      url: redactUrl(req.originalUrl),
+      route: (req.route as { path?: string } | undefined)?.path ?? null,
+      status,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+      team: (req.user as Caller | undefined)?.team ?? null,
+      remoteAddress: req.ip,
+    };
+    if (!res.writableFinished) logger.warn(line, 'request aborted');
+    else if (status >= 500) logger.error(line, 'request failed');
+    else logger.info(line, 'request completed');
+  });
 }

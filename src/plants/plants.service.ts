@@ -53,7 +53,9 @@ export class PlantsService {
    */
   async list(team: string, { limit, tag, after }: { limit: number; tag?: string; after?: number }): Promise<PlantPage> {
     const params: SqlValue[] = [team, after ?? 0];
-    let sql = 'SELECT id, name, tag FROM plants WHERE team = ? AND id > ?';
+    // The id as text: mysql2 turns a BIGINT of the binary protocol into a string through a Long
+    // object and its long division (about 6 KB of garbage per page of 20); text is read as is.
+    let sql = 'SELECT CAST(id AS CHAR) AS id_text, name, tag FROM plants WHERE team = ? AND id > ?';
     if (tag !== undefined) {
       // MySQL's PAD SPACE collations find "fern" = "fern "; equal lengths make the match exact on both engines.
       sql += ' AND tag = ? AND LENGTH(tag) = LENGTH(?)';
@@ -61,8 +63,8 @@ export class PlantsService {
     }
     sql += ' ORDER BY id LIMIT ?';
     params.push(limit + 1);
-    const rows = await preparedRead<{ id: number | string; name: string; tag: string | null }>(this.plants.manager.connection, sql, params);
-    const plants = rows.map((row) => ({ id: Number(row.id), name: row.name, tag: row.tag }));
+    const rows = await preparedRead<{ id_text: string; name: string; tag: string | null }>(this.plants.manager.connection, sql, params);
+    const plants = rows.map((row) => ({ id: Number(row.id_text), name: row.name, tag: row.tag }));
     if (plants.length <= limit) return { plants };
     plants.length = limit;
     return { plants, nextAfter: plants[limit - 1].id };
