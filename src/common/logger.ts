@@ -48,10 +48,10 @@ export interface Loggers {
  * Lines go out asynchronously and in batches: a write to stdout never blocks a request, and
  * lines are held until LOG_BATCH_BYTES have gathered or LOG_FLUSH_MS has passed, whichever
  * comes first. Each write is handed to a libuv worker thread, and waking that thread (and
- * being woken back) costs more than the write itself on a small virtual machine: one
- * write per ~20 request lines instead of one per ~4 raised GET /plants throughput by 10-30 %
- * (README "Performance"). pino flushes what is pending when the process exits, so only a
- * SIGKILL can lose lines: at most the last second's.
+ * being woken back) costs more than the write itself on a small virtual machine: batching
+ * cut the log writes of 10,000 GET /plants from ~2,200 to ~900 and the thread wake-ups by a
+ * third (README "Performance"). pino flushes what is pending when the process exits, so only
+ * a SIGKILL can lose lines: at most the last second's.
  */
 export function createLoggers(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NODE_ENV'>, destination?: DestinationStream): Loggers {
   const pretty = !destination && env.NODE_ENV === 'development' && process.stdout.isTTY;
