@@ -49,7 +49,9 @@ export async function startProcess(script, env, { readyPath = '/health/ready', l
   const stdout = logFile ? openSync(logFile, 'a') : 'inherit';
   const child = spawn(process.execPath, [script], { env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...(logFile ? {} : { LOG_LEVEL: 'warn' }), ...env }, stdio: ['ignore', stdout, 'inherit'] });
   // A crashed benchmark must not leave servers behind.
-  process.once('exit', () => child.kill('SIGKILL'));
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  child.once('exit', () => process.removeListener('exit', kill));
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);

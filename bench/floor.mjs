@@ -1,0 +1,56 @@
+// npm run bench:floor: how close can any server built on the service's stack get to the
+// baseline? Drives GET /plants?limit=20 (32 connections, DURATION s, ROUNDS rounds, servers
+// alternating) against the baseline (node:http + mysql2: token look-up and page query) and
+// against the floors of bench/floor-servers.mjs, which answer the same body from memory with
+// no database at all (but one, which reads the page from MySQL), and the service itself. A floor's ratio is an upper bound for the
+// service: whatever the service does on top of that layer only lowers it.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
+import { ROOT, cli, fmt, freshDatabase, load, startProcess } from './lib.mjs';
+
+const DURATION = Number(process.env.DURATION ?? 10);
+const ROUNDS = Number(process.env.ROUNDS ?? 2);
+
+execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+const DATABASE_URL = await freshDatabase('floor');
+const env = { DATABASE_URL, NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0' };
+const token = await cli(env, 'tokens', 'create', '--team', 'team0');
+const db = await mysql.createConnection(DATABASE_URL);
+const rows = Array.from({ length: 1000 }, (_, j) => ['team0', j + 1, `Plant ${j + 1} of team 0`, j % 3 ? 'green' : null]);
+await db.query('INSERT INTO plants (team, id, name, tag) VALUES ?', [rows]);
+await db.end();
+
+const FLOOR_TOKEN = 'pst_floor';
+const floor = (name) => ({ name, script: `${ROOT}bench/floor-servers.mjs`, env: { FLOOR: name, FLOOR_TOKEN, DATABASE_URL }, token: FLOOR_TOKEN });
+const servers = [
+  { name: 'baseline (node:http + mysql2)', script: `${ROOT}bench/baseline.mjs`, env: { DATABASE_URL }, token },
+  floor('http'),
+  floor('express'),
+  floor('nest'),
+  floor('nest-passport'),
+  floor('nest-passport-db'),
+  // As in npm run bench: production logging, one line per request, into a file.
+  { name: 'service', script: `${ROOT}dist/main.js`, env, token, logFile: join(mkdtempSync(join(tmpdir(), 'plant-store-floor-')), 'service.log') },
+];
+const runs = new Map(servers.map((s) => [s.name, []]));
+for (let round = 0; round < ROUNDS; round++) {
+  for (const server of servers) {
+    console.error(`round ${round + 1}: ${server.name}…`);
+    const process_ = await startProcess(server.script, server.env, { logFile: server.logFile });
+    const result = await load({ url: process_.url, duration: DURATION, path: '/plants?limit=20', headers: { authorization: `Bearer ${server.token}` } });
+    if (result.errors || result.non2xx) throw new Error(`${server.name}: ${result.errors} errors, ${result.non2xx} non-2xx answers`);
+    runs.get(server.name).push({ ...result, rssMb: process_.rssMb() });
+    await process_.stop();
+  }
+}
+const mean = (list, f) => list.reduce((sum, r) => sum + f(r), 0) / list.length;
+const baselineRps = mean(runs.get(servers[0].name), (r) => r.rps);
+console.log(`\nGET /plants?limit=20, 32 connections, ${ROUNDS} × ${DURATION} s per server (alternating; mean req/s, worst p99). Floors answer from memory, nest-passport-db from MySQL.\n`);
+console.log('| server | req/s | p99 ms | RSS MB | / baseline |\n|---|---:|---:|---:|---:|');
+for (const [name, list] of runs) {
+  const rps = mean(list, (r) => r.rps);
+  console.log(`| ${name} | ${fmt(rps)} | ${fmt(Math.max(...list.map((r) => r.p99)))} | ${fmt(Math.max(...list.map((r) => r.rssMb)))} | ${fmt(rps / baselineRps, 2)} |`);
+}
