@@ -4,7 +4,9 @@
 // (Express 5, as Nest's platform-express sets it up), `nest` (NestJS 12 over Express, one
 // controller), `nest-passport` (the same plus a global @nestjs/passport bearer guard that
 // accepts one fixed token), `nest-passport-db` (the same, the page read from MySQL with the
-// service's SQL on a plain mysql2 pool: one query per request). Used by bench/floor.mjs.
+// service's SQL on a plain mysql2 pool: one query per request). ADAPTER=fastify runs the
+// NestJS floors on @nestjs/platform-fastify instead of Express (a devDependency, for this
+// comparison only: the service itself is built on platform-express). Used by bench/floor.mjs.
 import 'reflect-metadata';
 import { createServer } from 'node:http';
 
@@ -71,7 +73,14 @@ switch (process.env.FLOOR) {
     }
     class FloorModule {}
     Module({ controllers: [PlantsController], providers })(FloorModule);
-    const app = await NestFactory.create(FloorModule, { logger: false, bodyParser: false });
+    const options = { logger: false, bodyParser: false };
+    let app;
+    if (process.env.ADAPTER === 'fastify') {
+      const { FastifyAdapter } = await import('@nestjs/platform-fastify');
+      app = await NestFactory.create(FloorModule, new FastifyAdapter(), options);
+    } else {
+      app = await NestFactory.create(FloorModule, options);
+    }
     await app.listen(port, host);
     break;
   }

@@ -1,9 +1,10 @@
 // npm run bench:floor: how close can any server built on the service's stack get to the
 // baseline? Drives GET /plants?limit=20 (32 connections, DURATION s, ROUNDS rounds, servers
-// alternating) against the baseline (node:http + mysql2: token look-up and page query) and
-// against the floors of bench/floor-servers.mjs, which answer the same body from memory with
-// no database at all (but one, which reads the page from MySQL), and the service itself. A floor's ratio is an upper bound for the
-// service: whatever the service does on top of that layer only lowers it.
+// alternating) against the baseline (node:http + mysql2: token look-up and page query), the
+// floors of bench/floor-servers.mjs and the service itself. The floors answer the same body
+// with nothing but their layer: from memory, or (the -db ones) with one query on a plain
+// mysql2 pool. A floor's ratio bounds the service from above: whatever the service does on
+// top of that layer only lowers it. The Fastify rows show what Nest's other adapter would allow.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +25,12 @@ await db.query('INSERT INTO plants (team, id, name, tag) VALUES ?', [rows]);
 await db.end();
 
 const FLOOR_TOKEN = 'pst_floor';
-const floor = (name) => ({ name, script: `${ROOT}bench/floor-servers.mjs`, env: { FLOOR: name, FLOOR_TOKEN, DATABASE_URL }, token: FLOOR_TOKEN });
+const floor = (name, adapter = 'express') => ({
+  name: adapter === 'express' ? name : `${name} on ${adapter}`,
+  script: `${ROOT}bench/floor-servers.mjs`,
+  env: { FLOOR: name, ADAPTER: adapter, FLOOR_TOKEN, DATABASE_URL },
+  token: FLOOR_TOKEN,
+});
 const servers = [
   { name: 'baseline (node:http + mysql2)', script: `${ROOT}bench/baseline.mjs`, env: { DATABASE_URL }, token },
   floor('http'),
@@ -32,6 +38,9 @@ const servers = [
   floor('nest'),
   floor('nest-passport'),
   floor('nest-passport-db'),
+  // Not part of the service's stack: what the same floor does on Nest's other HTTP adapter.
+  floor('nest-passport', 'fastify'),
+  floor('nest-passport-db', 'fastify'),
   // As in npm run bench: production logging, one line per request, into a file.
   { name: 'service', script: `${ROOT}dist/main.js`, env, token, logFile: join(mkdtempSync(join(tmpdir(), 'plant-store-floor-')), 'service.log') },
 ];
@@ -48,7 +57,7 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const mean = (list, f) => list.reduce((sum, r) => sum + f(r), 0) / list.length;
 const baselineRps = mean(runs.get(servers[0].name), (r) => r.rps);
-console.log(`\nGET /plants?limit=20, 32 connections, ${ROUNDS} × ${DURATION} s per server (alternating; mean req/s, worst p99). Floors answer from memory, nest-passport-db from MySQL.\n`);
+console.log(`\nGET /plants?limit=20, 32 connections, ${ROUNDS} × ${DURATION} s per server (alternating; mean req/s, worst p99). Floors answer from memory, the -db ones from MySQL.\n`);
 console.log('| server | req/s | p99 ms | RSS MB | / baseline |\n|---|---:|---:|---:|---:|');
 for (const [name, list] of runs) {
   const rps = mean(list, (r) => r.rps);
