@@ -1,6 +1,6 @@
 // The framework floor: the smallest server of each layer of the service's stack answering
-// GET /plants?limit=20 with the same 20-plant JSON body as the service, from memory (no
-// database, no token look-up). FLOOR picks the layer: `http` (node:http), `express`
+// GET /plants?limit=20 with the same 20-plant JSON body as the service, no token look-up, and
+// from memory except in the -db floor. FLOOR picks the layer: `http` (node:http), `express`
 // (Express 5, as Nest's platform-express sets it up), `nest` (NestJS 12 over Express, one
 // controller), `nest-passport` (the same plus a global @nestjs/passport bearer guard that
 // accepts one fixed token), `nest-passport-db` (the same, the page read from MySQL with the
@@ -9,9 +9,12 @@
 // comparison only: the service itself is built on platform-express). Used by bench/floor.mjs.
 import 'reflect-metadata';
 import { createServer } from 'node:http';
+import { plantRows } from './plants.mjs';
 
-const BODY = JSON.stringify(Array.from({ length: 20 }, (_, i) => (i % 3 ? { name: `Plant ${i + 1} of team 0`, tag: 'green' } : { name: `Plant ${i + 1} of team 0` })));
-const PAGE = JSON.parse(BODY);
+/** A page of plants as the service answers it: name, and tag when there is one. */
+const toBody = ({ name, tag }) => (tag === null ? { name } : { name, tag });
+const PAGE = plantRows(0, 20).map(([, , name, tag]) => toBody({ name, tag }));
+const BODY = JSON.stringify(PAGE);
 const FLOOR_TOKEN = process.env.FLOOR_TOKEN;
 const port = Number(process.env.PORT);
 const host = process.env.HOST ?? '127.0.0.1';
@@ -37,14 +40,13 @@ switch (process.env.FLOOR) {
   case 'nest-passport-db': {
     const { Controller, Get, Injectable, Module } = await import('@nestjs/common');
     const { APP_GUARD, NestFactory } = await import('@nestjs/core');
-    const { default: mysql } = await import('mysql2/promise');
-    const pool = process.env.FLOOR === 'nest-passport-db' ? mysql.createPool({ uri: process.env.DATABASE_URL, connectionLimit: 10 }) : undefined;
+    const pool = process.env.FLOOR === 'nest-passport-db' ? (await import('mysql2/promise')).default.createPool({ uri: process.env.DATABASE_URL, connectionLimit: 10 }) : undefined;
     const SQL = 'SELECT CAST(id AS CHAR) AS id_text, name, tag FROM plants WHERE team = ? AND id > ? ORDER BY id LIMIT ?';
     class PlantsController {
       async list() {
         if (!pool) return PAGE;
         const [rows] = await pool.execute(SQL, ['team0', '0', '21']);
-        return rows.slice(0, 20).map(({ name, tag }) => (tag === null ? { name } : { name, tag }));
+        return rows.slice(0, 20).map(toBody);
       }
       ready() {
         return { status: 'ok' };

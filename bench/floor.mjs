@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { ROOT, cli, fmt, freshDatabase, load, startProcess } from './lib.mjs';
+import { plantRows } from './plants.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -20,8 +21,7 @@ const DATABASE_URL = await freshDatabase('floor');
 const env = { DATABASE_URL, NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0' };
 const token = await cli(env, 'tokens', 'create', '--team', 'team0');
 const db = await mysql.createConnection(DATABASE_URL);
-const rows = Array.from({ length: 1000 }, (_, j) => ['team0', j + 1, `Plant ${j + 1} of team 0`, j % 3 ? 'green' : null]);
-await db.query('INSERT INTO plants (team, id, name, tag) VALUES ?', [rows]);
+await db.query('INSERT INTO plants (team, id, name, tag) VALUES ?', [plantRows(0, 1000)]);
 await db.end();
 
 const FLOOR_TOKEN = 'pst_floor';
@@ -45,10 +45,15 @@ const servers = [
   { name: 'service', script: `${ROOT}dist/main.js`, env, token, logFile: join(mkdtempSync(join(tmpdir(), 'plant-store-floor-')), 'service.log') },
 ];
 const runs = new Map(servers.map((s) => [s.name, []]));
+let expected;
 for (let round = 0; round < ROUNDS; round++) {
   for (const server of servers) {
     console.error(`round ${round + 1}: ${server.name}…`);
     const process_ = await startProcess(server.script, server.env, { logFile: server.logFile });
+    // Every server must answer the very body the baseline does, or the comparison means nothing.
+    const body = await fetch(`${process_.url}/plants?limit=20`, { headers: { authorization: `Bearer ${server.token}` } }).then((r) => r.text());
+    expected ??= body;
+    if (JSON.stringify(JSON.parse(body)) !== JSON.stringify(JSON.parse(expected))) throw new Error(`${server.name} answers ${body}, not ${expected}`);
     const result = await load({ url: process_.url, duration: DURATION, path: '/plants?limit=20', headers: { authorization: `Bearer ${server.token}` } });
     if (result.errors || result.non2xx) throw new Error(`${server.name}: ${result.errors} errors, ${result.non2xx} non-2xx answers`);
     runs.get(server.name).push({ ...result, rssMb: process_.rssMb() });

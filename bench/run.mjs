@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { ROOT, cli, fmt, freshDatabase, load, startProcess } from './lib.mjs';
+import { plantRows } from './plants.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -36,8 +37,7 @@ const tokens = [];
 for (let i = 0; i < TEAMS; i++) tokens.push(await cli(env, 'tokens', 'create', '--team', `team${i}`));
 const db = await mysql.createConnection(DATABASE_URL);
 for (let i = 0; i < TEAMS; i++) {
-  const rows = Array.from({ length: PLANTS_PER_TEAM }, (_, j) => [`team${i}`, j + 1, `Plant ${j + 1} of team ${i}`, j % 3 ? 'green' : null]);
-  await db.query('INSERT INTO plants (team, id, name, tag) VALUES ?', [rows]);
+  await db.query('INSERT INTO plants (team, id, name, tag) VALUES ?', [plantRows(i, PLANTS_PER_TEAM)]);
 }
 await db.end();
 
