@@ -50,8 +50,9 @@ export const ApiIdempotencyKey = () =>
       name: 'Idempotency-Key',
       required: false,
       description:
-        "Makes a retry safe: the first request with a key runs, and its response (201 with Location and body, or the 409 of an id already taken) is kept for 24 hours; a repeat with the same body gets that response again and changes nothing, even when sent concurrently or to another instance. Scoped to the caller's team. The same key with another body is refused with 422. Without the header a request runs every time. 1 to 255 printable ASCII characters, compared exactly; a UUID is a good key.",
-      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$', example: '8e03978e-40d5-43e8-bc93-6894a57f9324' },
+        "Makes a retry safe: the first request with a key runs, and its response (201 with Location and body, or the 409 of an id already taken) is kept for 24 hours; a repeat with the same body gets that response again and changes nothing, even when sent concurrently or to another instance. Scoped to the caller's team. The same key with another body is refused with 422. Without the header a request runs every time. 1 to 255 printable ASCII characters, compared exactly; a UUID such as `8e03978e-40d5-43e8-bc93-6894a57f9324` is a good key.",
+      // No example: Swagger UI would fill it in, and every "Try it out" would then replay (or 422) the first.
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
     }),
     ApiUnprocessableEntityResponse({
       description: 'The `Idempotency-Key` was already used (within 24 hours) with a different request body; nothing changed.',

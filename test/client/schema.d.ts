@@ -403,7 +403,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first request with a key runs, and its response (201 with Location and body, or the 409 of an id already taken) is kept for 24 hours; a repeat with the same body gets that response again and changes nothing, even when sent concurrently or to another instance. Scoped to the caller's team. The same key with another body is refused with 422. Without the header a request runs every time. 1 to 255 printable ASCII characters, compared exactly; a UUID is a good key. */
+                /** @description Makes a retry safe: the first request with a key runs, and its response (201 with Location and body, or the 409 of an id already taken) is kept for 24 hours; a repeat with the same body gets that response again and changes nothing, even when sent concurrently or to another instance. Scoped to the caller's team. The same key with another body is refused with 422. Without the header a request runs every time. 1 to 255 printable ASCII characters, compared exactly; a UUID such as `8e03978e-40d5-43e8-bc93-6894a57f9324` is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
