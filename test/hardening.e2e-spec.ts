@@ -60,12 +60,13 @@ describe('HTTP hardening', () => {
     it('allows exactly the listed origins (CORS_ORIGINS)', async () => {
       const allowed = await t.http.get('/health/live').set('Origin', 'http://localhost:8080');
       expect(allowed.headers['access-control-allow-origin']).toBe('http://localhost:8080');
-      expect(allowed.headers['access-control-expose-headers']).toContain('Location');
+      expect(allowed.headers['access-control-expose-headers']?.split(',')).toEqual(expect.arrayContaining(['Location', 'Link', 'X-Request-Id', 'RateLimit-Policy', 'RateLimit', 'Retry-After']));
 
-      const preflight = await t.http.options('/plants').set({ Origin: 'https://shop.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' });
+      const preflight = await t.http.options('/plants').set({ Origin: 'https://shop.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type,idempotency-key' });
       expect(preflight.status).toBe(204);
       expect(preflight.headers['access-control-allow-origin']).toBe('https://shop.example.com');
       expect(preflight.headers['access-control-allow-headers']).toContain('authorization');
+      expect(preflight.headers['access-control-allow-headers']).toContain('idempotency-key');
 
       const other = await t.http.get('/health/live').set('Origin', 'https://evil.example.com');
       expect(other.status).toBe(200);

@@ -73,3 +73,64 @@ describe('requests per token', () => {
     }
   });
 });
+
+describe('RateLimit-Policy and RateLimit headers (IETF draft), for the per-token limit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ env: limits({ TOKEN_RATE_LIMIT_PER_MINUTE: '4' }) });
+  });
+  afterAll(() => t.close());
+
+  /** `"per-token";r=3;t=59` → { r: 3, t: 59 } */
+  const standing = (res: { headers: Record<string, string> }) => {
+    const match = /^"per-token";r=(\d+);t=(\d+)$/.exec(res.headers.ratelimit);
+    expect(match).not.toBeNull();
+    const [r, t] = [Number(match![1]), Number(match![2])];
+    expect(t).toBeGreaterThanOrEqual(1);
+    expect(t).toBeLessThanOrEqual(60);
+    return r;
+  };
+
+  it('on every answer to an accepted token, errors included, counting down to the 429, which adds Retry-After', async () => {
+    const token = await t.tokenFor('acme');
+    const answers = [
+      await t.http.get('/plants').set(bearer(token)),
+      await t.http.post('/plants').set(bearer(token)).send({ name: '' }),
+      await t.http.delete('/plants/7').set(bearer(token)),
+      await t.http.get('/plants?limit=0').set(bearer(token)),
+      await t.http.get('/plants').set(bearer(token)),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([200, 400, 404, 400, 429]);
+    for (const res of answers) expect(res.headers['ratelimit-policy']).toBe('"per-token";q=4;w=60');
+    expect(answers.map(standing)).toEqual([3, 2, 1, 0, 0]);
+    expectTooMany(answers[4], 'too many requests with this token, try again later');
+  });
+
+  it('are the token\'s own: another token starts with its full quota', async () => {
+    const res = await t.http.get('/plants').set(bearer(await t.tokenFor('acme')));
+    expect(res.status).toBe(200);
+    expect(standing(res)).toBe(3);
+  });
+
+  it('are absent where no token was accepted: no token, a bad token, health checks', async () => {
+    for (const res of [await t.http.get('/plants'), await t.http.get('/plants').set(BAD()), await t.http.get('/health/live')]) {
+      expect([401, 200]).toContain(res.status);
+      expect(res.headers['ratelimit-policy']).toBeUndefined();
+      expect(res.headers.ratelimit).toBeUndefined();
+    }
+  });
+});
+
+describe('without a per-token limit (TOKEN_RATE_LIMIT_PER_MINUTE=0)', () => {
+  it('sends no RateLimit headers', async () => {
+    const t = await createTestApp({ env: limits({}) });
+    try {
+      const res = await t.http.get('/plants').set(bearer(await t.tokenFor('acme')));
+      expect(res.status).toBe(200);
+      expect(res.headers['ratelimit-policy']).toBeUndefined();
+      expect(res.headers.ratelimit).toBeUndefined();
+    } finally {
+      await t.close();
+    }
+  });
+});

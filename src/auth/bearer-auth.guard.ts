@@ -4,6 +4,7 @@ import { AuthGuard } from '@nestjs/passport';
 import type { Request, Response } from 'express';
 import { REALM } from './bearer.strategy.js';
 import { IS_PUBLIC, REQUIRED_SCOPE, type Caller, type TokenScope } from './caller.js';
+import { rateLimit, rateLimitPolicy } from './rate-limit-headers.js';
 import { RateLimitsService } from './rate-limits.service.js';
 
 /**
@@ -11,7 +12,8 @@ import { RateLimitsService } from './rate-limits.service.js';
  * any validation, so a bad request without a valid token gets 401 (contract §1). In order:
  * an address with too many failed authentications gets 429 whatever it sends; then the
  * token is checked (a failure counts against the address); then the token's own request
- * limit; then its scope (403).
+ * limit, whose state every later answer reports in `RateLimit-Policy` and `RateLimit`;
+ * then its scope (403).
  */
 @Injectable()
 export class BearerAuthGuard extends AuthGuard('bearer') {
@@ -40,8 +42,13 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
       throw error;
     }
     const caller = req.user!;
-    const wait = await this.limits.consumeRequest(`${caller.tokenId}`);
-    if (wait !== null) tooMany(res, wait, 'too many requests with this token, try again later');
+    const quota = await this.limits.consumeRequest(`${caller.tokenId}`);
+    if (quota) {
+      // Set before anything can fail, so that every answer to an accepted token carries them, errors included.
+      res.setHeader('RateLimit-Policy', rateLimitPolicy(quota));
+      res.setHeader('RateLimit', rateLimit(quota));
+      if (quota.limited) tooMany(res, quota.resetSeconds, 'too many requests with this token, try again later');
+    }
     const needed = this.reflector.getAllAndOverride<TokenScope | undefined>(REQUIRED_SCOPE, targets) ?? 'read';
     if (!caller.scopes.includes(needed)) {
       throw new ForbiddenException(needed === 'write' ? 'this token may only read; creating or deleting plants needs scope write' : 'this token has no read scope');

@@ -9,6 +9,21 @@ const WINDOW_SECONDS = 60;
 /** Seconds until a limited caller may try again (Retry-After), at least 1. */
 const retryAfter = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
 
+/** A token's standing in the current window of its request limit. */
+export interface TokenQuota {
+  /** Requests per window. */
+  limit: number;
+  /** Requests left in the current window. */
+  remaining: number;
+  /** Seconds until the window resets (at least 1): also the Retry-After of a 429. */
+  resetSeconds: number;
+  /** Over the limit: the request is refused with 429. */
+  limited: boolean;
+}
+
+/** The window of every limit, in seconds (RateLimit-Policy's `w`). */
+export const RATE_LIMIT_WINDOW_SECONDS = WINDOW_SECONDS;
+
 /**
  * Counters against abuse, per fixed one-minute window (issue 4): failed authentications per
  * client address, requests per token. With REDIS_URL the counters live in Redis and every
@@ -23,6 +38,7 @@ export class RateLimitsService implements OnModuleDestroy {
   private readonly failures: RateLimiterAbstract | null;
   private readonly requests: RateLimiterAbstract | null;
   private readonly failureLimit: number;
+  private readonly requestLimit: number;
   private redisDownSince = 0;
 
   constructor(env: ConfigService<EnvironmentVariables, true>) {
@@ -42,7 +58,8 @@ export class RateLimitsService implements OnModuleDestroy {
     };
     this.failureLimit = env.get('AUTH_FAILURE_LIMIT_PER_MINUTE', { infer: true });
     this.failures = limiter('auth-failures', this.failureLimit);
-    this.requests = limiter('requests', env.get('TOKEN_RATE_LIMIT_PER_MINUTE', { infer: true }));
+    this.requestLimit = env.get('TOKEN_RATE_LIMIT_PER_MINUTE', { infer: true });
+    this.requests = limiter('requests', this.requestLimit);
   }
 
   onModuleDestroy(): void {
@@ -60,14 +77,22 @@ export class RateLimitsService implements OnModuleDestroy {
     await this.failures?.penalty(address, 1);
   }
 
-  /** Counts one request of a token; seconds to wait when the token is over its limit, else null. */
-  async consumeRequest(key: string): Promise<number | null> {
+  /**
+   * Counts one request of a token. Null when tokens are not limited; else where the token
+   * stands in the current window, `limited` when it is over its limit.
+   */
+  async consumeRequest(key: string): Promise<TokenQuota | null> {
     if (!this.requests) return null;
+    const quota = (res: RateLimiterRes, limited: boolean): TokenQuota => ({
+      limit: this.requestLimit,
+      remaining: Math.max(0, res.remainingPoints),
+      resetSeconds: retryAfter(res),
+      limited,
+    });
     try {
-      await this.requests.consume(key);
-      return null;
+      return quota(await this.requests.consume(key), false);
     } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) return retryAfter(rejection);
+      if (rejection instanceof RateLimiterRes) return quota(rejection, true);
       throw rejection;
     }
   }

@@ -103,6 +103,16 @@ export class EnvironmentVariables {
   @IsInt()
   STORE_INDEX_REFRESH_MS = 5000;
 
+  /**
+   * How often (ms) each instance deletes `Idempotency-Key`s older than 24 hours (in bounded
+   * batches). Expiry itself does not wait for it: an expired key is ignored when used again.
+   */
+  @Transform(toInteger)
+  @Min(1000)
+  @Max(86_400_000)
+  @IsInt()
+  IDEMPOTENCY_CLEANUP_INTERVAL_MS = 600_000;
+
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
 

@@ -5,14 +5,16 @@ import type { DataSourceOptions } from 'typeorm';
 import { ApiToken } from '../auth/api-token.entity.js';
 import type { EnvironmentVariables } from '../config/environment.js';
 import { Store } from '../locations/store.entity.js';
+import { IdempotencyKey } from '../plants/idempotency-key.entity.js';
 import { Plant } from '../plants/plant.entity.js';
 import { DatabaseLogger } from './database-logger.js';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
 import { TokenScope1763800000000 } from './migrations/1763800000000-token-scope.js';
 import { StoreCatalogVersion1763900000000 } from './migrations/1763900000000-store-catalog-version.js';
+import { IdempotencyKeys1764000000000 } from './migrations/1764000000000-idempotency-keys.js';
 
-export const entities = [ApiToken, Plant, Store];
-export const migrations = [InitialSchema1763700000000, TokenScope1763800000000, StoreCatalogVersion1763900000000];
+export const entities = [ApiToken, Plant, Store, IdempotencyKey];
+export const migrations = [InitialSchema1763700000000, TokenScope1763800000000, StoreCatalogVersion1763900000000, IdempotencyKeys1764000000000];
 
 /**
  * Every MySQL session runs in strict mode with UTC and utf8mb4, whatever the server's

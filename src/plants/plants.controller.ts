@@ -16,6 +16,8 @@ import { CurrentCaller, type Caller } from '../auth/caller.js';
 import { ApiBodyErrors, ApiCommonErrors, WriteScope } from '../common/api-errors.js';
 import { ErrorBody } from '../common/error-body.js';
 import { ListPlantsQuery, PlantDto } from './dto/plant.dto.js';
+import { ApiIdempotencyKey, IdempotencyKeyHeader } from './idempotency.js';
+import { IdempotentCreatesService, sendStored } from './idempotent-creates.service.js';
 import { MAX_PLANT_ID, ParsePlantIdPipe } from './plant-id.js';
 import type { Plant } from './plant.entity.js';
 import { PlantsService } from './plants.service.js';
@@ -33,7 +35,10 @@ export class PlantsController {
   /** One structured line per change: who (team, token id, never the token) did what to which plant. */
   private readonly audit = new Logger('Audit');
 
-  constructor(private readonly plants: PlantsService) {}
+  constructor(
+    private readonly plants: PlantsService,
+    private readonly idempotent: IdempotentCreatesService,
+  ) {}
 
   @Post()
   @HttpCode(201)
@@ -45,9 +50,19 @@ export class PlantsController {
     type: PlantDto,
     headers: { Location: { description: 'Path of the new plant, carrying its id.', schema: { type: 'string', example: '/plants/7' } } },
   })
-  @ApiBadRequestResponse({ description: 'The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown.', type: ErrorBody, example: { error: 400, message: 'name must be 1 to 255 characters' } })
-  @ApiConflictResponse({ description: "The id is already used in the caller's team; nothing changed.", type: ErrorBody, example: { error: 409, message: 'plant 7 already exists' } })
-  async create(@CurrentCaller() caller: Caller, @Body() body: PlantDto, @Res({ passthrough: true }) res: Response) {
+  @ApiBadRequestResponse({ description: 'The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown; or the `Idempotency-Key` header is not 1 to 255 printable ASCII characters.', type: ErrorBody, example: { error: 400, message: 'name must be 1 to 255 characters' } })
+  @ApiConflictResponse({
+    description: "The id is already used in the caller's team; nothing changed. Or: a request with the same `Idempotency-Key` is still being processed; retry it.",
+    type: ErrorBody,
+    example: { error: 409, message: 'plant 7 already exists' },
+  })
+  @ApiIdempotencyKey()
+  async create(@CurrentCaller() caller: Caller, @Body() body: PlantDto, @IdempotencyKeyHeader() key: string | undefined, @Res({ passthrough: true }) res: Response) {
+    if (key !== undefined) {
+      const outcome = await this.idempotent.create(caller.team, key, body);
+      if (outcome.plantId !== undefined) this.audit.log({ event: 'plant.created', team: caller.team, tokenId: caller.tokenId, plantId: outcome.plantId });
+      return sendStored(outcome, res);
+    }
     const plant = await this.plants.create(caller.team, body);
     this.audit.log({ event: 'plant.created', team: caller.team, tokenId: caller.tokenId, plantId: plant.id });
     res.setHeader('Location', `/plants/${plant.id}`);

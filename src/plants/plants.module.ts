@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdempotentCreatesService } from './idempotent-creates.service.js';
 import { Plant } from './plant.entity.js';
 import { PlantsController } from './plants.controller.js';
 import { PlantsService } from './plants.service.js';
@@ -7,6 +8,6 @@ import { PlantsService } from './plants.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([Plant])],
   controllers: [PlantsController],
-  providers: [PlantsService],
+  providers: [PlantsService, IdempotentCreatesService],
 })
 export class PlantsModule {}

@@ -402,7 +402,10 @@ export interface operations {
     PlantsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with a key runs, and its response (201 with Location and body, or the 409 of an id already taken) is kept for 24 hours; a repeat with the same body gets that response again and changes nothing, even when sent concurrently or to another instance. Scoped to the caller's team. The same key with another body is refused with 422. Without the header a request runs every time. 1 to 255 printable ASCII characters, compared exactly; a UUID such as `8e03978e-40d5-43e8-bc93-6894a57f9324` is a good key. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -423,7 +426,7 @@ export interface operations {
                     "application/json": components["schemas"]["Plant"];
                 };
             };
-            /** @description The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown. */
+            /** @description The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown; or the `Idempotency-Key` header is not 1 to 255 printable ASCII characters. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -470,7 +473,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The id is already used in the caller's team; nothing changed. */
+            /** @description The id is already used in the caller's team; nothing changed. Or: a request with the same `Idempotency-Key` is still being processed; retry it. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -510,6 +513,21 @@ export interface operations {
                      * @example {
                      *       "error": 415,
                      *       "message": "request body must be sent as application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Idempotency-Key` was already used (within 24 hours) with a different request body; nothing changed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 422,
+                     *       "message": "this Idempotency-Key was already used with a different request body"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

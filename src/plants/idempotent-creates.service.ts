@@ -1,0 +1,283 @@
+import {
+  ConflictException,
+  HttpException,
+  Injectable,
+  Logger,
+  ServiceUnavailableException,
+  UnprocessableEntityException,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Response } from 'express';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { EnvironmentVariables } from '../config/environment.js';
+import { isDuplicateKeyError, isRetryableLockError } from '../database/database-errors.js';
+import { requestFingerprint, type StoredResponse } from './idempotency.js';
+import { MAX_PLANT_ID } from './plant-id.js';
+import type { NewPlant } from './plants.service.js';
+
+/** How long a key and its response are kept (contract §3). */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+/** Rows deleted per statement of the clean-up, so that it never holds many locks at once. */
+const CLEANUP_BATCH = 1000;
+/** Statements per clean-up run at most; the rest waits for the next run. */
+const CLEANUP_ROUNDS = 20;
+/** Another instance may take the same "next" id between our read and our insert (as in PlantsService). */
+const ASSIGN_ATTEMPTS = 20;
+const ATTEMPTS = 5;
+
+/** What the first request with a key did, as kept for its repeats; `plantId` when it created a plant. */
+interface Outcome extends StoredResponse {
+  plantId?: number;
+}
+
+/** The claim lost: a row for (team, key) exists already. */
+class KeyTaken extends Error {}
+
+/** No outcome could be given to this request yet: the client should repeat it. */
+export class IdempotencyKeyBusy extends ConflictException {
+  constructor() {
+    super('a request with this Idempotency-Key is still being processed; retry it shortly');
+  }
+}
+
+/** The subset of better-sqlite3 used here (the package ships no types). */
+interface SqliteDatabase {
+  inTransaction: boolean;
+  prepare(sql: string): { run(...params: unknown[]): { changes: number }; get(...params: unknown[]): unknown };
+  transaction<T>(fn: () => T): { immediate(): T };
+}
+
+const created = (id: number, { name, tag }: NewPlant): Outcome => ({
+  status: 201,
+  location: `/plants/${id}`,
+  body: tag === undefined || tag === null ? { name } : { name, tag },
+  plantId: id,
+});
+const conflict = (message: string): Outcome => ({ status: 409, location: null, body: { error: 409, message } });
+const noIdLeft = () => conflict(`no plant id is left above ${MAX_PLANT_ID}; give an id explicitly`);
+
+const CLAIM = 'INSERT INTO idempotency_keys (team, idempotency_key, request_hash) VALUES (?, ?, ?)';
+const COMPLETE = 'UPDATE idempotency_keys SET response_status = ?, response_location = ?, response_body = ? WHERE team = ? AND idempotency_key = ?';
+const INSERT_PLANT = 'INSERT INTO plants (team, id, name, tag) VALUES (?, ?, ?, ?)';
+const MAX_ID = 'SELECT MAX(id) AS max FROM plants WHERE team = ?';
+
+/**
+ * POST /plants with an `Idempotency-Key` (issue 15, contract §3). The key is claimed by an
+ * INSERT into idempotency_keys, whose (team, key) primary key decides between concurrent
+ * requests on every instance; the plant and the response to replay are written in the same
+ * transaction. So a response is stored only with its plant, a crash or a database failure
+ * before the commit leaves no trace (the key is free for the retry, nothing to go stale),
+ * and two plants can never come of one key: the loser of a race waits for the winner's
+ * commit on the key's row lock (MySQL; on SQLite the transaction runs synchronously) and
+ * then replays its response, or claims the key itself if the winner rolled back.
+ *
+ * What is stored: the 201, and the 409 of an id already taken (the outcome of running the
+ * request, as Stripe keeps it). Not stored: anything refused before the request runs
+ * (401, 403, 429, every 400, 413, 415) and every failure of the database or the service
+ * (5xx): those roll back, and the same request may be retried with the same key.
+ */
+@Injectable()
+export class IdempotentCreatesService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('Idempotency');
+  private readonly mysql: boolean;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly config: ConfigService<EnvironmentVariables, true>,
+  ) {
+    this.mysql = dataSource.options.type !== 'better-sqlite3';
+  }
+
+  onApplicationBootstrap(): void {
+    const interval = this.config.get('IDEMPOTENCY_CLEANUP_INTERVAL_MS', { infer: true });
+    this.timer = setInterval(() => void this.cleanUp(), interval).unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  /**
+   * Runs the create once per (team, key), or gives back what the first run answered.
+   * `plantId` is set when this call created the plant.
+   */
+  async create(team: string, key: string, plant: NewPlant): Promise<Outcome> {
+    const hash = requestFingerprint(plant);
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      try {
+        return this.mysql ? await this.runMysql(team, key, hash, plant) : await this.runSqlite(team, key, hash, plant);
+      } catch (error) {
+        if (error instanceof KeyTaken) {
+          const stored = await this.find(team, key);
+          // Gone meanwhile (expired and cleaned up): claim it again.
+          if (!stored) continue;
+          if (stored.expired) {
+            await this.dataSource.query(`DELETE FROM idempotency_keys WHERE team = ? AND idempotency_key = ? AND created_at < ${this.cutoff()}`, [team, key]);
+            continue;
+          }
+          if (stored.requestHash !== hash) throw new UnprocessableEntityException('this Idempotency-Key was already used with a different request body');
+          if (stored.response === null) throw new IdempotencyKeyBusy();
+          return stored.response;
+        }
+        // A deadlock, a lock wait or a Galera certification failure rolled the transaction back: run it again.
+        if (this.mysql && isRetryableLockError(error) && attempt < ATTEMPTS) continue;
+        throw error;
+      }
+    }
+    throw new IdempotencyKeyBusy();
+  }
+
+  /** Deletes keys older than the 24 hours, in bounded statements; how many it deleted. */
+  async deleteExpired(): Promise<number> {
+    const sql = this.mysql
+      ? `DELETE FROM idempotency_keys WHERE created_at < ${this.cutoff()} LIMIT ${CLEANUP_BATCH}`
+      : `DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ${this.cutoff()} LIMIT ${CLEANUP_BATCH})`;
+    let total = 0;
+    for (let round = 0; round < CLEANUP_ROUNDS; round++) {
+      const deleted = this.mysql ? Number((await this.dataSource.query<{ affectedRows: number }>(sql)).affectedRows) : this.sqlite().prepare(sql).run().changes;
+      total += deleted;
+      if (deleted < CLEANUP_BATCH) break;
+    }
+    return total;
+  }
+
+  private async cleanUp(): Promise<void> {
+    try {
+      const deleted = await this.deleteExpired();
+      if (deleted > 0) this.logger.log(`deleted ${deleted} expired idempotency keys`);
+    } catch (error) {
+      // Housekeeping only: an expired key is also ignored (and replaced) when it is used again.
+      this.logger.warn(`could not delete expired idempotency keys: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** The database's own clock decides expiry, so that instances with skewed clocks agree. */
+  private cutoff(): string {
+    return this.mysql
+      ? `CURRENT_TIMESTAMP(3) - INTERVAL ${IDEMPOTENCY_TTL_SECONDS} SECOND`
+      : `strftime('%Y-%m-%d %H:%M:%f', 'now', '-${IDEMPOTENCY_TTL_SECONDS} seconds')`;
+  }
+
+  private async find(team: string, key: string): Promise<{ requestHash: string; expired: boolean; response: StoredResponse | null } | undefined> {
+    const rows = await this.dataSource.query<Array<{ request_hash: string; response_status: number | null; response_location: string | null; response_body: string | null; expired: number | string }>>(
+      `SELECT request_hash, response_status, response_location, response_body, CASE WHEN created_at < ${this.cutoff()} THEN 1 ELSE 0 END AS expired
+       FROM idempotency_keys WHERE team = ? AND idempotency_key = ?`,
+      [team, key],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const response =
+      row.response_status === null ? null : { status: Number(row.response_status), location: row.response_location, body: JSON.parse(row.response_body ?? 'null') as unknown };
+    return { requestHash: row.request_hash, expired: Number(row.expired) === 1, response };
+  }
+
+  /**
+   * MySQL: one transaction on one pooled connection. READ COMMITTED, so that a retry of
+   * the id assignment sees the plant that took its id (REPEATABLE READ would show it the
+   * same maximum again).
+   */
+  private runMysql(team: string, key: string, hash: string, plant: NewPlant): Promise<Outcome> {
+    return this.dataSource.transaction('READ COMMITTED', async (manager) => {
+      try {
+        await manager.query(CLAIM, [team, key, hash]);
+      } catch (error) {
+        throw isDuplicateKeyError(error) ? new KeyTaken() : error;
+      }
+      const outcome = await this.insertPlantMysql(manager, team, plant);
+      await manager.query(COMPLETE, [outcome.status, outcome.location, JSON.stringify(outcome.body), team, key]);
+      return outcome;
+    });
+  }
+
+  private async insertPlantMysql(manager: EntityManager, team: string, plant: NewPlant): Promise<Outcome> {
+    const tag = plant.tag ?? null;
+    if (plant.id !== undefined) {
+      try {
+        await manager.query(INSERT_PLANT, [team, plant.id, plant.name, tag]);
+        return created(plant.id, plant);
+      } catch (error) {
+        // InnoDB undoes the failed statement only; the claim stays, and the 409 is stored with it.
+        if (isDuplicateKeyError(error)) return conflict(`plant ${plant.id} already exists`);
+        throw error;
+      }
+    }
+    for (let attempt = 1; ; attempt++) {
+      const [row] = await manager.query<Array<{ max: string | number | null }>>(MAX_ID, [team]);
+      const id = Number(row?.max ?? 0) + 1;
+      if (id > MAX_PLANT_ID) return noIdLeft();
+      try {
+        await manager.query(INSERT_PLANT, [team, id, plant.name, tag]);
+        return created(id, plant);
+      } catch (error) {
+        if (!isDuplicateKeyError(error) || attempt >= ASSIGN_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  /**
+   * SQLite: TypeORM shares one connection between all requests of the process, so a
+   * transaction spanning `await`s would take in other requests' statements (and a rollback
+   * would undo them). This one runs synchronously on better-sqlite3 instead: nothing else
+   * runs in between, and BEGIN IMMEDIATE takes the write lock at once against other
+   * processes on the same file (which wait on busy_timeout).
+   */
+  private async runSqlite(team: string, key: string, hash: string, plant: NewPlant): Promise<Outcome> {
+    const db = this.sqlite();
+    // A TypeORM transaction of another request is open on the connection (token bookkeeping,
+    // a store import): ours would become part of it. Let it finish first.
+    for (let waited = 0; db.inTransaction; waited++) {
+      if (waited >= 5000) throw new ServiceUnavailableException('the database is busy, try again shortly');
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    return db
+      .transaction(() => {
+        try {
+          db.prepare(CLAIM).run(team, key, hash);
+        } catch (error) {
+          throw isDuplicateKeyError(error) ? new KeyTaken() : error;
+        }
+        const outcome = this.insertPlantSqlite(db, team, plant);
+        db.prepare(COMPLETE).run(outcome.status, outcome.location, JSON.stringify(outcome.body), team, key);
+        return outcome;
+      })
+      .immediate();
+  }
+
+  private insertPlantSqlite(db: SqliteDatabase, team: string, plant: NewPlant): Outcome {
+    const tag = plant.tag ?? null;
+    let id = plant.id;
+    if (id === undefined) {
+      // Nothing can take an id between this read and the insert: the write lock is ours.
+      const row = db.prepare(MAX_ID).get(team) as { max: number | null };
+      id = (row.max ?? 0) + 1;
+      if (id > MAX_PLANT_ID) return noIdLeft();
+    }
+    try {
+      db.prepare(INSERT_PLANT).run(team, id, plant.name, tag);
+      return created(id, plant);
+    } catch (error) {
+      // A failed statement leaves SQLite's transaction open; the claim stays, with the 409.
+      if (isDuplicateKeyError(error)) return conflict(`plant ${id} already exists`);
+      throw error;
+    }
+  }
+
+  private sqlite(): SqliteDatabase {
+    return (this.dataSource.driver as unknown as { databaseConnection: SqliteDatabase }).databaseConnection;
+  }
+}
+
+/**
+ * Answers a request with a stored (or just made) response: a 201 with its Location and
+ * body, or the stored error thrown for the exception filter to write in the same shape.
+ */
+export function sendStored(response: StoredResponse, res: Response): unknown {
+  if (response.status >= 400) throw new HttpException((response.body as { message: string }).message, response.status);
+  if (response.location !== null) res.setHeader('Location', response.location);
+  res.status(response.status);
+  return response.body;
+}
