@@ -1,3 +1,4 @@
+import { isDatabaseUnavailableError } from './database-errors.js';
 import { explainConnectionError, isTlsConfigurationError } from './database-tls.js';
 
 /** What mysql2 hands over when the TLS handshake fails: Node's message, its own code. */
@@ -66,5 +67,12 @@ describe('isTlsConfigurationError', () => {
     expect(isTlsConfigurationError(explainConnectionError(handshake('unable to get local issuer certificate'), withCa))).toBe(true);
     expect(isTlsConfigurationError(handshake('Client network socket disconnected before secure TLS connection was established'))).toBe(false);
     expect(isTlsConfigurationError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toBe(false);
+  });
+});
+
+describe('a failed handshake while running', () => {
+  it('is the database being unavailable (503), like a refused connection', () => {
+    expect(isDatabaseUnavailableError(handshake('certificate has expired'))).toBe(true);
+    expect(isDatabaseUnavailableError(Object.assign(new Error('Server does not support secure connection'), { code: 'HANDSHAKE_NO_SSL_SUPPORT' }))).toBe(true);
   });
 });
