@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
@@ -37,10 +37,20 @@ describe('TLS to the database', () => {
   /** The service's database user, reached by the host name the server certificate lists. */
   let url: string;
   let tls: Record<string, string>;
+  /** The files the server serves: a test may swap them and FLUSH SSL. */
+  let served: { cert: string; key: string };
+  const serve = async (cert: string, key: string) => {
+    copyFileSync(cert, served.cert);
+    copyFileSync(key, served.key);
+    await admin.query('FLUSH SSL');
+  };
 
   beforeAll(async () => {
     certs = makeCertificates();
-    db = await startMariaDb({ tls: { ca: certs.ca, cert: certs.serverCert, key: certs.serverKey }, grantTables: true, performanceSchema: true });
+    served = { cert: join(certs.dir, 'served.pem'), key: join(certs.dir, 'served.key') };
+    copyFileSync(certs.serverCert, served.cert);
+    copyFileSync(certs.serverKey, served.key);
+    db = await startMariaDb({ tls: { ca: certs.ca, ...served }, grantTables: true, performanceSchema: true });
     admin = await mysql.createConnection({ socketPath: db.socket, user: 'root' });
     await admin.query("CREATE USER 'service'@'%' IDENTIFIED BY 'service-password'");
     await admin.query("GRANT ALL ON plantstore.* TO 'service'@'%'");
@@ -152,6 +162,25 @@ describe('TLS to the database', () => {
     const wrongCa = await run([dist('main.js')], { ...tls, DATABASE_URL: byIp, DATABASE_TLS: 'verify-ca', DATABASE_TLS_CA_FILE: certs.otherCa });
     expect(wrongCa.code).toBe(1);
     expect(wrongCa.stderr).toContain("DATABASE_TLS_CA_FILE: the database server's certificate is not signed by this CA (");
+  });
+
+  it('with verify-full refuses a certificate that does not name the host of DATABASE_URL', async () => {
+    await serve(certs.ipOnlyCert, certs.ipOnlyKey);
+    try {
+      const server = await run([dist('main.js')], tls);
+      expect(server.code).toBe(1);
+      expect(server.stderr).toContain("DATABASE_TLS=verify-full: the database server's certificate does not name the host of DATABASE_URL (Hostname/IP does not match");
+      expect(server.stderr).toContain('Host: localhost.');
+      // The same certificate is fine for verify-ca, which checks the signature only.
+      const byIp = await startServer(at(`mysql://service:service-password@127.0.0.1:${db.port}/plantstore`), { ...tls, DATABASE_TLS: 'verify-ca' });
+      try {
+        expect((await byIp.http.get('/health/ready')).status).toBe(200);
+      } finally {
+        await byIp.stop();
+      }
+    } finally {
+      await serve(certs.serverCert, certs.serverKey);
+    }
   });
 
   describe('a user created REQUIRE SUBJECT … AND ISSUER …', () => {

@@ -13,6 +13,9 @@ export interface Certificates {
   /** Server certificate and key for 127.0.0.1 and localhost. */
   serverCert: string;
   serverKey: string;
+  /** Another server certificate of the same CA, naming 127.0.0.1 only (not localhost). */
+  ipOnlyCert: string;
+  ipOnlyKey: string;
   /** Client certificate (CN=plant-store) and key. */
   clientCert: string;
   clientKey: string;
@@ -36,6 +39,7 @@ export function makeCertificates(): Certificates {
     openssl('x509', '-req', '-in', file(`${name}.csr`), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file(`${name}.pem`), '-days', '2', '-extfile', file(`${name}.ext`));
   };
   signed('server', '/CN=localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  signed('server-ip-only', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   signed('client', '/CN=plant-store', 'extendedKeyUsage=clientAuth\n');
 
   return {
@@ -44,6 +48,8 @@ export function makeCertificates(): Certificates {
     otherCa: file('other-ca.pem'),
     serverCert: file('server.pem'),
     serverKey: file('server.key'),
+    ipOnlyCert: file('server-ip-only.pem'),
+    ipOnlyKey: file('server-ip-only.key'),
     clientCert: file('client.pem'),
     clientKey: file('client.key'),
     remove: () => rmSync(dir, { recursive: true, force: true }),
