@@ -1,5 +1,23 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateIf, validateSync } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  ValidateBy,
+  ValidateIf,
+  validateSync,
+  type ValidationArguments,
+} from 'class-validator';
 
 /** "true"/"false" (any case) and nothing else; anything else stays a string so that @IsBoolean names the variable. */
 const toBoolean = ({ value }: { value: unknown }) => {
@@ -38,13 +56,65 @@ export class EnvironmentVariables {
   @Matches(/^(true|false|\d{1,2}|[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*)$/, { message: 'TRUST_PROXY must be true, false, a hop count or a comma list of addresses' })
   TRUST_PROXY = 'false';
 
-  /** mysql://user:password@host:3306/db (or mariadb://). Unset: embedded SQLite under DATA_DIR. */
+  /** mysql://user:password@host:3306/db (or mariadb://). Unset: embedded SQLite under DATA_DIR. Also DATABASE_URL_FILE. */
   @IsOptional()
   // No ?options: TypeORM's URL parsing drops them, and a silently ignored ?ssl=… is worse than an error.
   @Matches(/^(mysql|mariadb):\/\/[^/?#]+\/[^/?#]+$/, {
-    message: 'DATABASE_URL must look like mysql://user:password@host:3306/dbname (without ?options)',
+    message: 'DATABASE_URL must look like mysql://user:password@host:3306/dbname (without ?options; TLS is set with DATABASE_TLS)',
   })
   DATABASE_URL?: string;
+
+  /**
+   * TLS to MySQL: off, verify-ca (encrypted; the server's certificate must chain to
+   * DATABASE_TLS_CA_FILE, or to Node's public CAs when unset) or verify-full (the same, and the
+   * certificate must name the host of DATABASE_URL). No "encrypted but unverified" mode: anyone
+   * on the path could then pose as the database. See README, "TLS to the database".
+   */
+  @ValidateIf((env: EnvironmentVariables) => env.DATABASE_TLS !== 'off')
+  @ValidateBy({
+    name: 'tlsNeedsHostName',
+    validator: {
+      // mysql2 checks an IP address host against the name "localhost" (it sends no SNI for IPs), so verify-full cannot work by IP.
+      validate: (_value, args) => (args?.object as EnvironmentVariables).DATABASE_TLS !== 'verify-full' || !isIP(databaseHost(args?.object as EnvironmentVariables) ?? ''),
+      defaultMessage: () => 'DATABASE_TLS=verify-full checks the host name of DATABASE_URL against the certificate: connect by the name the certificate lists, or use verify-ca with an IP address',
+    },
+  })
+  @ValidateBy({
+    name: 'tlsNeedsMysql',
+    validator: {
+      validate: (_value, args) => Boolean((args?.object as EnvironmentVariables).DATABASE_URL),
+      defaultMessage: () => 'DATABASE_TLS applies to MySQL only: set DATABASE_URL (or DATABASE_TLS=off for the embedded database)',
+    },
+  })
+  @IsIn(['off', 'verify-ca', 'verify-full'], { message: 'DATABASE_TLS must be off, verify-ca or verify-full' })
+  DATABASE_TLS: 'off' | 'verify-ca' | 'verify-full' = 'off';
+
+  /** PEM file of the CA certificate(s) the database server's certificate must chain to; unset: Node's public CAs. */
+  @IsOptional()
+  @PemFile('certificate')
+  @TlsOn()
+  DATABASE_TLS_CA_FILE?: string;
+
+  /** PEM client certificate presented to the database server (with DATABASE_TLS_KEY_FILE), for users created REQUIRE X509/SUBJECT. */
+  @ValidateIf((env: EnvironmentVariables) => env.DATABASE_TLS_CERT_FILE !== undefined || env.DATABASE_TLS_KEY_FILE !== undefined)
+  @PemFile('certificate')
+  @TlsOn()
+  @IsString({ message: 'DATABASE_TLS_CERT_FILE must be set when DATABASE_TLS_KEY_FILE is set' })
+  DATABASE_TLS_CERT_FILE?: string;
+
+  /** PEM private key (unencrypted) of DATABASE_TLS_CERT_FILE. */
+  @ValidateIf((env: EnvironmentVariables) => env.DATABASE_TLS_CERT_FILE !== undefined || env.DATABASE_TLS_KEY_FILE !== undefined)
+  @ValidateBy({
+    name: 'keyMatchesCertificate',
+    validator: {
+      validate: (value, args) => keyMatchesCertificate(value as string, (args?.object as EnvironmentVariables).DATABASE_TLS_CERT_FILE),
+      defaultMessage: () => 'DATABASE_TLS_KEY_FILE is not the private key of the certificate in DATABASE_TLS_CERT_FILE',
+    },
+  })
+  @PemFile('private key')
+  @TlsOn()
+  @IsString({ message: 'DATABASE_TLS_KEY_FILE must be set when DATABASE_TLS_CERT_FILE is set' })
+  DATABASE_TLS_KEY_FILE?: string;
 
   @IsString()
   @MinLength(1)
@@ -147,7 +217,7 @@ export class EnvironmentVariables {
   @IsInt()
   TOKEN_RATE_LIMIT_PER_MINUTE = 60_000;
 
-  /** redis://… : rate-limit counters live there, shared by every instance. Unset: in memory, per instance. */
+  /** redis://… : rate-limit counters live there, shared by every instance. Unset: in memory, per instance. Also REDIS_URL_FILE. */
   @IsOptional()
   @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must look like redis://host:6379 (or rediss:// for TLS)' })
   REDIS_URL?: string;
@@ -213,15 +283,114 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
   const env = plainToInstance(EnvironmentVariables, present, { exposeDefaultValues: true });
   const errors = validateSync(env, { skipMissingProperties: false, stopAtFirstError: true });
   if (errors.length > 0) {
-    const lines = errors.map((e) => `${e.property}=${JSON.stringify(e.value)}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+    const lines = errors.map((e) => `${e.property}=${shown(e.property, e.value)}: ${Object.values(e.constraints ?? {}).join('; ')}`);
     throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   return env;
 }
 
+/** Settings that may carry a password, hence may come from a file (`<NAME>_FILE`) and are never echoed whole. */
+export const SECRET_SETTINGS = ['DATABASE_URL', 'REDIS_URL'] as const;
+
+/** A URL's password is replaced in error messages, which end up in logs. */
+function shown(name: string, value: unknown): string {
+  const text = JSON.stringify(value);
+  return (SECRET_SETTINGS as readonly string[]).includes(name) && typeof text === 'string' ? text.replace(/(\/\/[^/:@]*:)[^/@]*@/, '$1***@') : text;
+}
+
 /**
- * Reads `.env` into the environment (variables already set win; skipped under NODE_ENV=test)
- * and validates it. The server, the command line and the TypeORM CLI all start here.
+ * `<NAME>_FILE` names a file holding the value of a secret setting, the way container platforms
+ * mount secrets (Docker/Kubernetes secrets): the file's content, its trailing newline trimmed,
+ * becomes NAME in `env`, and NAME_FILE is removed. Both set, an unreadable or an empty file stop start-up.
+ */
+export function readSecretFiles(env: Record<string, string | undefined>): void {
+  const problems: string[] = [];
+  for (const name of SECRET_SETTINGS) {
+    const file = env[`${name}_FILE`];
+    if (file === undefined || file === '') continue;
+    if (env[name] !== undefined && env[name] !== '') {
+      problems.push(`${name}_FILE=${JSON.stringify(file)}: ${name} and ${name}_FILE are both set; set one of them`);
+      continue;
+    }
+    let value: string;
+    try {
+      value = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (error) {
+      problems.push(`${name}_FILE=${JSON.stringify(file)}: cannot read the file (${(error as Error).message})`);
+      continue;
+    }
+    if (value === '') {
+      problems.push(`${name}_FILE=${JSON.stringify(file)}: the file is empty`);
+      continue;
+    }
+    env[name] = value;
+    delete env[`${name}_FILE`];
+  }
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+}
+
+function databaseHost(env: EnvironmentVariables): string | undefined {
+  if (!env.DATABASE_URL) return undefined;
+  try {
+    // WHATWG URL keeps IPv6 hosts in brackets.
+    return new URL(env.DATABASE_URL).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a PEM file cannot serve, or undefined when it can. */
+function pemFileProblem(path: string, kind: 'certificate' | 'private key'): string | undefined {
+  let pem: Buffer;
+  try {
+    pem = readFileSync(path);
+  } catch (error) {
+    return `cannot read the file (${(error as Error).message})`;
+  }
+  try {
+    if (kind === 'certificate') new X509Certificate(pem);
+    else createPrivateKey(pem);
+    return undefined;
+  } catch (error) {
+    const encrypted = kind === 'private key' && /ENCRYPTED/.test(pem.toString('latin1'));
+    return encrypted ? 'the private key is encrypted; give an unencrypted key (mounted as a secret)' : `not a PEM ${kind} (${(error as Error).message})`;
+  }
+}
+
+function PemFile(kind: 'certificate' | 'private key') {
+  return ValidateBy({
+    name: 'pemFile',
+    validator: {
+      validate: (value) => typeof value === 'string' && pemFileProblem(value, kind) === undefined,
+      defaultMessage: (args?: ValidationArguments) => `${args?.property}: ${pemFileProblem(String(args?.value), kind)}`,
+    },
+  });
+}
+
+/** A TLS file with DATABASE_TLS=off would be silently ignored: an error instead. */
+function TlsOn() {
+  return ValidateBy({
+    name: 'tlsOn',
+    validator: {
+      validate: (_value, args) => (args?.object as EnvironmentVariables).DATABASE_TLS !== 'off',
+      defaultMessage: (args?: ValidationArguments) => `${args?.property} is set but DATABASE_TLS is off: set DATABASE_TLS=verify-full (or verify-ca)`,
+    },
+  });
+}
+
+function keyMatchesCertificate(keyFile: string, certFile: string | undefined): boolean {
+  if (certFile === undefined) return true;
+  try {
+    return new X509Certificate(readFileSync(certFile)).checkPrivateKey(createPrivateKey(readFileSync(keyFile)));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads `.env` into the environment (variables already set win; skipped under NODE_ENV=test),
+ * then the secret files (`<NAME>_FILE`), and validates it. The server, the command line and the
+ * TypeORM CLI all start here. The secrets go into process.env, as @nestjs/config reads them from there too.
  */
 export function loadEnvironment(): EnvironmentVariables {
   if (process.env.NODE_ENV !== 'test') {
@@ -231,5 +400,6 @@ export function loadEnvironment(): EnvironmentVariables {
       // No .env file: the environment alone.
     }
   }
+  readSecretFiles(process.env);
   return validateEnvironment(process.env);
 }

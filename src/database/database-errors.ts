@@ -34,6 +34,9 @@ const UNAVAILABLE_CODES = new Set([
   'POOL_CLOSED',
   'POOL_ACQUIRE_TIMEOUT',
   'SQLITE_BUSY',
+  // A failed TLS handshake (database-tls.ts): at start-up a certificate problem is fatal at once, later a 503.
+  'HANDSHAKE_SSL_ERROR',
+  'HANDSHAKE_NO_SSL_SUPPORT',
 ]);
 
 /** The database could not be reached (as opposed to rejecting a query): the client gets 503. */

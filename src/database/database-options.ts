@@ -8,6 +8,7 @@ import { Store } from '../locations/store.entity.js';
 import { IdempotencyKey } from '../plants/idempotency-key.entity.js';
 import { Plant } from '../plants/plant.entity.js';
 import { DatabaseLogger } from './database-logger.js';
+import { tlsOptions, type TlsSettings } from './database-tls.js';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
 import { TokenScope1763800000000 } from './migrations/1763800000000-token-scope.js';
 import { StoreCatalogVersion1763900000000 } from './migrations/1763900000000-store-catalog-version.js';
@@ -86,7 +87,7 @@ export function isMysql(env: Pick<EnvironmentVariables, 'DATABASE_URL'>): boolea
 
 /** Written once, used by the Nest app, the command line and the TypeORM CLI (data-source.ts). */
 export function databaseOptions(
-  env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS'>,
+  env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS'> & TlsSettings,
 ): DataSourceOptions {
   const common = {
     entities,
@@ -114,6 +115,7 @@ export function databaseOptions(
       maxQueryExecutionTime: env.DB_QUERY_TIMEOUT_MS,
       enableQueryTimeout: true,
       extra: { enableKeepAlive: true, maxIdle: env.DB_POOL_SIZE, queueLimit: env.DB_POOL_SIZE * 20 },
+      ssl: tlsOptions(env),
     };
   }
   const dir = resolve(env.DATA_DIR);

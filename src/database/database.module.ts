@@ -1,9 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/config.module.js';
 import { isDatabaseUnavailableError } from './database-errors.js';
 import { databaseOptions } from './database-options.js';
+import { explainConnectionError, isTlsConfigurationError, type TlsSettings } from './database-tls.js';
 
 const RETRY_DELAY_MS = 2000;
 
@@ -11,15 +13,29 @@ const RETRY_DELAY_MS = 2000;
  * The connection of the app and the CLI alike; pending migrations run as it opens.
  * The server (`retry: true`) waits for a database that is not reachable yet, up to
  * DB_STARTUP_TIMEOUT_MS, then start-up fails (exit code 1). Any other error (bad credentials,
- * a failing migration) fails at once, as does the command line.
+ * a certificate the TLS settings reject, a failing migration) fails at once, as does the command line.
  */
 export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
+  let tls: TlsSettings | undefined;
   return TypeOrmModule.forRootAsync({
     inject: [ConfigService],
+    // A connection error names the setting to change (database-tls.ts).
+    dataSourceFactory: async (options) => {
+      const dataSource = new DataSource(options!);
+      return dataSource.initialize().catch((error: unknown) => {
+        throw tls ? explainConnectionError(error, tls) : error;
+      });
+    },
     useFactory: (config: AppConfig) => {
       const timeout = config.get('DB_STARTUP_TIMEOUT_MS', { infer: true });
       const deadline = Date.now() + timeout;
       const logger = new Logger('Database');
+      tls = {
+        DATABASE_TLS: config.get('DATABASE_TLS', { infer: true }),
+        DATABASE_TLS_CA_FILE: config.get('DATABASE_TLS_CA_FILE', { infer: true }),
+        DATABASE_TLS_CERT_FILE: config.get('DATABASE_TLS_CERT_FILE', { infer: true }),
+        DATABASE_TLS_KEY_FILE: config.get('DATABASE_TLS_KEY_FILE', { infer: true }),
+      };
       return {
         ...databaseOptions({
           DATABASE_URL: config.get('DATABASE_URL', { infer: true }),
@@ -28,13 +44,14 @@ export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
           MIGRATIONS_RUN: config.get('MIGRATIONS_RUN', { infer: true }),
           DB_CONNECT_TIMEOUT_MS: config.get('DB_CONNECT_TIMEOUT_MS', { infer: true }),
           DB_QUERY_TIMEOUT_MS: config.get('DB_QUERY_TIMEOUT_MS', { infer: true }),
+          ...tls,
         }),
         // The deadline, not a count, ends the retries (toRetry); @nestjs/typeorm logs each retry too.
         retryAttempts: retry ? Number.MAX_SAFE_INTEGER : 0,
         retryDelay: RETRY_DELAY_MS,
         verboseRetryLog: true,
         toRetry: (error: unknown) => {
-          if (!retry || !isDatabaseUnavailableError(error)) return false;
+          if (!retry || isTlsConfigurationError(error) || !isDatabaseUnavailableError(error)) return false;
           const left = deadline - Date.now();
           if (left <= RETRY_DELAY_MS) {
             logger.error(`the database is still unreachable after ${timeout} ms (DB_STARTUP_TIMEOUT_MS), giving up`);

@@ -10,6 +10,8 @@ export interface MariaDb {
   /** mysql://root@127.0.0.1:<port>/plantstore — the database `plantstore` exists. */
   url: string;
   port: number;
+  /** Its Unix socket: root connects there without TLS or password, whatever the options. */
+  socket: string;
   /** Stops the server (SIGTERM, a clean shutdown); the data directory stays. */
   stop(): Promise<void>;
   /** Starts it again on the same port and data directory, resolving once it answers. */
@@ -18,12 +20,21 @@ export interface MariaDb {
   destroy(): Promise<void>;
 }
 
+export interface MariaDbOptions {
+  /** Serve TLS with these PEM files and refuse unencrypted TCP connections (require_secure_transport). */
+  tls?: { ca: string; cert: string; key: string };
+  /** Check users and their REQUIRE clauses (CREATE USER … REQUIRE X509); root has no password. */
+  grantTables?: boolean;
+  /** performance_schema on, e.g. to read the TLS cipher of other sessions (status_by_thread). */
+  performanceSchema?: boolean;
+}
+
 /**
  * A private MariaDB server (its own data directory, port and socket) that a test may stop
  * and start at will to simulate an outage, without touching the shared server on 3306.
- * No authentication (--skip-grant-tables): it listens on 127.0.0.1 only and lives for one test file.
+ * No authentication (--skip-grant-tables) unless asked: it listens on 127.0.0.1 only and lives for one test file.
  */
-export async function startMariaDb(): Promise<MariaDb> {
+export async function startMariaDb(options: MariaDbOptions = {}): Promise<MariaDb> {
   const dir = mkdtempSync(join(tmpdir(), 'plant-store-mariadb-'));
   const datadir = join(dir, 'data');
   const port = await freePort();
@@ -31,12 +42,20 @@ export async function startMariaDb(): Promise<MariaDb> {
   const user = process.getuid?.() === 0 ? ['--user=root'] : [];
   await promisify(execFile)('mariadb-install-db', ['--no-defaults', `--datadir=${datadir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user], { timeout: 120_000 });
 
+  const socket = join(dir, 'mariadb.sock');
+  const extra = [
+    ...(options.tls ? [`--ssl-ca=${options.tls.ca}`, `--ssl-cert=${options.tls.cert}`, `--ssl-key=${options.tls.key}`, '--require-secure-transport=ON'] : []),
+    ...(options.grantTables ? [] : ['--skip-grant-tables']),
+    ...(options.performanceSchema ? ['--performance-schema=ON'] : []),
+  ];
   let server: ChildProcess | undefined;
   let output = '';
 
   const answers = async (): Promise<boolean> => {
     try {
-      const connection = await mysql.createConnection({ host: '127.0.0.1', port, user: 'root', connectTimeout: 1000 });
+      // Over the socket when TCP needs TLS: root has neither certificate nor password.
+      const where = options.tls ? { socketPath: socket } : { host: '127.0.0.1', port };
+      const connection = await mysql.createConnection({ ...where, user: 'root', connectTimeout: 1000 });
       await connection.query('CREATE DATABASE IF NOT EXISTS plantstore CHARACTER SET utf8mb4');
       await connection.end();
       return true;
@@ -53,11 +72,11 @@ export async function startMariaDb(): Promise<MariaDb> {
       [
         '--no-defaults',
         `--datadir=${datadir}`,
-        `--socket=${join(dir, 'mariadb.sock')}`,
+        `--socket=${socket}`,
         `--pid-file=${join(dir, 'mariadb.pid')}`,
         `--port=${port}`,
         '--bind-address=127.0.0.1',
-        '--skip-grant-tables',
+        ...extra,
         '--skip-log-bin',
         '--innodb-buffer-pool-size=32M',
         '--innodb-log-file-size=16M',
@@ -89,6 +108,7 @@ export async function startMariaDb(): Promise<MariaDb> {
   return {
     url: `mysql://root@127.0.0.1:${port}/plantstore`,
     port,
+    socket,
     start,
     stop,
     destroy: async () => {
