@@ -1,14 +1,17 @@
 import { Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/config.module.js';
 import { isDatabaseUnavailableError } from './database-errors.js';
 import { databaseOptions } from './database-options.js';
+import { runMigrationsLocked } from './migration-lock.js';
 
 const RETRY_DELAY_MS = 2000;
 
 /**
- * The connection of the app and the CLI alike; pending migrations run as it opens.
+ * The connection of the app and the CLI alike; pending migrations run as it opens, under the
+ * migration lock (migration-lock.ts), so instances started together take turns.
  * The server (`retry: true`) waits for a database that is not reachable yet, up to
  * DB_STARTUP_TIMEOUT_MS, then start-up fails (exit code 1). Any other error (bad credentials,
  * a failing migration) fails at once, as does the command line.
@@ -44,6 +47,19 @@ export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
           return true;
         },
       };
+    },
+    // MIGRATIONS_RUN (options.migrationsRun) is honoured here, under the lock: TypeORM's own run takes none.
+    dataSourceFactory: async (options) => {
+      const { migrationsRun, ...rest } = options as DataSourceOptions;
+      const dataSource = await new DataSource({ ...rest, migrationsRun: false }).initialize();
+      try {
+        if (migrationsRun) await runMigrationsLocked(dataSource);
+      } catch (error) {
+        // A retry (database unreachable meanwhile) opens a new pool; this one must not linger.
+        await dataSource.destroy().catch(() => undefined);
+        throw error;
+      }
+      return dataSource;
     },
   });
 }
