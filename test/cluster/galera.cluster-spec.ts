@@ -147,7 +147,7 @@ describe('three instances on a three-node Galera cluster', () => {
     const ids = seen.map((s) => Number(/^\/plants\/(\d+)$/.exec(s.location ?? '')?.[1]));
     expect(new Set(ids).size).toBe(seen.length);
     const rows = await cluster.nodes[0].query<{ id: string }>('SELECT CAST(id AS CHAR) AS id FROM plantstore.plants WHERE team = ? ORDER BY id', ['assigned']);
-    expect(rows.map((r) => Number(r.id))).toEqual([...ids].sort((a, b) => a - b));
+    expect(rows.map((r) => Number(r.id)).sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
     summary.push(`server-assigned ids: ${seen.length} concurrent creates, 201: ${seen.filter((s) => s.status === 201).length}, distinct ids: ${new Set(ids).size}, 5xx: 0`);
   }, 600_000);
 

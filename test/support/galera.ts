@@ -80,11 +80,12 @@ export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
 
   await Promise.all(
     specs.map(async (spec) => {
-      mkdirSync(spec.home);
-      if (root) execFileSync('chown', ['mysql:mysql', spec.home]);
+      // A temporary directory of its own: other programs' clean-ups of /tmp must not reach it.
+      mkdirSync(join(spec.home, 'tmp'), { recursive: true });
+      if (root) execFileSync('chown', ['-R', 'mysql:mysql', spec.home]);
       await promisify(execFile)(
         'mariadb-install-db',
-        ['--no-defaults', `--datadir=${join(spec.home, 'data')}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user],
+        ['--no-defaults', `--datadir=${join(spec.home, 'data')}`, `--tmpdir=${join(spec.home, 'tmp')}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user],
         { timeout: 180_000 },
       );
     }),
@@ -98,6 +99,7 @@ export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
       `--datadir=${join(spec.home, 'data')}`,
       `--socket=${join(spec.home, 'mariadb.sock')}`,
       `--pid-file=${join(spec.home, 'mariadb.pid')}`,
+      `--tmpdir=${join(spec.home, 'tmp')}`,
       `--port=${spec.mysql}`,
       '--bind-address=127.0.0.1',
       '--skip-grant-tables',
