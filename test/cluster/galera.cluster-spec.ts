@@ -70,7 +70,9 @@ describe('three instances on a three-node Galera cluster', () => {
     cluster = await startGaleraCluster(3);
     await cluster.nodes[0].query('CREATE DATABASE plantstore CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci');
     // The three instances start at the same moment on the empty database (the migration lock decides who migrates).
-    instances = await Promise.all(cluster.nodes.map((node) => startServer(databaseOn(node, 'plantstore'), INSTANCE_ENV, { readyWithinMs: STARTUP_MS })));
+    const started = await Promise.allSettled(cluster.nodes.map((node) => startServer(databaseOn(node, 'plantstore'), INSTANCE_ENV, { readyWithinMs: STARTUP_MS })));
+    instances = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    for (const result of started) if (result.status === 'rejected') throw result.reason;
   }, 600_000);
 
   afterAll(async () => {
