@@ -18,6 +18,7 @@ describe('isDatabaseUnavailableError', () => {
     ['Galera node not primary (1047)', new QueryFailedError('SELECT …', [], serverError('ER_UNKNOWN_COM_ERROR', 1047, '08S01', 'WSREP has not yet prepared node for application use'))],
     ['Galera commit not replicated (1180)', serverError('ER_ERROR_DURING_COMMIT', 1180, 'HY000', 'Got error 6 "No such device or address" during COMMIT')],
     ['server shutting down', serverError('ER_SERVER_SHUTDOWN', 1053, '08S01', 'Server shutdown in progress')],
+    ['read-only server (a former writer after a failover)', serverError('ER_OPTION_PREVENTS_STATEMENT', 1290, 'HY000', 'The MariaDB server is running with the --read-only option so it cannot execute this statement')],
     ['a deadlock that outlived its retries', deadlock()],
     ['a lock wait timeout', serverError('ER_LOCK_WAIT_TIMEOUT', 1205, 'HY000', 'Lock wait timeout exceeded; try restarting transaction')],
   ])('%s -> 503', (_name, error) => {
@@ -38,6 +39,7 @@ describe('isRetryableLockError', () => {
     ['deadlock / Galera certification failure', deadlock(), true],
     ['SQLSTATE 40001 alone', serverError('ER_SOMETHING', 9999, '40001', 'serialization failure'), true],
     ['lock wait timeout', serverError('ER_LOCK_WAIT_TIMEOUT', 1205, 'HY000', 'Lock wait timeout exceeded'), true],
+    ['TiDB write conflict', serverError('UNKNOWN_CODE_PLEASE_REPORT', 9007, 'HY000', 'Write conflict, txnStartTS=…'), true],
     ['duplicate key', duplicate(), false],
     ['SQLite busy (busy_timeout already waited)', withCode('SQLITE_BUSY'), false],
     ['connection lost', withCode('PROTOCOL_CONNECTION_LOST'), false],

@@ -27,7 +27,8 @@ export function isDuplicateKeyError(error: unknown): boolean {
  */
 export function isRetryableLockError(error: unknown): boolean {
   const { code, errno, sqlState } = driverError(error);
-  return code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT' || errno === 1213 || errno === 1205 || sqlState === '40001';
+  // 9007: TiDB's "Write conflict" in optimistic transactions (README "Scaling out").
+  return code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT' || errno === 1213 || errno === 1205 || errno === 9007 || sqlState === '40001';
 }
 
 /** Tries of a write that keeps losing conflicts; the last failure goes to the caller (a 503). */
@@ -78,6 +79,8 @@ const UNAVAILABLE_CODES = new Set([
   // The server is going down (1053) or killed this session (1927): its node is leaving.
   'ER_SERVER_SHUTDOWN',
   'ER_CONNECTION_KILLED',
+  // The server is read-only (1290), e.g. a former writer right after a failover (Aurora).
+  'ER_OPTION_PREVENTS_STATEMENT',
 ]);
 
 /**
