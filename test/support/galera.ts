@@ -78,7 +78,7 @@ export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
   const address = `gcomm://${specs.map((s) => `127.0.0.1:${s.galera}`).join(',')}`;
   const user = root ? ['--user=mysql'] : [];
 
-  await Promise.all(
+  const installing = Promise.all(
     specs.map(async (spec) => {
       // A temporary directory of its own: other programs' clean-ups of /tmp must not reach it.
       mkdirSync(join(spec.home, 'tmp'), { recursive: true });
@@ -90,6 +90,10 @@ export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
       );
     }),
   );
+  await installing.catch((error: unknown) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  });
 
   const nodes = specs.map((spec): GaleraNode & { bootstrap(): Promise<void> } => {
     let child: ChildProcess | undefined;
