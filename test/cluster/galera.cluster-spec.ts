@@ -368,4 +368,35 @@ describe('three instances on a three-node Galera cluster', () => {
       await load.stop();
     }
   }, 900_000);
+  it('a running node cut off from its peers (non-primary, SELECT 1 still works): its instance answers 503, not 500, and ready is 503 until it is back', async () => {
+    const team = 'isolated-node';
+    const load = traffic(team, await token(team));
+    const isolated = cluster.nodes[2];
+    try {
+      await waitFor(() => [0, 1, 2].every((i) => load.successesSince(i, 0) >= 20), 'traffic flows through every instance');
+      // Galera's own switch: the node drops every connection to its peers and stays up.
+      await isolated.query("SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'");
+      const cutAt = Date.now();
+      await waitFor(async () => (await isolated.status())?.cluster === 'non-Primary', 'the node sees itself outside the primary component');
+      await expect(isolated.query('SELECT 1 AS one')).resolves.toEqual([{ one: 1 }]);
+      await waitFor(async () => (await ready(2)) === 503, 'ready of its instance turns 503');
+      await waitFor(() => load.statusesSince(2, cutAt).filter((s) => s === 503).length >= 10, 'its instance answers 503');
+      await waitFor(() => load.successesSince(0, cutAt) >= 30 && load.successesSince(1, cutAt) >= 30, 'the other instances keep serving');
+
+      await isolated.query("SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'");
+      await waitFor(async () => (await ready(2)) === 200, 'ready of its instance turns 200 again', 300_000);
+      const backAt = Date.now();
+      await waitFor(() => load.successesSince(2, backAt) >= 20, 'its instance serves again');
+      await load.stop();
+      await cluster.waitSynced();
+      expect(unexpected(load.seen)).toEqual([]);
+      const result = await load.verify();
+      expect(result.lost).toEqual([]);
+      summary.push(
+        `node cut off (gmcast.isolate): ${load.seen.length} requests (${tally(load.seen)}), 5xx other than 503: 0; ${result.created} creates / ${result.deleted} deletes acknowledged, ${result.checked} row checks over 3 nodes, lost: 0`,
+      );
+    } finally {
+      await load.stop();
+    }
+  }, 900_000);
 });
