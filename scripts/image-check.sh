@@ -131,7 +131,7 @@ in_image() {
 }
 
 step "4. migrations as compose.yaml's migrate service runs them"
-in_image node node_modules/typeorm/cli.js migration:run -d dist/database/data-source.js >"$WORK/migrate.log" 2>&1 || { cat "$WORK/migrate.log"; fail 'migrations'; }
+in_image node dist/database/migrate.js run >"$WORK/migrate.log" 2>&1 || { cat "$WORK/migrate.log"; fail 'migrations'; }
 ok "migrations applied: $(mysql_admin "SELECT COUNT(*) FROM \`$DB_NAME\`.migrations") ($(mysql_admin "SELECT GROUP_CONCAT(name) FROM \`$DB_NAME\`.migrations"))"
 
 step "5. the entry point ($ENTRY) as PID 1 of its own PID namespace"

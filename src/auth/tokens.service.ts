@@ -4,6 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import { Repository } from 'typeorm';
 import type { EnvironmentVariables } from '../config/environment.js';
+import { retryWriteConflicts } from '../database/database-errors.js';
 import { ApiToken } from './api-token.entity.js';
 import { TOKEN_SCOPES, type Caller, type TokenScope } from './caller.js';
 import { displayPrefix, generateToken, hashToken, isWellFormedToken } from './token-format.js';
@@ -77,16 +78,16 @@ export class TokensService implements OnModuleDestroy {
     if (!TOKEN_SCOPES.includes(scope)) throw new Error(`scope must be ${TOKEN_SCOPES.join(' or ')}, got "${scope}"`);
     const days = expiresInDays ?? (this.defaultTtlDays || undefined);
     const token = generateToken();
-    const record = await this.tokens.save(
-      this.tokens.create({
-        team,
-        name: name ?? null,
-        scope,
-        prefix: displayPrefix(token),
-        tokenHash: hashToken(token),
-        expiresAt: days === undefined ? null : new Date(Date.now() + days * DAY_MS),
-      }),
-    );
+    const fields = {
+      team,
+      name: name ?? null,
+      scope,
+      prefix: displayPrefix(token),
+      tokenHash: hashToken(token),
+      expiresAt: days === undefined ? null : new Date(Date.now() + days * DAY_MS),
+    };
+    // A fresh entity each try: save() fills in the id of the one it wrote.
+    const record = await retryWriteConflicts(() => this.tokens.save(this.tokens.create(fields)));
     return { token, record };
   }
 
@@ -157,9 +158,12 @@ export class TokensService implements OnModuleDestroy {
     const batch = this.pendingUses;
     this.pendingUses = new Map();
     try {
-      await this.tokens.manager.transaction(async (manager) => {
-        for (const [id, usedAt] of batch) await manager.update(ApiToken, { id }, { lastUsedAt: usedAt });
-      });
+      // Instances flush the same busy tokens: on a cluster their transactions conflict.
+      await retryWriteConflicts(() =>
+        this.tokens.manager.transaction(async (manager) => {
+          for (const [id, usedAt] of batch) await manager.update(ApiToken, { id }, { lastUsedAt: usedAt });
+        }),
+      );
     } catch (error) {
       for (const [id, usedAt] of batch) if (!this.pendingUses.has(id)) this.pendingUses.set(id, usedAt);
       this.logger.warn(`could not record token use: ${error instanceof Error ? error.message : String(error)}`);

@@ -36,7 +36,7 @@ export const ApiCommonErrors = () =>
       example: { error: 429, message: 'too many requests with this token, try again later' },
     }),
     ApiInternalServerErrorResponse({ description: 'Unexpected failure; details are logged under the X-Request-Id, never returned.', type: ErrorBody, example: { error: 500, message: 'internal server error' } }),
-    ApiServiceUnavailableResponse({ description: 'The database is unreachable; try again shortly.', type: ErrorBody, example: { error: 503, message: 'the database is unavailable, try again shortly' } }),
+    ApiServiceUnavailableResponse({ description: 'The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly.', type: ErrorBody, example: { error: 503, message: 'the database is unavailable, try again shortly' } }),
   );
 
 /** Errors of operations that take a JSON body. */

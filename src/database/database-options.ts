@@ -34,9 +34,58 @@ const strictMysql = {
       connection.query(SESSION_SETUP);
     });
     limitWaiting(pool, options.connectTimeout ?? 10_000);
+    causalReadsOnGalera(pool, options.connectTimeout ?? 10_000);
     return pool;
   },
 };
+
+/**
+ * Galera applies another node's commits asynchronously: without a causal wait, a plant
+ * created (201) through an instance on node A may be missing from a list that another
+ * instance reads on node B a moment later. wsrep_sync_wait = 3 makes reads (1) and
+ * UPDATE/DELETE (2) of this session wait until the node has applied every commit the
+ * cluster had when the statement began. Inserts need no wait: one that conflicts with a
+ * commit elsewhere fails certification and is retried (retryWriteConflicts).
+ * The engine is asked once per new connection (a pool keeps its connections), before the
+ * connection is handed out; plain MySQL/MariaDB get no setting and no extra query per request.
+ */
+const GALERA_SYNC_WAIT = 3;
+const galeraPools = new WeakSet<mysql.Pool>();
+
+/** Whether this pool's connections have found a Galera node (wsrep_on with a provider). */
+export function isGaleraPool(pool: mysql.Pool): boolean {
+  return galeraPools.has(pool);
+}
+
+function causalReadsOnGalera(pool: mysql.Pool, timeout: number): void {
+  const prepared = new WeakSet<mysql.PoolConnection>();
+  const getConnection = pool.getConnection.bind(pool);
+  pool.getConnection = (callback: (error: NodeJS.ErrnoException | null, connection: mysql.PoolConnection) => unknown) => {
+    getConnection((error, connection) => {
+      if (error || prepared.has(connection)) return callback(error, connection);
+      const fail = (failure: NodeJS.ErrnoException) => {
+        connection.destroy();
+        callback(failure, undefined as unknown as mysql.PoolConnection);
+      };
+      const sql = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_provider')";
+      connection.query<mysql.RowDataPacket[]>({ sql, timeout }, (failure, rows) => {
+        if (failure) return fail(failure);
+        const value = (name: string) => rows.find((row) => row.Variable_name === name)?.Value as string | undefined;
+        const galera = value('wsrep_on') === 'ON' && !['', 'none', undefined].includes(value('wsrep_provider'));
+        if (!galera) {
+          prepared.add(connection);
+          return callback(null, connection);
+        }
+        galeraPools.add(pool);
+        connection.query({ sql: `SET SESSION wsrep_sync_wait = ${GALERA_SYNC_WAIT}`, timeout }, (setFailure) => {
+          if (setFailure) return fail(setFailure);
+          prepared.add(connection);
+          callback(null, connection);
+        });
+      });
+    });
+  };
+}
 
 /**
  * mysql2 has no acquire timeout: a request waiting for a busy or still-connecting pool would

@@ -1,16 +1,18 @@
 import { Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/config.module.js';
 import { isDatabaseUnavailableError } from './database-errors.js';
 import { databaseOptions } from './database-options.js';
 import { explainConnectionError, isTlsConfigurationError, type TlsSettings } from './database-tls.js';
+import { runMigrationsLocked } from './migration-lock.js';
 
 const RETRY_DELAY_MS = 2000;
 
 /**
- * The connection of the app and the CLI alike; pending migrations run as it opens.
+ * The connection of the app and the CLI alike; pending migrations run as it opens, under the
+ * migration lock (migration-lock.ts), so instances started together take turns.
  * The server (`retry: true`) waits for a database that is not reachable yet, up to
  * DB_STARTUP_TIMEOUT_MS, then start-up fails (exit code 1). Any other error (bad credentials,
  * a certificate the TLS settings reject, a failing migration) fails at once, as does the command line.
@@ -19,13 +21,6 @@ export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
   let tls: TlsSettings | undefined;
   return TypeOrmModule.forRootAsync({
     inject: [ConfigService],
-    // A connection error names the setting to change (database-tls.ts).
-    dataSourceFactory: async (options) => {
-      const dataSource = new DataSource(options!);
-      return dataSource.initialize().catch((error: unknown) => {
-        throw tls ? explainConnectionError(error, tls) : error;
-      });
-    },
     useFactory: (config: AppConfig) => {
       const timeout = config.get('DB_STARTUP_TIMEOUT_MS', { infer: true });
       const deadline = Date.now() + timeout;
@@ -61,6 +56,22 @@ export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
           return true;
         },
       };
+    },
+    // MIGRATIONS_RUN (options.migrationsRun) is honoured here, under the lock: TypeORM's own run
+    // takes none. A connection error names the setting to change (database-tls.ts).
+    dataSourceFactory: async (options) => {
+      const { migrationsRun, ...rest } = options as DataSourceOptions;
+      const dataSource = await new DataSource({ ...rest, migrationsRun: false }).initialize().catch((error: unknown) => {
+        throw tls ? explainConnectionError(error, tls) : error;
+      });
+      try {
+        if (migrationsRun) await runMigrationsLocked(dataSource);
+      } catch (error) {
+        // A retry (database unreachable meanwhile) opens a new pool; this one must not linger.
+        await dataSource.destroy().catch(() => undefined);
+        throw error;
+      }
+      return dataSource;
     },
   });
 }

@@ -1,8 +1,22 @@
 import { Controller, Get, Injectable, ServiceUnavailableException, type BeforeApplicationShutdown } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Pool } from 'mysql2';
+import type { DataSource } from 'typeorm';
 import { Public } from '../auth/caller.js';
 import { ErrorBody } from '../common/error-body.js';
+import { isGaleraPool } from '../database/database-options.js';
+
+const CHECK_TIMEOUT_MS = 1000;
+const GALERA_SYNCED = '4';
+
+/** Resolves with the promise, or rejects once `ms` have passed. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
 
 /** Flips when shutdown begins (SIGTERM), so the load balancer stops sending traffic first. */
 @Injectable()
@@ -26,6 +40,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly db: TypeOrmHealthIndicator,
     private readonly shutdown: ShutdownState,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   @Get('live')
@@ -36,16 +51,48 @@ export class HealthController {
   }
 
   @Get('ready')
-  @ApiOperation({ summary: 'Readiness: the database answers and the service is not shutting down. No token needed.' })
+  @ApiOperation({
+    summary:
+      'Readiness: the database can serve (on a Galera cluster: its node is in the primary component and synced) and the service is not shutting down. No token needed.',
+  })
   @ApiOkResponse({ schema: { type: 'object', properties: { status: { type: 'string', example: 'ok' } } } })
   @ApiServiceUnavailableResponse({ type: ErrorBody, example: { error: 503, message: 'the database is not reachable' } })
   async ready() {
     if (this.shutdown.shuttingDown) throw new ServiceUnavailableException('the service is shutting down');
+    const pool = (this.dataSource.driver as unknown as { pool?: Pool }).pool;
+    if (pool && isGaleraPool(pool)) {
+      await this.galeraNodeReady();
+      return { status: 'ok' };
+    }
     try {
-      await this.health.check([() => this.db.pingCheck('database', { timeout: 1000 })]);
+      await this.health.check([() => this.db.pingCheck('database', { timeout: CHECK_TIMEOUT_MS })]);
     } catch {
       throw new ServiceUnavailableException('the database is not reachable');
     }
     return { status: 'ok' };
+  }
+
+  /**
+   * A Galera node outside the primary component, or joining and catching up, still answers
+   * `SELECT 1` but refuses (1047) or delays real work: ready only when it is in the primary
+   * component, ready (wsrep_ready) and synced (wsrep_local_state 4). A donor (2) serving a
+   * state transfer counts as not ready: with rsync it blocks writes meanwhile.
+   */
+  private async galeraNodeReady(): Promise<void> {
+    let status: Map<string, string>;
+    try {
+      const rows = await within(
+        this.dataSource.query<{ Variable_name: string; Value: string }[]>(
+          "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_cluster_status', 'wsrep_local_state')",
+        ),
+        CHECK_TIMEOUT_MS,
+      );
+      status = new Map(rows.map((row) => [row.Variable_name, row.Value]));
+    } catch {
+      throw new ServiceUnavailableException('the database is not reachable');
+    }
+    if (status.get('wsrep_ready') !== 'ON' || status.get('wsrep_cluster_status') !== 'Primary' || status.get('wsrep_local_state') !== GALERA_SYNCED) {
+      throw new ServiceUnavailableException('the database node is not synced with its cluster');
+    }
   }
 }

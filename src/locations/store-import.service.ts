@@ -6,6 +6,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { parse } from 'csv-parse';
 import { stringify } from 'csv-stringify';
 import { DataSource, In, type EntityManager } from 'typeorm';
+import { retryWriteConflicts } from '../database/database-errors.js';
 import { STORE_CSV_COLUMNS, formatProblem, validateStoreRecord, type RowProblem, type StoreRow } from './store-csv.js';
 import { StoreIndex } from './store-index.js';
 import { Store, WEEKDAYS } from './store.entity.js';
@@ -86,7 +87,8 @@ export class StoreImportService {
   async import(open: () => Readable, options: ImportOptions = {}): Promise<ImportSummary> {
     const { codes, read, warnings } = await this.validate(open, options.onProgress);
     const summary: ImportSummary = { read, inserted: 0, updated: 0, unchanged: 0, pruned: 0, warnings: warnings.map(formatProblem) };
-    await this.dataSource.transaction(async (manager) => {
+    const write = () => this.dataSource.transaction(async (manager) => {
+      Object.assign(summary, { inserted: 0, updated: 0, unchanged: 0, pruned: 0 });
       let batch: StoreRow[] = [];
       const flush = async () => {
         await this.writeChunk(manager, batch, summary, !options.dryRun);
@@ -105,6 +107,8 @@ export class StoreImportService {
         await manager.query('UPDATE store_catalog SET version = version + 1 WHERE id = 1');
       }
     });
+    // A write conflict rolls the whole transaction back: the next try starts from the file again.
+    await retryWriteConflicts(write);
     if (!options.dryRun) await this.index?.reload();
     return summary;
   }

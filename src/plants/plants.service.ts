@@ -1,7 +1,7 @@
-import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { isDuplicateKeyError } from '../database/database-errors.js';
+import { isDuplicateKeyError, isRetryableLockError, retryWriteConflicts } from '../database/database-errors.js';
 import { preparedRead, type SqlValue } from '../database/prepared-read.js';
 import { Plant } from './plant.entity.js';
 import { MAX_PLANT_ID } from './plant-id.js';
@@ -18,7 +18,10 @@ export interface PlantPage {
   nextAfter?: number;
 }
 
-/** Another instance may take the same "next" id between our read and our insert. */
+/**
+ * Another instance may take the same "next" id between our read and our insert (a
+ * duplicate key, or on Galera a failed certification): tried again with a fresh maximum.
+ */
 const ASSIGN_ATTEMPTS = 20;
 
 @Injectable()
@@ -33,11 +36,14 @@ export class PlantsService {
    * concurrent creates exactly one wins and the other gets 409. Without an id the team's
    * highest + 1 is taken; assignments are queued per team within this process, and a
    * collision with another instance is retried with a fresh maximum.
+   * A write conflict (a deadlock; on Galera a concurrent commit on another node) is tried
+   * again (retryWriteConflicts) until the key decides: the loser then gets its 409.
    */
   async create(team: string, plant: NewPlant): Promise<Plant> {
     if (plant.id !== undefined) {
+      const id = plant.id;
       try {
-        return await this.insert(team, plant.id, plant);
+        return await retryWriteConflicts(() => this.insert(team, id, plant));
       } catch (error) {
         if (isDuplicateKeyError(error)) throw new ConflictException(`plant ${plant.id} already exists`);
         throw error;
@@ -71,12 +77,12 @@ export class PlantsService {
   }
 
   async remove(team: string, id: number): Promise<void> {
-    const result = await this.plants.delete({ team, id });
+    const result = await retryWriteConflicts(() => this.plants.delete({ team, id }));
     if (!result.affected) throw new NotFoundException(`plant ${id} not found`);
   }
 
   private async insertWithNextId(team: string, plant: NewPlant): Promise<Plant> {
-    for (let attempt = 1; ; attempt++) {
+    const attempt = async () => {
       const row = await this.plants
         .createQueryBuilder('plant')
         .select('MAX(plant.id)', 'max')
@@ -84,11 +90,13 @@ export class PlantsService {
         .getRawOne<{ max: string | number | null }>();
       const id = Number(row?.max ?? 0) + 1;
       if (id > MAX_PLANT_ID) throw new ConflictException(`no plant id is left above ${MAX_PLANT_ID}; give an id explicitly`);
-      try {
-        return await this.insert(team, id, plant);
-      } catch (error) {
-        if (!isDuplicateKeyError(error) || attempt >= ASSIGN_ATTEMPTS) throw error;
-      }
+      return this.insert(team, id, plant);
+    };
+    try {
+      return await retryWriteConflicts(attempt, { attempts: ASSIGN_ATTEMPTS, retryOn: (error) => isDuplicateKeyError(error) || isRetryableLockError(error) });
+    } catch (error) {
+      if (isDuplicateKeyError(error)) throw new ServiceUnavailableException('too many concurrent creates in this team to assign an id, try again shortly');
+      throw error;
     }
   }
 

@@ -89,7 +89,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers and the service is not shutting down. No token needed. */
+        /** Readiness: the database can serve (on a Galera cluster: its node is in the primary component and synced) and the service is not shutting down. No token needed. */
         get: operations["HealthController_ready"];
         put?: never;
         post?: never;
@@ -382,7 +382,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; try again shortly. */
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -565,7 +565,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; try again shortly. */
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -695,7 +695,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; try again shortly. */
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -843,7 +843,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; try again shortly. */
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
             503: {
                 headers: {
                     [name: string]: unknown;

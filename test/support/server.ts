@@ -31,7 +31,7 @@ export interface ServerProcess {
  * database: what several containers behind a load balancer are. Passport's strategies
  * are process-wide, so a second instance must not live in the test's process.
  */
-export async function startServer(database: TestDatabase, env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServer(database: TestDatabase, env: Record<string, string> = {}, { readyWithinMs = 20_000 } = {}): Promise<ServerProcess> {
   const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', DEMO_SEED: 'false', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0', HOST: '127.0.0.1', PORT: String(port), ...database.env, ...env };
   if (!database.env.DATABASE_URL) delete childEnv.DATABASE_URL;
@@ -41,7 +41,7 @@ export async function startServer(database: TestDatabase, env: Record<string, st
   child.stderr.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + readyWithinMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
     const ready = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false);

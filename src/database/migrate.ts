@@ -1,0 +1,32 @@
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { loadEnvironment } from '../config/environment.js';
+import { databaseOptions } from './database-options.js';
+import { runMigrationsLocked, withMigrationLock } from './migration-lock.js';
+
+/**
+ * `npm run migration:run` / `migration:revert`: the migrations as a step of their own (a
+ * rollout job, with MIGRATIONS_RUN=false on the instances), under the same lock the
+ * instances take at start-up, so a job and starting instances never migrate at once.
+ * TypeORM's CLI takes no lock; `migration:generate` still uses it (data-source.ts).
+ */
+async function main(command: string | undefined): Promise<void> {
+  if (command !== 'run' && command !== 'revert') throw new Error('usage: migrate.js run|revert');
+  const dataSource = await new DataSource({ ...databaseOptions(loadEnvironment()), migrationsRun: false }).initialize();
+  try {
+    if (command === 'run') {
+      const applied = await runMigrationsLocked(dataSource);
+      process.stderr.write(applied.length === 0 ? 'no pending migrations\n' : applied.map((m) => `applied ${m.name}\n`).join(''));
+    } else {
+      await withMigrationLock(dataSource, () => dataSource.undoLastMigration({ transaction: 'each' }));
+      process.stderr.write('reverted the last migration\n');
+    }
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+main(process.argv[2]).catch((error: unknown) => {
+  process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,229 @@
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import mysql from 'mysql2/promise';
+import { freePort } from './server.js';
+
+export const GALERA_PROVIDER = '/usr/lib/galera/libgalera_smm.so';
+
+export interface NodeStatus {
+  /** wsrep_local_state_comment: Synced, Donor/Desynced, Joining, Joined, Initialized… */
+  state: string;
+  /** wsrep_cluster_status: Primary, non-Primary, Disconnected. */
+  cluster: string;
+  size: number;
+  ready: boolean;
+}
+
+export interface GaleraNode {
+  index: number;
+  port: number;
+  /** mysql://root@127.0.0.1:<port>/<database> */
+  url(database: string): string;
+  /** Running (possibly paused) as far as this harness knows. */
+  running(): boolean;
+  /** Starts the node again (it joins the cluster: IST or SST); resolves once its server answers. */
+  start(): Promise<void>;
+  /** Sends a signal; SIGKILL and SIGTERM wait for the process to end. */
+  signal(signal: 'SIGKILL' | 'SIGTERM' | 'SIGSTOP' | 'SIGCONT'): Promise<void>;
+  /** The node's own view, or null when it does not answer within a second. */
+  status(): Promise<NodeStatus | null>;
+  /** Runs SQL on this node (a fresh connection each time). */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  log(): string;
+}
+
+export interface GaleraCluster {
+  nodes: GaleraNode[];
+  /** Resolves once every running node sees the whole cluster primary and itself synced. */
+  waitSynced(ms?: number): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function distinctFreePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}
+
+/**
+ * A MariaDB Galera cluster of `size` nodes of its own (Debian's mariadb-server + galera-4,
+ * rsync for state transfers), on free loopback ports in a temporary directory: node 1
+ * bootstraps (--wsrep-new-cluster), the others join it. No authentication
+ * (--skip-grant-tables); it listens on 127.0.0.1 only and lives for one test file.
+ *
+ * Run as root, mariadbd runs as the `mysql` user: the rsync daemon of a state transfer
+ * drops root to `nobody`, which could not write the joiner's data directory.
+ * The group-communication timeouts are shortened (a peer silent for 3 s is suspected,
+ * 6 s evicted) so that a killed or paused node leaves the primary component quickly;
+ * keep-alives go every second, far more often than a loaded machine stalls.
+ */
+export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-galera-'));
+  const root = process.getuid?.() === 0;
+  if (root) chmodSync(dir, 0o755);
+  const ports = await distinctFreePorts(size * 4);
+  const specs = Array.from({ length: size }, (_, i) => ({
+    index: i + 1,
+    home: join(dir, `node${i + 1}`),
+    mysql: ports[i * 4],
+    galera: ports[i * 4 + 1],
+    ist: ports[i * 4 + 2],
+    sst: ports[i * 4 + 3],
+  }));
+  const address = `gcomm://${specs.map((s) => `127.0.0.1:${s.galera}`).join(',')}`;
+  const user = root ? ['--user=mysql'] : [];
+
+  const installing = Promise.all(
+    specs.map(async (spec) => {
+      // A temporary directory of its own: other programs' clean-ups of /tmp must not reach it.
+      mkdirSync(join(spec.home, 'tmp'), { recursive: true });
+      if (root) execFileSync('chown', ['-R', 'mysql:mysql', spec.home]);
+      await promisify(execFile)(
+        'mariadb-install-db',
+        ['--no-defaults', `--datadir=${join(spec.home, 'data')}`, `--tmpdir=${join(spec.home, 'tmp')}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user],
+        { timeout: 180_000 },
+      );
+    }),
+  );
+  await installing.catch((error: unknown) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  });
+
+  const nodes = specs.map((spec): GaleraNode & { bootstrap(): Promise<void> } => {
+    let child: ChildProcess | undefined;
+    let output = '';
+    const args = (extra: string[]) => [
+      '--no-defaults',
+      `--datadir=${join(spec.home, 'data')}`,
+      `--socket=${join(spec.home, 'mariadb.sock')}`,
+      `--pid-file=${join(spec.home, 'mariadb.pid')}`,
+      `--tmpdir=${join(spec.home, 'tmp')}`,
+      `--port=${spec.mysql}`,
+      '--bind-address=127.0.0.1',
+      '--skip-grant-tables',
+      '--skip-name-resolve',
+      '--innodb-buffer-pool-size=32M',
+      '--innodb-log-file-size=16M',
+      '--innodb-flush-log-at-trx-commit=2',
+      '--max-connections=400',
+      '--binlog-format=ROW',
+      '--innodb-autoinc-lock-mode=2',
+      '--wsrep-on=ON',
+      `--wsrep-provider=${GALERA_PROVIDER}`,
+      '--wsrep-cluster-name=plant-store-test',
+      `--wsrep-cluster-address=${address}`,
+      `--wsrep-node-name=node${spec.index}`,
+      `--wsrep-node-address=127.0.0.1:${spec.galera}`,
+      `--wsrep-node-incoming-address=127.0.0.1:${spec.mysql}`,
+      '--wsrep-sst-method=rsync',
+      `--wsrep-sst-receive-address=127.0.0.1:${spec.sst}`,
+      `--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:${spec.galera};ist.recv_addr=127.0.0.1:${spec.ist};gcache.size=64M;evs.keepalive_period=PT1S;evs.suspect_timeout=PT3S;evs.inactive_timeout=PT6S;evs.install_timeout=PT6S`,
+      ...user,
+      ...extra,
+    ];
+
+    const query = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
+      const connection = await mysql.createConnection({ host: '127.0.0.1', port: spec.mysql, user: 'root', connectTimeout: 2000 });
+      try {
+        return (await connection.query({ sql, values: params, timeout: 10_000 }))[0] as T[];
+      } finally {
+        connection.destroy();
+      }
+    };
+
+    const status = async (): Promise<NodeStatus | null> => {
+      try {
+        const rows = await Promise.race([
+          query<{ Variable_name: string; Value: string }>(
+            "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state_comment', 'wsrep_cluster_status', 'wsrep_cluster_size', 'wsrep_ready')",
+          ),
+          sleep(1000).then(() => null),
+        ]);
+        if (!rows) return null;
+        const value = new Map(rows.map((r) => [r.Variable_name, r.Value]));
+        return { state: value.get('wsrep_local_state_comment') ?? '', cluster: value.get('wsrep_cluster_status') ?? '', size: Number(value.get('wsrep_cluster_size')), ready: value.get('wsrep_ready') === 'ON' };
+      } catch {
+        return null;
+      }
+    };
+
+    const launch = async (extra: string[]) => {
+      if (child) return;
+      output = '';
+      const started = spawn('mariadbd', args(extra), { stdio: ['ignore', 'pipe', 'pipe'] });
+      started.stdout.on('data', (chunk) => (output += chunk));
+      started.stderr.on('data', (chunk) => (output += chunk));
+      started.once('exit', () => {
+        if (child === started) child = undefined;
+      });
+      child = started;
+      // Answers SQL: for a joiner that is after its state transfer.
+      const deadline = Date.now() + 180_000;
+      while (!(await status())) {
+        if (started.exitCode !== null) throw new Error(`node ${spec.index} (mariadbd) exited with ${started.exitCode}:\n${output.slice(-4000)}`);
+        if (Date.now() > deadline) throw new Error(`node ${spec.index} did not start:\n${output.slice(-4000)}`);
+        await sleep(250);
+      }
+    };
+
+    return {
+      index: spec.index,
+      port: spec.mysql,
+      url: (database) => `mysql://root@127.0.0.1:${spec.mysql}/${database}`,
+      running: () => child !== undefined,
+      bootstrap: () => launch(['--wsrep-new-cluster']),
+      start: () => launch([]),
+      signal: async (signal) => {
+        const target = child;
+        if (!target) return;
+        const exited = new Promise((resolve) => target.once('exit', resolve));
+        target.kill(signal);
+        if (signal === 'SIGKILL' || signal === 'SIGTERM') await exited;
+      },
+      status,
+      query,
+      log: () => output,
+    };
+  });
+
+  const cluster: GaleraCluster = {
+    nodes,
+    waitSynced: async (ms = 240_000) => {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const running = nodes.filter((n) => n.running());
+        const statuses = await Promise.all(running.map((n) => n.status()));
+        if (statuses.every((s) => s && s.state === 'Synced' && s.cluster === 'Primary' && s.ready && s.size === running.length)) return;
+        if (Date.now() > deadline) throw new Error(`the cluster did not settle within ${ms} ms: ${JSON.stringify(statuses)}`);
+        await sleep(250);
+      }
+    },
+    destroy: async () => {
+      for (const node of nodes) {
+        await node.signal('SIGCONT');
+        await node.signal('SIGKILL');
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+
+  try {
+    await nodes[0].bootstrap();
+    await cluster.waitSynced();
+    // One at a time: each joiner takes its state transfer from a synced donor.
+    for (const node of nodes.slice(1)) {
+      await node.start();
+      await cluster.waitSynced();
+    }
+  } catch (error) {
+    await cluster.destroy();
+    throw error;
+  }
+  return cluster;
+}
