@@ -14,8 +14,9 @@ import {
 import type { Request, Response } from 'express';
 import { CurrentCaller, type Caller } from '../auth/caller.js';
 import { ApiBodyErrors, ApiCommonErrors, WriteScope } from '../common/api-errors.js';
+import { responseHeaders } from '../common/api-headers.js';
 import { ErrorBody } from '../common/error-body.js';
-import { ListPlantsQuery, PlantDto } from './dto/plant.dto.js';
+import { ListPlantsQuery, PlantDto, PlantResponse } from './dto/plant.dto.js';
 import { MAX_PLANT_ID, ParsePlantIdPipe } from './plant-id.js';
 import type { Plant } from './plant.entity.js';
 import { PlantsService } from './plants.service.js';
@@ -39,12 +40,8 @@ export class PlantsController {
   @HttpCode(201)
   @WriteScope()
   @ApiBodyErrors()
-  @ApiOperation({ summary: 'Create a plant', description: "Creates a plant in the caller's team. The new plant's id is in the Location header." })
-  @ApiCreatedResponse({
-    description: 'Created. Body: name and tag.',
-    type: PlantDto,
-    headers: { Location: { description: 'Path of the new plant, carrying its id.', schema: { type: 'string', example: '/plants/7' } } },
-  })
+  @ApiOperation({ operationId: 'createPlant', summary: 'Create a plant', description: "Creates a plant in the caller's team. The new plant's id is in the Location header." })
+  @ApiCreatedResponse({ description: 'Created. Body: name and tag; the id is in `Location`.', type: PlantResponse, headers: responseHeaders('Location') })
   @ApiBadRequestResponse({ description: 'The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown.', type: ErrorBody, example: { error: 400, message: 'name must be 1 to 255 characters' } })
   @ApiConflictResponse({ description: "The id is already used in the caller's team; nothing changed.", type: ErrorBody, example: { error: 409, message: 'plant 7 already exists' } })
   async create(@CurrentCaller() caller: Caller, @Body() body: PlantDto, @Res({ passthrough: true }) res: Response) {
@@ -55,18 +52,8 @@ export class PlantsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List plants', description: "The caller's team's plants, by id ascending, at most `limit` of them." })
-  @ApiOkResponse({
-    description: 'The plants, each with name and tag.',
-    type: PlantDto,
-    isArray: true,
-    headers: {
-      Link: {
-        description: 'Present when more plants follow: where the next page is.',
-        schema: { type: 'string', example: '</plants?limit=100&after=100>; rel="next"' },
-      },
-    },
-  })
+  @ApiOperation({ operationId: 'listPlants', summary: 'List plants', description: "The caller's team's plants, by id ascending, at most `limit` of them." })
+  @ApiOkResponse({ description: 'The plants, each with name and tag.', type: PlantResponse, isArray: true, headers: responseHeaders('Link') })
   @ApiBadRequestResponse({ description: 'A query parameter is invalid or unknown.', type: ErrorBody, example: { error: 400, message: 'limit must be an integer from 1 to 1000' } })
   async list(@CurrentCaller() caller: Caller, @Query() query: ListPlantsQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
     const { plants, nextAfter } = await this.plants.list(caller.team, query);
@@ -81,7 +68,7 @@ export class PlantsController {
   @Delete(':id')
   @HttpCode(204)
   @WriteScope()
-  @ApiOperation({ summary: 'Delete a plant', description: "Deletes a plant of the caller's team." })
+  @ApiOperation({ operationId: 'deletePlant', summary: 'Delete a plant', description: "Deletes a plant of the caller's team." })
   @ApiParam({ name: 'id', description: `The plant's id: a positive integer up to ${MAX_PLANT_ID}, in plain decimal.`, schema: { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_PLANT_ID }, example: 7 })
   @ApiNoContentResponse({ description: 'Deleted. No body.' })
   @ApiBadRequestResponse({ description: 'The id is not a positive integer in plain decimal.', type: ErrorBody, example: { error: 400, message: `plant id must be a positive integer no larger than ${MAX_PLANT_ID}` } })
