@@ -1,4 +1,4 @@
-import type { HeaderObject, OpenAPIObject, OperationObject, PathItemObject, ReferenceObject } from '@nestjs/swagger';
+import type { HeaderObject, OpenAPIObject, OperationObject, ReferenceObject } from '@nestjs/swagger';
 
 /**
  * Every response header of the contract, described once. The document lists them under
@@ -68,7 +68,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
  */
 export function documentResponseHeaders(document: OpenAPIObject): OpenAPIObject {
   document.components = { ...document.components, headers: { ...document.components?.headers, ...RESPONSE_HEADERS } };
-  for (const item of Object.values(document.paths) as PathItemObject[]) {
+  for (const item of Object.values(document.paths)) {
     for (const method of METHODS) {
       const operation: OperationObject | undefined = item[method];
       if (!operation) continue;
