@@ -2,10 +2,25 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { openApiDocument, responseChecker, type ObservedResponse } from './support/openapi.js';
 
-type Schema = { type?: string; format?: string; $ref?: string; items?: Schema; properties?: Record<string, Schema>; required?: string[]; writeOnly?: boolean; allOf?: Schema[] };
+type Schema = {
+  type?: string;
+  format?: string;
+  $ref?: string;
+  items?: Schema;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  writeOnly?: boolean;
+  allOf?: Schema[];
+  oneOf?: Schema[];
+  anyOf?: Schema[];
+  additionalProperties?: boolean | Schema;
+};
 
-/** A field as the spec's tables give it: a type (and format), or a reference to another schema. */
-type Field = { type?: 'string' | 'integer' | 'number' | 'array'; format?: string; ref?: string; items?: string; required: boolean };
+/**
+ * A field as the spec's tables give it: a type (and format), or a reference to another schema.
+ * `returned: false`: accepted in requests, and the spec says it is not returned in responses.
+ */
+type Field = { type?: 'string' | 'integer' | 'number' | 'array'; format?: string; ref?: string; items?: string; required: boolean; returned?: false };
 
 const text = (required: boolean): Field => ({ type: 'string', required });
 const MAX_DISTANCE_DELIBERATE_DIFFERENCE = 'max_distance';
@@ -37,9 +52,53 @@ const SPEC: Record<string, Record<string, Field>> = {
     distance: { type: 'number', format: 'float', required: true },
   },
   BusinessHours: Object.fromEntries(['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'].map((d) => [d, text(true)])),
-  Plant: { name: text(true), id: { type: 'integer', required: false }, tag: text(false) },
+  // Spec: id is "accepted in request body of create; not returned in create or list responses".
+  Plant: { name: text(true), id: { type: 'integer', required: false, returned: false }, tag: text(false) },
   Error: { error: { type: 'integer', format: 'int32', required: true }, message: text(true) },
 };
+
+/**
+ * Schemas of what the service returns of a spec resource whose table has fields that are not
+ * returned: the resource's fields without those. The create and list responses are
+ * "object with name and tag" (spec §4.2, §4.3).
+ */
+const RESPONSE_SCHEMAS: Record<string, string> = { PlantResponse: 'Plant' };
+for (const [name, resource] of Object.entries(RESPONSE_SCHEMAS)) {
+  SPEC[name] = Object.fromEntries(Object.entries(SPEC[resource]).filter(([, field]) => field.returned !== false));
+}
+
+/** Names of the fields the spec says are never returned: no response schema may list one. */
+const NOT_RETURNED = Object.values(SPEC).flatMap((fields) => Object.entries(fields).filter(([, field]) => field.returned === false).map(([name]) => name));
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
+type Operation = { responses: Record<string, { content?: Record<string, { schema: Schema }> }> };
+
+/** Every operation of the document, with its method and path. */
+function operations(doc: OpenAPIObject): Array<{ where: string; operation: Operation }> {
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    METHODS.flatMap((method) => {
+      const operation = (item as Record<string, Operation | undefined>)[method];
+      return operation ? [{ where: `${method.toUpperCase()} ${path}`, operation }] : [];
+    }),
+  );
+}
+
+/** Every schema a schema reaches (itself, references, items, compositions, properties), each once. */
+function reachable(doc: OpenAPIObject, root: Schema, seen = new Set<Schema>()): Set<Schema> {
+  const schema = root.$ref ? (doc.components!.schemas![root.$ref.replace('#/components/schemas/', '')] as Schema) : root;
+  if (!schema || seen.has(schema)) return seen;
+  seen.add(schema);
+  const next = [
+    ...(schema.items ? [schema.items] : []),
+    ...(schema.allOf ?? []),
+    ...(schema.oneOf ?? []),
+    ...(schema.anyOf ?? []),
+    ...Object.values(schema.properties ?? {}),
+    ...(typeof schema.additionalProperties === 'object' ? [schema.additionalProperties] : []),
+  ];
+  for (const child of next) reachable(doc, child, seen);
+  return seen;
+}
 
 /** Fields the service adds beyond the spec (extensions the contract allows). */
 const EXTENSIONS: Record<string, string[]> = { NearestLocationsRequest: ['limit'] };
@@ -55,8 +114,9 @@ describe('the OpenAPI document', () => {
     await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toMatchObject({ info: { version: '1.0.0' } });
   });
 
-  it('has every schema of the spec and the spec\'s name for each', () => {
+  it('has every schema of the spec and the spec\'s name for each (and the response schemas of its resources)', () => {
     expect(Object.keys(doc.components!.schemas!).sort()).toEqual(Object.keys(SPEC).sort());
+    expect(Object.keys(SPEC)).toEqual(expect.arrayContaining(Object.keys(RESPONSE_SCHEMAS)));
   });
 
   describe.each(Object.entries(SPEC))('schema %s', (name, fields) => {
@@ -89,6 +149,30 @@ describe('the OpenAPI document', () => {
 
   it('documents max_distance as optional with the default 5 (the deliberate difference from the spec table)', () => {
     expect((doc.components!.schemas!.NearestLocationsRequest as Schema).properties!.max_distance).toMatchObject({ type: 'number', format: 'float', default: 5 });
+  });
+
+  it.each(NOT_RETURNED)('lists %s, which the spec says is not returned, in no schema of any response', (field) => {
+    const listed = operations(doc).flatMap(({ where, operation }) =>
+      Object.entries(operation.responses).flatMap(([status, response]) =>
+        Object.values(response.content ?? {}).flatMap(({ schema }) =>
+          [...reachable(doc, schema)].filter((s) => s.properties && field in s.properties).map(() => `${where} → ${status}`),
+        ),
+      ),
+    );
+    expect(NOT_RETURNED.length).toBeGreaterThan(0);
+    expect(listed).toEqual([]);
+  });
+
+  it('answers create and list with the response schema of Plant, never with the request schema', () => {
+    const plants = doc.paths['/plants'] as Record<string, Operation>;
+    expect(plants.post.responses['201'].content!['application/json'].schema).toEqual({ $ref: '#/components/schemas/PlantResponse' });
+    expect(plants.get.responses['200'].content!['application/json'].schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/PlantResponse' } });
+    const request = doc.components!.schemas!.Plant as Schema;
+    for (const { where, operation } of operations(doc)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        for (const { schema } of Object.values(response.content ?? {})) expect({ where, status, plant: reachable(doc, schema).has(request) }).toEqual({ where, status, plant: false });
+      }
+    }
   });
 
   it('keeps Plant.id out of responses (write-only) and lat/lng strings, Code with a capital C', () => {

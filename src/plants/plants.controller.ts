@@ -69,7 +69,9 @@ export class PlantsController {
   @HttpCode(204)
   @WriteScope()
   @ApiOperation({ operationId: 'deletePlant', summary: 'Delete a plant', description: "Deletes a plant of the caller's team." })
-  @ApiParam({ name: 'id', description: `The plant's id: a positive integer up to ${MAX_PLANT_ID}, in plain decimal.`, schema: { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_PLANT_ID }, example: 7 })
+  // The example is the create body's example id, so that Swagger UI deletes the plant it just made;
+  // inside `schema`, since Nest drops a parameter's own `example` when `schema` is given.
+  @ApiParam({ name: 'id', description: `The plant's id: a positive integer up to ${MAX_PLANT_ID}, in plain decimal.`, schema: { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_PLANT_ID, example: 7 } })
   @ApiNoContentResponse({ description: 'Deleted. No body.' })
   @ApiBadRequestResponse({ description: 'The id is not a positive integer in plain decimal.', type: ErrorBody, example: { error: 400, message: `plant id must be a positive integer no larger than ${MAX_PLANT_ID}` } })
   @ApiNotFoundResponse({ description: "No plant with this id in the caller's team (whether or not another team has one).", type: ErrorBody, example: { error: 404, message: 'plant 7 not found' } })

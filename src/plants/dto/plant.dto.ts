@@ -29,7 +29,7 @@ export class PlantDto {
   @IsIntegerIn(1, MAX_PLANT_ID, `id must be a positive integer no larger than ${MAX_PLANT_ID}`)
   id?: number;
 
-  @ApiPropertyOptional({ description: 'Free-form tag, at most 255 characters. Left out of responses when the plant has none.', maxLength: 255, example: 'tropical' })
+  @ApiPropertyOptional({ description: 'Free-form tag, at most 255 characters.', maxLength: 255, example: 'tropical' })
   @IsOptional()
   @IsText(255, { allowEmpty: true })
   tag?: string;
