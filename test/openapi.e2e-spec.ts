@@ -194,13 +194,17 @@ describe('the response check of the e2e suite', () => {
   let problem: (r: Partial<ObservedResponse> & { method: string; url: string; status: number }) => string | undefined;
   beforeAll(async () => {
     const checker = responseChecker(await openApiDocument());
-    problem = (r) => checker.problem({ headers: { 'content-type': 'application/json; charset=utf-8' }, body: undefined, text: r.body === undefined ? '' : JSON.stringify(r.body), ...r });
+    // The headers every response carries, and a 201's Location.
+    const sent = (status: number) => ({ 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'r-1', 'cache-control': 'no-store', ...(status === 201 ? { location: '/plants/7' } : {}) });
+    problem = (r) => checker.problem({ body: undefined, text: r.body === undefined ? '' : JSON.stringify(r.body), ...r, headers: { ...sent(r.status), ...r.headers } });
   });
 
   it('accepts what the document describes', () => {
     expect(problem({ method: 'POST', url: '/plants', status: 201, body: { name: 'Fern', tag: 'green' } })).toBeUndefined();
     expect(problem({ method: 'GET', url: 'http://127.0.0.1:1/plants?limit=2', status: 200, body: [{ name: 'Fern' }] })).toBeUndefined();
-    expect(problem({ method: 'DELETE', url: '/plants/7', status: 204, headers: {} })).toBeUndefined();
+    expect(problem({ method: 'DELETE', url: '/plants/7', status: 204, headers: { 'content-type': undefined } })).toBeUndefined();
+    expect(problem({ method: 'GET', url: '/plants', status: 200, headers: { link: '</plants?limit=1&after=7>; rel="next"', ratelimit: '"token";r=5;t=9' }, body: [] })).toBeUndefined();
+    expect(problem({ method: 'GET', url: '/plants', status: 401, headers: { 'www-authenticate': 'Bearer realm="plant-store"' }, body: { error: 401, message: 'missing bearer token' } })).toBeUndefined();
     expect(problem({ method: 'POST', url: '/plants', status: 409, body: { error: 409, message: 'plant 7 already exists' } })).toBeUndefined();
     expect(problem({ method: 'GET', url: '/nowhere', status: 404, body: { error: 404, message: 'no route for GET /nowhere' } })).toBeUndefined();
     expect(problem({ method: 'PUT', url: '/plants', status: 405, body: { error: 405, message: 'method PUT is not allowed on /plants' } })).toBeUndefined();
@@ -219,6 +223,12 @@ describe('the response check of the e2e suite', () => {
     ['a 5xx on a route the document does not have', { method: 'GET', url: '/nowhere', status: 500, body: { error: 500, message: 'internal server error' } }],
     ['lat as a number', { method: 'POST', url: '/locations/nearest', status: 200, body: { Code: 'Success', locations: [{ name: 'a', address: 'b', city: 'c', state: 'NY', zip: '10001', business_hours: { Monday: 'Closed', Tuesday: 'Closed', Wednesday: 'Closed', Thursday: 'Closed', Friday: 'Closed', Saturday: 'Closed', Sunday: 'Closed' }, lat: 40.1, lng: '-73.000000', distance: 1 }] } }],
     ['HTML for a JSON response', { method: 'GET', url: '/plants', status: 200, headers: { 'content-type': 'text/html' }, body: undefined }],
+    ['a 201 without Location', { method: 'POST', url: '/plants', status: 201, headers: { location: undefined }, body: { name: 'Fern' } }],
+    ['a response without X-Request-Id', { method: 'GET', url: '/plants', status: 200, headers: { 'x-request-id': undefined }, body: [] }],
+    ['a 401 without WWW-Authenticate', { method: 'GET', url: '/plants', status: 401, body: { error: 401, message: 'missing bearer token' } }],
+    ['a 429 without Retry-After', { method: 'GET', url: '/plants', status: 429, body: { error: 429, message: 'too many requests with this token, try again later' } }],
+    ['a contract header where it is not documented', { method: 'POST', url: '/plants', status: 201, headers: { link: '</plants?after=7>; rel="next"' }, body: { name: 'Fern' } }],
+    ['rate-limit headers on a 401', { method: 'GET', url: '/plants', status: 401, headers: { 'www-authenticate': 'Bearer realm="plant-store"', ratelimit: '"token";r=5;t=9' }, body: { error: 401, message: 'missing bearer token' } }],
   ] as const)('rejects %s', (_, response) => {
     expect(problem(response as never)).toEqual(expect.any(String));
   });
