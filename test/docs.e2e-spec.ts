@@ -184,6 +184,15 @@ describe('the published OpenAPI document, as a client team meets it', () => {
     expect(required.sort()).toEqual(['Cache-Control', 'Location', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id']);
   });
 
+  it('documents the body errors a probe really answers (a probe sent a body)', async () => {
+    const notJson = await t.http.get('/health/live').set('Content-Type', 'text/plain').send('x');
+    expect(notJson.status).toBe(415);
+    const broken = await t.http.get('/health/ready').set('Content-Type', 'application/json').send('{"a":');
+    expect(broken.status).toBe(400);
+    expect(Object.keys(operation('get', '/health/live').responses).sort()).toEqual(['200', '400', '413', '415']);
+    expect(Object.keys(operation('get', '/health/ready').responses).sort()).toEqual(['200', '400', '413', '415', '503']);
+  });
+
   it("leaves the list's optional filters empty in Swagger UI and gives DELETE the create example's id", () => {
     const parameters = (operation('get', '/plants').parameters ?? []) as ParameterObject[];
     expect(parameters.map((p) => [p.name, p.in, p.required])).toEqual([['limit', 'query', false], ['tag', 'query', false], ['after', 'query', false]]);
