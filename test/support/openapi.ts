@@ -100,8 +100,8 @@ export function responseChecker(document: OpenAPIObject): ResponseChecker {
     return validator;
   };
   const errorResponses = { default: { description: 'Error', content: { 'application/json': { schema: ERROR_SCHEMA_REF } } } };
-  const contractHeaders = doc.components?.headers as Record<string, Header> | undefined;
-  const definition = (header: Header) => (header.$ref ? contractHeaders?.[header.$ref.replace('#/components/headers/', '')] : header);
+  const contractHeaders: Record<string, Header> = { ...(doc.components?.headers as Record<string, Header>) };
+  const definition = (header: Header) => (header.$ref ? contractHeaders[header.$ref.replace('#/components/headers/', '')] : header);
 
   return {
     problem(res) {
@@ -128,7 +128,7 @@ export function responseChecker(document: OpenAPIObject): ResponseChecker {
         const documentedNames = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
         const missing = Object.entries(headers).filter(([name, header]) => definition(header)?.required && !present.has(name.toLowerCase())).map(([name]) => name);
         if (missing.length) return `required header ${missing.join(', ')} missing`;
-        const undocumented = Object.keys(contractHeaders ?? {}).filter((name) => present.has(name.toLowerCase()) && !documentedNames.has(name.toLowerCase()));
+        const undocumented = Object.keys(contractHeaders).filter((name) => present.has(name.toLowerCase()) && !documentedNames.has(name.toLowerCase()));
         if (undocumented.length) return `header ${undocumented.join(', ')} sent but not documented for this response`;
         return undefined;
       };
