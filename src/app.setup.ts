@@ -1,23 +1,51 @@
+import { readFileSync } from 'node:fs';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ConfigService } from '@nestjs/config';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import type { Logger } from 'pino';
+import { documentResponseHeaders } from './common/api-headers.js';
 import { ErrorBody } from './common/error-body.js';
 import { jsonBody } from './common/json-body.js';
 import { requestContext } from './common/request-context.middleware.js';
 import { HELMET_OPTIONS, securityHeaders } from './common/security-headers.js';
 import type { AppConfig } from './config/config.module.js';
 
+/** The package.json fields the document's `info` is taken from. */
+interface PackageInfo {
+  license?: string;
+  author?: string | { name?: string; email?: string; url?: string };
+  homepage?: string;
+}
+
+/**
+ * `info.license` and `info.contact` come from package.json (found beside dist/ and src/ alike),
+ * so that they are written in one place. An npm author string is "Name <email> (url)".
+ */
+export function packageInfo(pkg: PackageInfo = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as PackageInfo): Pick<OpenAPIObject['info'], 'license' | 'contact'> {
+  const author = typeof pkg.author === 'string' ? /^(?<name>[^<(]*?)\s*(?:<(?<email>[^>]+)>)?\s*(?:\((?<url>[^)]+)\))?$/.exec(pkg.author.trim())?.groups ?? {} : (pkg.author ?? {});
+  const contact = Object.fromEntries(Object.entries({ name: author.name || undefined, email: author.email, url: author.url ?? pkg.homepage }).filter(([, v]) => v));
+  return { ...(pkg.license ? { license: { name: pkg.license } } : {}), ...(Object.keys(contact).length ? { contact } : {}) };
+}
+
 export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject {
-  const config = new DocumentBuilder()
+  const builder = new DocumentBuilder()
     .setTitle('Plant Store Service')
     .setDescription(
       'Store locations near a customer\'s US address, and a per-team plant catalogue. Every operation needs `Authorization: Bearer <token>`; every error body is `{"error": <status>, "message": <sentence>}`.',
     )
     .setVersion('1.0.0')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque (pst_…)', description: 'An opaque token `pst_…` issued by `npm run cli -- tokens create`, or (when the service is configured for single sign-on) a JWT access token of the OIDC issuer.' })
-    .build();
-  return SwaggerModule.createDocument(app, config, { extraModels: [ErrorBody] });
+    // Relative: the document describes the host that serves it, whatever its name or port.
+    .addServer('/', 'This service: the host serving this document.')
+    .addTag('locations', 'Store locations nearest to a customer\'s US ZIP code.')
+    .addTag('plants', "The caller's team's plant catalogue: create, list (paged), delete.")
+    .addTag('health', 'Probes for load balancers and orchestrators; no token needed.')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque (pst_…)', description: 'An opaque token `pst_…` issued by `npm run cli -- tokens create`, or (when the service is configured for single sign-on) a JWT access token of the OIDC issuer.' });
+  const config = builder.build();
+  // DocumentBuilder starts with an empty contact; package.json may have none to give.
+  delete config.info.contact;
+  Object.assign(config.info, packageInfo());
+  const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorBody] });
+  return documentResponseHeaders(document);
 }
 
 /** Express's "trust proxy" from TRUST_PROXY (validated in environment.ts). */

@@ -2,10 +2,25 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { openApiDocument, responseChecker, type ObservedResponse } from './support/openapi.js';
 
-type Schema = { type?: string; format?: string; $ref?: string; items?: Schema; properties?: Record<string, Schema>; required?: string[]; writeOnly?: boolean; allOf?: Schema[] };
+type Schema = {
+  type?: string;
+  format?: string;
+  $ref?: string;
+  items?: Schema;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  writeOnly?: boolean;
+  allOf?: Schema[];
+  oneOf?: Schema[];
+  anyOf?: Schema[];
+  additionalProperties?: boolean | Schema;
+};
 
-/** A field as the spec's tables give it: a type (and format), or a reference to another schema. */
-type Field = { type?: 'string' | 'integer' | 'number' | 'array'; format?: string; ref?: string; items?: string; required: boolean };
+/**
+ * A field as the spec's tables give it: a type (and format), or a reference to another schema.
+ * `returned: false`: accepted in requests, and the spec says it is not returned in responses.
+ */
+type Field = { type?: 'string' | 'integer' | 'number' | 'array'; format?: string; ref?: string; items?: string; required: boolean; returned?: false };
 
 const text = (required: boolean): Field => ({ type: 'string', required });
 const MAX_DISTANCE_DELIBERATE_DIFFERENCE = 'max_distance';
@@ -37,9 +52,53 @@ const SPEC: Record<string, Record<string, Field>> = {
     distance: { type: 'number', format: 'float', required: true },
   },
   BusinessHours: Object.fromEntries(['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'].map((d) => [d, text(true)])),
-  Plant: { name: text(true), id: { type: 'integer', required: false }, tag: text(false) },
+  // Spec: id is "accepted in request body of create; not returned in create or list responses".
+  Plant: { name: text(true), id: { type: 'integer', required: false, returned: false }, tag: text(false) },
   Error: { error: { type: 'integer', format: 'int32', required: true }, message: text(true) },
 };
+
+/**
+ * Schemas of what the service returns of a spec resource whose table has fields that are not
+ * returned: the resource's fields without those. The create and list responses are
+ * "object with name and tag" (spec §4.2, §4.3).
+ */
+const RESPONSE_SCHEMAS: Record<string, string> = { PlantResponse: 'Plant' };
+for (const [name, resource] of Object.entries(RESPONSE_SCHEMAS)) {
+  SPEC[name] = Object.fromEntries(Object.entries(SPEC[resource]).filter(([, field]) => field.returned !== false));
+}
+
+/** Names of the fields the spec says are never returned: no response schema may list one. */
+const NOT_RETURNED = Object.values(SPEC).flatMap((fields) => Object.entries(fields).filter(([, field]) => field.returned === false).map(([name]) => name));
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
+type Operation = { responses: Record<string, { content?: Record<string, { schema: Schema }> }> };
+
+/** Every operation of the document, with its method and path. */
+function operations(doc: OpenAPIObject): Array<{ where: string; operation: Operation }> {
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    METHODS.flatMap((method) => {
+      const operation = (item as Record<string, Operation | undefined>)[method];
+      return operation ? [{ where: `${method.toUpperCase()} ${path}`, operation }] : [];
+    }),
+  );
+}
+
+/** Every schema a schema reaches (itself, references, items, compositions, properties), each once. */
+function reachable(doc: OpenAPIObject, root: Schema, seen = new Set<Schema>()): Set<Schema> {
+  const schema = root.$ref ? (doc.components!.schemas![root.$ref.replace('#/components/schemas/', '')] as Schema) : root;
+  if (!schema || seen.has(schema)) return seen;
+  seen.add(schema);
+  const next = [
+    ...(schema.items ? [schema.items] : []),
+    ...(schema.allOf ?? []),
+    ...(schema.oneOf ?? []),
+    ...(schema.anyOf ?? []),
+    ...Object.values(schema.properties ?? {}),
+    ...(typeof schema.additionalProperties === 'object' ? [schema.additionalProperties] : []),
+  ];
+  for (const child of next) reachable(doc, child, seen);
+  return seen;
+}
 
 /** Fields the service adds beyond the spec (extensions the contract allows). */
 const EXTENSIONS: Record<string, string[]> = { NearestLocationsRequest: ['limit'] };
@@ -55,8 +114,9 @@ describe('the OpenAPI document', () => {
     await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toMatchObject({ info: { version: '1.0.0' } });
   });
 
-  it('has every schema of the spec and the spec\'s name for each', () => {
+  it('has every schema of the spec and the spec\'s name for each (and the response schemas of its resources)', () => {
     expect(Object.keys(doc.components!.schemas!).sort()).toEqual(Object.keys(SPEC).sort());
+    expect(Object.keys(SPEC)).toEqual(expect.arrayContaining(Object.keys(RESPONSE_SCHEMAS)));
   });
 
   describe.each(Object.entries(SPEC))('schema %s', (name, fields) => {
@@ -91,6 +151,30 @@ describe('the OpenAPI document', () => {
     expect((doc.components!.schemas!.NearestLocationsRequest as Schema).properties!.max_distance).toMatchObject({ type: 'number', format: 'float', default: 5 });
   });
 
+  it.each(NOT_RETURNED)('lists %s, which the spec says is not returned, in no schema of any response', (field) => {
+    const listed = operations(doc).flatMap(({ where, operation }) =>
+      Object.entries(operation.responses).flatMap(([status, response]) =>
+        Object.values(response.content ?? {}).flatMap(({ schema }) =>
+          [...reachable(doc, schema)].filter((s) => s.properties && field in s.properties).map(() => `${where} → ${status}`),
+        ),
+      ),
+    );
+    expect(NOT_RETURNED.length).toBeGreaterThan(0);
+    expect(listed).toEqual([]);
+  });
+
+  it('answers create and list with the response schema of Plant, never with the request schema', () => {
+    const plants = doc.paths['/plants'] as Record<string, Operation>;
+    expect(plants.post.responses['201'].content!['application/json'].schema).toEqual({ $ref: '#/components/schemas/PlantResponse' });
+    expect(plants.get.responses['200'].content!['application/json'].schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/PlantResponse' } });
+    const request = doc.components!.schemas!.Plant as Schema;
+    for (const { where, operation } of operations(doc)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        for (const { schema } of Object.values(response.content ?? {})) expect({ where, status, plant: reachable(doc, schema).has(request) }).toEqual({ where, status, plant: false });
+      }
+    }
+  });
+
   it('keeps Plant.id out of responses (write-only) and lat/lng strings, Code with a capital C', () => {
     const s = doc.components!.schemas! as Record<string, Schema>;
     expect(s.Plant.properties!.id.writeOnly).toBe(true);
@@ -110,13 +194,17 @@ describe('the response check of the e2e suite', () => {
   let problem: (r: Partial<ObservedResponse> & { method: string; url: string; status: number }) => string | undefined;
   beforeAll(async () => {
     const checker = responseChecker(await openApiDocument());
-    problem = (r) => checker.problem({ headers: { 'content-type': 'application/json; charset=utf-8' }, body: undefined, text: r.body === undefined ? '' : JSON.stringify(r.body), ...r });
+    // The headers every response carries, and a 201's Location.
+    const sent = (status: number) => ({ 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'r-1', 'cache-control': 'no-store', ...(status === 201 ? { location: '/plants/7' } : {}) });
+    problem = (r) => checker.problem({ body: undefined, text: r.body === undefined ? '' : JSON.stringify(r.body), ...r, headers: { ...sent(r.status), ...r.headers } });
   });
 
   it('accepts what the document describes', () => {
     expect(problem({ method: 'POST', url: '/plants', status: 201, body: { name: 'Fern', tag: 'green' } })).toBeUndefined();
     expect(problem({ method: 'GET', url: 'http://127.0.0.1:1/plants?limit=2', status: 200, body: [{ name: 'Fern' }] })).toBeUndefined();
-    expect(problem({ method: 'DELETE', url: '/plants/7', status: 204, headers: {} })).toBeUndefined();
+    expect(problem({ method: 'DELETE', url: '/plants/7', status: 204, headers: { 'content-type': undefined } })).toBeUndefined();
+    expect(problem({ method: 'GET', url: '/plants', status: 200, headers: { link: '</plants?limit=1&after=7>; rel="next"', ratelimit: '"token";r=5;t=9' }, body: [] })).toBeUndefined();
+    expect(problem({ method: 'GET', url: '/plants', status: 401, headers: { 'www-authenticate': 'Bearer realm="plant-store"' }, body: { error: 401, message: 'missing bearer token' } })).toBeUndefined();
     expect(problem({ method: 'POST', url: '/plants', status: 409, body: { error: 409, message: 'plant 7 already exists' } })).toBeUndefined();
     expect(problem({ method: 'GET', url: '/nowhere', status: 404, body: { error: 404, message: 'no route for GET /nowhere' } })).toBeUndefined();
     expect(problem({ method: 'PUT', url: '/plants', status: 405, body: { error: 405, message: 'method PUT is not allowed on /plants' } })).toBeUndefined();
@@ -135,6 +223,12 @@ describe('the response check of the e2e suite', () => {
     ['a 5xx on a route the document does not have', { method: 'GET', url: '/nowhere', status: 500, body: { error: 500, message: 'internal server error' } }],
     ['lat as a number', { method: 'POST', url: '/locations/nearest', status: 200, body: { Code: 'Success', locations: [{ name: 'a', address: 'b', city: 'c', state: 'NY', zip: '10001', business_hours: { Monday: 'Closed', Tuesday: 'Closed', Wednesday: 'Closed', Thursday: 'Closed', Friday: 'Closed', Saturday: 'Closed', Sunday: 'Closed' }, lat: 40.1, lng: '-73.000000', distance: 1 }] } }],
     ['HTML for a JSON response', { method: 'GET', url: '/plants', status: 200, headers: { 'content-type': 'text/html' }, body: undefined }],
+    ['a 201 without Location', { method: 'POST', url: '/plants', status: 201, headers: { location: undefined }, body: { name: 'Fern' } }],
+    ['a response without X-Request-Id', { method: 'GET', url: '/plants', status: 200, headers: { 'x-request-id': undefined }, body: [] }],
+    ['a 401 without WWW-Authenticate', { method: 'GET', url: '/plants', status: 401, body: { error: 401, message: 'missing bearer token' } }],
+    ['a 429 without Retry-After', { method: 'GET', url: '/plants', status: 429, body: { error: 429, message: 'too many requests with this token, try again later' } }],
+    ['a contract header where it is not documented', { method: 'POST', url: '/plants', status: 201, headers: { link: '</plants?after=7>; rel="next"' }, body: { name: 'Fern' } }],
+    ['rate-limit headers on a 401', { method: 'GET', url: '/plants', status: 401, headers: { 'www-authenticate': 'Bearer realm="plant-store"', ratelimit: '"token";r=5;t=9' }, body: { error: 401, message: 'missing bearer token' } }],
   ] as const)('rejects %s', (_, response) => {
     expect(problem(response as never)).toEqual(expect.any(String));
   });

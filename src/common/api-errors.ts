@@ -9,6 +9,7 @@ import {
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
 import { RequireScope } from '../auth/caller.js';
+import { responseHeaders } from './api-headers.js';
 import { ErrorBody } from './error-body.js';
 import { BODY_LIMIT_BYTES } from './json-body.js';
 
@@ -19,7 +20,7 @@ export const ApiCommonErrors = () =>
       description:
         'No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else.',
       type: ErrorBody,
-      headers: { 'WWW-Authenticate': { description: 'Bearer challenge.', schema: { type: 'string', example: 'Bearer realm="plant-store", error="invalid_token"' } } },
+      headers: responseHeaders('WWW-Authenticate'),
       example: { error: 401, message: 'invalid or expired bearer token' },
     }),
     ApiForbiddenResponse({
@@ -32,7 +33,7 @@ export const ApiCommonErrors = () =>
       description:
         'Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`.',
       type: ErrorBody,
-      headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer', example: 42 } } },
+      headers: responseHeaders('Retry-After'),
       example: { error: 429, message: 'too many requests with this token, try again later' },
     }),
     ApiInternalServerErrorResponse({ description: 'Unexpected failure; details are logged under the X-Request-Id, never returned.', type: ErrorBody, example: { error: 500, message: 'internal server error' } }),

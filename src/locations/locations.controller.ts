@@ -17,6 +17,7 @@ export class LocationsController {
   @HttpCode(200)
   @ApiBodyErrors()
   @ApiOperation({
+    operationId: 'findNearestLocations',
     summary: 'Find the nearest store locations',
     description:
       "Stores within `max_distance` miles of the customer's ZIP code point (great-circle distance, boundary included), nearest first, at most `limit` of them.",

@@ -14,8 +14,9 @@ import {
 import type { Request, Response } from 'express';
 import { CurrentCaller, type Caller } from '../auth/caller.js';
 import { ApiBodyErrors, ApiCommonErrors, WriteScope } from '../common/api-errors.js';
+import { responseHeaders } from '../common/api-headers.js';
 import { ErrorBody } from '../common/error-body.js';
-import { ListPlantsQuery, PlantDto } from './dto/plant.dto.js';
+import { ListPlantsQuery, PlantDto, PlantResponse } from './dto/plant.dto.js';
 import { ApiIdempotencyKey, IdempotencyKeyHeader } from './idempotency.js';
 import { IdempotentCreatesService, sendStored } from './idempotent-creates.service.js';
 import { MAX_PLANT_ID, ParsePlantIdPipe } from './plant-id.js';
@@ -44,12 +45,8 @@ export class PlantsController {
   @HttpCode(201)
   @WriteScope()
   @ApiBodyErrors()
-  @ApiOperation({ summary: 'Create a plant', description: "Creates a plant in the caller's team. The new plant's id is in the Location header." })
-  @ApiCreatedResponse({
-    description: 'Created. Body: name and tag.',
-    type: PlantDto,
-    headers: { Location: { description: 'Path of the new plant, carrying its id.', schema: { type: 'string', example: '/plants/7' } } },
-  })
+  @ApiOperation({ operationId: 'createPlant', summary: 'Create a plant', description: "Creates a plant in the caller's team. The new plant's id is in the Location header." })
+  @ApiCreatedResponse({ description: 'Created. Body: name and tag; the id is in `Location`.', type: PlantResponse, headers: responseHeaders('Location') })
   @ApiBadRequestResponse({ description: 'The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown; or the `Idempotency-Key` header is not 1 to 255 printable ASCII characters.', type: ErrorBody, example: { error: 400, message: 'name must be 1 to 255 characters' } })
   @ApiConflictResponse({
     description: "The id is already used in the caller's team; nothing changed. Or: a request with the same `Idempotency-Key` is still being processed; retry it.",
@@ -70,18 +67,8 @@ export class PlantsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List plants', description: "The caller's team's plants, by id ascending, at most `limit` of them." })
-  @ApiOkResponse({
-    description: 'The plants, each with name and tag.',
-    type: PlantDto,
-    isArray: true,
-    headers: {
-      Link: {
-        description: 'Present when more plants follow: where the next page is.',
-        schema: { type: 'string', example: '</plants?limit=100&after=100>; rel="next"' },
-      },
-    },
-  })
+  @ApiOperation({ operationId: 'listPlants', summary: 'List plants', description: "The caller's team's plants, by id ascending, at most `limit` of them." })
+  @ApiOkResponse({ description: 'The plants, each with name and tag.', type: PlantResponse, isArray: true, headers: responseHeaders('Link') })
   @ApiBadRequestResponse({ description: 'A query parameter is invalid or unknown.', type: ErrorBody, example: { error: 400, message: 'limit must be an integer from 1 to 1000' } })
   async list(@CurrentCaller() caller: Caller, @Query() query: ListPlantsQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
     const { plants, nextAfter } = await this.plants.list(caller.team, query);
@@ -96,8 +83,10 @@ export class PlantsController {
   @Delete(':id')
   @HttpCode(204)
   @WriteScope()
-  @ApiOperation({ summary: 'Delete a plant', description: "Deletes a plant of the caller's team." })
-  @ApiParam({ name: 'id', description: `The plant's id: a positive integer up to ${MAX_PLANT_ID}, in plain decimal.`, schema: { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_PLANT_ID }, example: 7 })
+  @ApiOperation({ operationId: 'deletePlant', summary: 'Delete a plant', description: "Deletes a plant of the caller's team." })
+  // The example is the create body's example id, so that Swagger UI deletes the plant it just made;
+  // inside `schema`, since Nest drops a parameter's own `example` when `schema` is given.
+  @ApiParam({ name: 'id', description: `The plant's id: a positive integer up to ${MAX_PLANT_ID}, in plain decimal.`, schema: { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_PLANT_ID, example: 7 } })
   @ApiNoContentResponse({ description: 'Deleted. No body.' })
   @ApiBadRequestResponse({ description: 'The id is not a positive integer in plain decimal.', type: ErrorBody, example: { error: 400, message: `plant id must be a positive integer no larger than ${MAX_PLANT_ID}` } })
   @ApiNotFoundResponse({ description: "No plant with this id in the caller's team (whether or not another team has one).", type: ErrorBody, example: { error: 404, message: 'plant 7 not found' } })

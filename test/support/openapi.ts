@@ -7,7 +7,8 @@ import { AppModule } from '../../src/app.module.js';
 import { buildOpenApiDocument } from '../../src/app.setup.js';
 
 type Json = Record<string, unknown>;
-type Operation = { responses: Record<string, { content?: Record<string, { schema: Json }> }> };
+type Header = { required?: boolean; $ref?: string };
+type Operation = { responses: Record<string, { content?: Record<string, { schema: Json }>; headers?: Record<string, Header> }> };
 
 // A CommonJS module with `exports.default`: under native ES modules the class is one level down.
 const OpenAPIResponseValidator = responseValidator.default;
@@ -32,24 +33,16 @@ export function openApiDocument(): Promise<OpenAPIObject> {
 }
 
 /**
- * The document as a response must satisfy it:
- * - Nest's schemas leave `additionalProperties` open; the service's bodies are exactly what
- *   the document lists, so a field it does not describe must fail the check as well.
- * - A write-only property (Plant.id) never appears in a response: it is dropped here.
- *   (This also keeps it away from openapi-response-validator 12.1.3, whose write-only
- *   handling splices index -1 of `required` and so drops the last required field.)
+ * The document as a response must satisfy it: Nest's schemas leave `additionalProperties`
+ * open; the service's bodies are exactly what the document lists, so a field it does not
+ * describe must fail the check as well. (No response schema has a write-only property: plant
+ * responses are PlantResponse, without the request's `id`; test/openapi.e2e-spec.ts checks it.)
  */
 function asResponses(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(asResponses);
   if (!schema || typeof schema !== 'object') return schema;
   const copy: Json = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, asResponses(v)]));
-  if (copy.type === 'object' && copy.properties) {
-    const properties = copy.properties as Record<string, Json>;
-    const writeOnly = Object.keys(properties).filter((name) => properties[name].writeOnly === true);
-    copy.properties = Object.fromEntries(Object.entries(properties).filter(([name]) => !writeOnly.includes(name)));
-    if (Array.isArray(copy.required)) copy.required = copy.required.filter((name) => !writeOnly.includes(name as string));
-    copy.additionalProperties ??= false;
-  }
+  if (copy.type === 'object' && copy.properties) copy.additionalProperties ??= false;
   return copy;
 }
 
@@ -85,6 +78,8 @@ const ERROR_SCHEMA_REF = { $ref: '#/components/schemas/Error' };
  * - A CORS preflight (OPTIONS answered 204 with Access-Control-Allow-Methods, when CORS_ORIGINS
  *   allows the origin) is the CORS layer's answer, before any operation: skipped.
  * - Every error body carries its own status in `error`.
+ * - Headers: a response carries every header its documented response marks required, and
+ *   none of the contract's headers (components.headers) that its documented response lacks.
  */
 export function responseChecker(document: OpenAPIObject): ResponseChecker {
   const doc = asResponses(document) as OpenAPIObject;
@@ -105,6 +100,8 @@ export function responseChecker(document: OpenAPIObject): ResponseChecker {
     return validator;
   };
   const errorResponses = { default: { description: 'Error', content: { 'application/json': { schema: ERROR_SCHEMA_REF } } } };
+  const contractHeaders: Record<string, Header> = { ...(doc.components?.headers as Record<string, Header>) };
+  const definition = (header: Header) => (header.$ref ? contractHeaders[header.$ref.replace('#/components/headers/', '')] : header);
 
   return {
     problem(res) {
@@ -126,6 +123,16 @@ export function responseChecker(document: OpenAPIObject): ResponseChecker {
         return undefined;
       };
 
+      const present = new Set(Object.entries(res.headers).filter(([, value]) => value !== undefined).map(([name]) => name.toLowerCase()));
+      const headersProblem = (headers: Record<string, Header>) => {
+        const documentedNames = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+        const missing = Object.entries(headers).filter(([name, header]) => definition(header)?.required && !present.has(name.toLowerCase())).map(([name]) => name);
+        if (missing.length) return `required header ${missing.join(', ')} missing`;
+        const undocumented = Object.keys(contractHeaders).filter((name) => present.has(name.toLowerCase()) && !documentedNames.has(name.toLowerCase()));
+        if (undocumented.length) return `header ${undocumented.join(', ')} sent but not documented for this response`;
+        return undefined;
+      };
+
       const match = templates.find((t) => t.pattern.test(path));
       const lookup = method === 'head' ? 'get' : method;
       const operation = match ? ((doc.paths[match.template] as Record<string, Operation | undefined>)[lookup] ?? undefined) : undefined;
@@ -135,6 +142,8 @@ export function responseChecker(document: OpenAPIObject): ResponseChecker {
       }
       const documented = operation.responses[String(res.status)] ?? operation.responses.default;
       if (!documented) return `${where}: status not documented for ${lookup.toUpperCase()} ${match.template} (documented: ${Object.keys(operation.responses).join(', ')})`;
+      const headerProblem = headersProblem(documented.headers ?? {});
+      if (headerProblem) return `${where}: ${headerProblem}`;
       if (method === 'head') return undefined;
       if (!documented.content) {
         if (res.text) return `${where}: documented without a body, but the response has one: ${res.text}`;

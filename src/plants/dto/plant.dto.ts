@@ -4,10 +4,11 @@ import { IsIntegerIn, IsText, NullMeansDefault, QueryInteger } from '../../commo
 import { MAX_PLANT_ID } from '../plant-id.js';
 
 /**
- * The spec's Plant: `name`, `id` and `tag` are accepted on create; responses carry `name`
- * and `tag` only (the id comes back in the Location header), hence `id` is write-only.
+ * The spec's Plant as the body of a create: `name`, `id` and `tag`. Responses carry `name`
+ * and `tag` only (PlantResponse; the id comes back in the Location header), hence `id` is
+ * also marked write-only.
  */
-@ApiSchema({ name: 'Plant', description: 'A plant of the caller\'s team.' })
+@ApiSchema({ name: 'Plant', description: 'A plant to create in the caller\'s team.' })
 export class PlantDto {
   @ApiProperty({ description: 'Name of the plant: 1 to 255 characters, not only white space.', minLength: 1, maxLength: 255, example: 'Monstera deliciosa' })
   @IsText(255, { notBlank: true })
@@ -28,20 +29,38 @@ export class PlantDto {
   @IsIntegerIn(1, MAX_PLANT_ID, `id must be a positive integer no larger than ${MAX_PLANT_ID}`)
   id?: number;
 
-  @ApiPropertyOptional({ description: 'Free-form tag, at most 255 characters. Left out of responses when the plant has none.', maxLength: 255, example: 'tropical' })
+  @ApiPropertyOptional({ description: 'Free-form tag, at most 255 characters.', maxLength: 255, example: 'tropical' })
   @IsOptional()
   @IsText(255, { allowEmpty: true })
   tag?: string;
 }
 
+/**
+ * A plant in a response (the 201 of a create, the items of the list): the spec returns
+ * `name` and `tag` only, never the id.
+ */
+@ApiSchema({ name: 'PlantResponse', description: 'A plant as create and list return it: name and tag, never the id (the 201 of a create carries it in the Location header).' })
+export class PlantResponse {
+  @ApiProperty({ description: 'Name of the plant.', example: 'Monstera deliciosa' })
+  name: string;
+
+  @ApiPropertyOptional({ description: 'Tag of the plant; left out when the plant has none.', example: 'tropical' })
+  tag?: string;
+}
+
+/**
+ * No `example` or `default` on these optional filters: Swagger UI's "Try it out" fills a
+ * parameter from either, and a prefilled `tag` or `after` hides the plant just created.
+ * The default of `limit` is in its description instead.
+ */
 export class ListPlantsQuery {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000, default: 100, description: 'Maximum number of plants to return.' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000, description: 'Maximum number of plants to return: 1 to 1000. Default: 100.' })
   @IsOptional()
   @QueryInteger()
   @IsIntegerIn(1, 1000, 'limit must be an integer from 1 to 1000')
   limit: number = 100;
 
-  @ApiPropertyOptional({ description: 'Only plants with exactly this tag.', maxLength: 255, example: 'tropical' })
+  @ApiPropertyOptional({ description: 'Only plants with exactly this tag.', maxLength: 255 })
   @IsOptional()
   @IsText(255, { allowEmpty: true })
   tag?: string;
@@ -52,7 +71,6 @@ export class ListPlantsQuery {
     minimum: 0,
     maximum: MAX_PLANT_ID,
     description: 'Cursor: only plants with a larger id. The `Link` header of a page gives the next one.',
-    example: 7,
   })
   @IsOptional()
   @QueryInteger()

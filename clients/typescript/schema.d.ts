@@ -12,13 +12,13 @@ export interface paths {
          * List plants
          * @description The caller's team's plants, by id ascending, at most `limit` of them.
          */
-        get: operations["PlantsController_list"];
+        get: operations["listPlants"];
         put?: never;
         /**
          * Create a plant
          * @description Creates a plant in the caller's team. The new plant's id is in the Location header.
          */
-        post: operations["PlantsController_create"];
+        post: operations["createPlant"];
         delete?: never;
         options?: never;
         head?: never;
@@ -39,7 +39,7 @@ export interface paths {
          * Delete a plant
          * @description Deletes a plant of the caller's team.
          */
-        delete: operations["PlantsController_remove"];
+        delete: operations["deletePlant"];
         options?: never;
         head?: never;
         patch?: never;
@@ -58,7 +58,7 @@ export interface paths {
          * Find the nearest store locations
          * @description Stores within `max_distance` miles of the customer's ZIP code point (great-circle distance, boundary included), nearest first, at most `limit` of them.
          */
-        post: operations["LocationsController_nearest"];
+        post: operations["findNearestLocations"];
         delete?: never;
         options?: never;
         head?: never;
@@ -72,8 +72,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process is up. No token needed. */
-        get: operations["HealthController_live"];
+        /**
+         * Liveness: the process is up. No token needed.
+         * @description Answers 200 as long as the process serves HTTP; the database is not consulted.
+         */
+        get: operations["checkLiveness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -89,8 +92,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database can serve (on a Galera cluster: its node is in the primary component and synced) and the service is not shutting down. No token needed. */
-        get: operations["HealthController_ready"];
+        /**
+         * Readiness: the database answers and the service is not shutting down. No token needed.
+         * @description Answers 503 while the database does not answer within a second or once shutdown has begun, so that a load balancer stops sending traffic here.
+         */
+        get: operations["checkReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -117,7 +123,7 @@ export interface components {
              */
             message: string;
         };
-        /** @description A plant of the caller's team. */
+        /** @description A plant to create in the caller's team. */
         Plant: {
             /**
              * @description Name of the plant: 1 to 255 characters, not only white space.
@@ -131,7 +137,20 @@ export interface components {
              */
             id?: number;
             /**
-             * @description Free-form tag, at most 255 characters. Left out of responses when the plant has none.
+             * @description Free-form tag, at most 255 characters.
+             * @example tropical
+             */
+            tag?: string;
+        };
+        /** @description A plant as create and list return it: name and tag, never the id (the 201 of a create carries it in the Location header). */
+        PlantResponse: {
+            /**
+             * @description Name of the plant.
+             * @example Monstera deliciosa
+             */
+            name: string;
+            /**
+             * @description Tag of the plant; left out when the plant has none.
              * @example tropical
              */
             tag?: string;
@@ -271,15 +290,32 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request's id: the caller's own `X-Request-Id` when it is 1 to 128 letters, digits or `._:-`, otherwise a generated UUID. Every log line of the request carries it; quote it when reporting a problem. */
+        "X-Request-Id": string;
+        /** @description Always `no-store`: no response of this service may be cached. */
+        "Cache-Control": "no-store";
+        /** @description Seconds to wait before trying again. */
+        "Retry-After": number;
+        /** @description Path of the new plant, carrying its id (the body does not). */
+        Location: string;
+        /** @description Present when more plants follow: the next page (RFC 8288), with the same `limit` and `tag` and `after` set to the last id of this page. */
+        Link: string;
+        /** @description The bearer challenge (RFC 6750): `Bearer realm="plant-store"` when the header was missing, with `, error="invalid_token"` when the token was refused. */
+        "WWW-Authenticate": string;
+        /** @description The per-token request quota (IETF draft-ietf-httpapi-ratelimit-headers, structured field): `q` requests per window of `w` seconds. Sent on every response to a request whose token was accepted, while a per-token limit is configured (`TOKEN_RATE_LIMIT_PER_MINUTE` > 0). */
+        "RateLimit-Policy": string;
+        /** @description What is left of the per-token quota (IETF draft-ietf-httpapi-ratelimit-headers, structured field): `r` requests remaining, `t` seconds until the window resets. Sent with `RateLimit-Policy`. */
+        RateLimit: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    PlantsController_list: {
+    listPlants: {
         parameters: {
             query?: {
-                /** @description Maximum number of plants to return. */
+                /** @description Maximum number of plants to return: 1 to 1000. Default: 100. */
                 limit?: number;
                 /** @description Only plants with exactly this tag. */
                 tag?: string;
@@ -295,17 +331,24 @@ export interface operations {
             /** @description The plants, each with name and tag. */
             200: {
                 headers: {
-                    /** @description Present when more plants follow: where the next page is. */
-                    Link?: string;
+                    Link: components["headers"]["Link"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Plant"][];
+                    "application/json": components["schemas"]["PlantResponse"][];
                 };
             };
             /** @description A query parameter is invalid or unknown. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -321,8 +364,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    /** @description Bearer challenge. */
-                    "WWW-Authenticate"?: string;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -338,6 +382,10 @@ export interface operations {
             /** @description The token lacks the scope this operation needs: `read` to list and search (an SSO token whose `scope` claim has neither `read` nor `write`), `write` to create and delete. */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -353,8 +401,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -370,6 +421,10 @@ export interface operations {
             /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -382,9 +437,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            /** @description The database is unreachable; try again shortly. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -399,13 +458,10 @@ export interface operations {
             };
         };
     };
-    PlantsController_create: {
+    createPlant: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe: the first request with a key runs, and its response (201 with Location and body, or the 409 of an id already taken) is kept for 24 hours; a repeat with the same body gets that response again and changes nothing, even when sent concurrently or to another instance. Scoped to the caller's team. The same key with another body is refused with 422. Without the header a request runs every time. 1 to 255 printable ASCII characters, compared exactly; a UUID such as `8e03978e-40d5-43e8-bc93-6894a57f9324` is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -415,20 +471,27 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. Body: name and tag. */
+            /** @description Created. Body: name and tag; the id is in `Location`. */
             201: {
                 headers: {
-                    /** @description Path of the new plant, carrying its id. */
-                    Location?: string;
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Plant"];
+                    "application/json": components["schemas"]["PlantResponse"];
                 };
             };
-            /** @description The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown; or the `Idempotency-Key` header is not 1 to 255 printable ASCII characters. */
+            /** @description The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -444,8 +507,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    /** @description Bearer challenge. */
-                    "WWW-Authenticate"?: string;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -461,6 +525,10 @@ export interface operations {
             /** @description The token has scope `read` only; creating or deleting needs scope `write`. */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -473,9 +541,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The id is already used in the caller's team; nothing changed. Or: a request with the same `Idempotency-Key` is still being processed; retry it. */
+            /** @description The id is already used in the caller's team; nothing changed. */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -491,6 +563,10 @@ export interface operations {
             /** @description The body is larger than the limit (BODY_LIMIT_BYTES, by default 16384 bytes). */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -506,6 +582,10 @@ export interface operations {
             /** @description The body is not sent as application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -518,26 +598,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The `Idempotency-Key` was already used (within 24 hours) with a different request body; nothing changed. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": 422,
-                     *       "message": "this Idempotency-Key was already used with a different request body"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -553,6 +621,10 @@ export interface operations {
             /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -565,9 +637,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            /** @description The database is unreachable; try again shortly. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -582,7 +658,7 @@ export interface operations {
             };
         };
     };
-    PlantsController_remove: {
+    deletePlant: {
         parameters: {
             query?: never;
             header?: never;
@@ -597,6 +673,10 @@ export interface operations {
             /** @description Deleted. No body. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -604,6 +684,10 @@ export interface operations {
             /** @description The id is not a positive integer in plain decimal. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -619,8 +703,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    /** @description Bearer challenge. */
-                    "WWW-Authenticate"?: string;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -636,6 +721,10 @@ export interface operations {
             /** @description The token has scope `read` only; creating or deleting needs scope `write`. */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -651,6 +740,10 @@ export interface operations {
             /** @description No plant with this id in the caller's team (whether or not another team has one). */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -666,8 +759,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -683,6 +779,10 @@ export interface operations {
             /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -695,9 +795,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            /** @description The database is unreachable; try again shortly. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -712,7 +816,7 @@ export interface operations {
             };
         };
     };
-    LocationsController_nearest: {
+    findNearestLocations: {
         parameters: {
             query?: never;
             header?: never;
@@ -728,6 +832,10 @@ export interface operations {
             /** @description Code "Success" and the locations (an empty array when none is in range). */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -737,6 +845,10 @@ export interface operations {
             /** @description Invalid request parameters: a malformed or unknown ZIP code, a bad max_distance, limit or state, an unknown field, or a body that is not valid JSON. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -752,8 +864,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    /** @description Bearer challenge. */
-                    "WWW-Authenticate"?: string;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -769,6 +882,10 @@ export interface operations {
             /** @description The token lacks the scope this operation needs: `read` to list and search (an SSO token whose `scope` claim has neither `read` nor `write`), `write` to create and delete. */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -784,6 +901,10 @@ export interface operations {
             /** @description The body is larger than the limit (BODY_LIMIT_BYTES, by default 16384 bytes). */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -799,6 +920,10 @@ export interface operations {
             /** @description The body is not sent as application/json. */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -814,8 +939,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -831,6 +959,10 @@ export interface operations {
             /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -843,9 +975,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            /** @description The database is unreachable; try again shortly. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -860,7 +996,7 @@ export interface operations {
             };
         };
     };
-    HealthController_live: {
+    checkLiveness: {
         parameters: {
             query?: never;
             header?: never;
@@ -869,20 +1005,77 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The process is up. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @example ok */
-                        status?: string;
+                        /**
+                         * @example ok
+                         * @enum {string}
+                         */
+                        status: "ok";
                     };
+                };
+            };
+            /** @description The request carries a body that is not valid JSON (a probe needs no body). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (BODY_LIMIT_BYTES, by default 16384 bytes). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 413,
+                     *       "message": "request body exceeds the limit of 16384 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 415,
+                     *       "message": "request body must be sent as application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
     };
-    HealthController_ready: {
+    checkReadiness: {
         parameters: {
             query?: never;
             header?: never;
@@ -891,19 +1084,79 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Ready for traffic. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @example ok */
-                        status?: string;
+                        /**
+                         * @example ok
+                         * @enum {string}
+                         */
+                        status: "ok";
                     };
                 };
             };
+            /** @description The request carries a body that is not valid JSON (a probe needs no body). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "request body is not valid JSON"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (BODY_LIMIT_BYTES, by default 16384 bytes). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 413,
+                     *       "message": "request body exceeds the limit of 16384 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 415,
+                     *       "message": "request body must be sent as application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the service is shutting down. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,84 @@
+import type { HeaderObject, OpenAPIObject, OperationObject, ReferenceObject } from '@nestjs/swagger';
+
+/**
+ * Every response header of the contract, described once. The document lists them under
+ * `components.headers`; responses refer to them by name (`responseHeaders('Location')`).
+ */
+const RESPONSE_HEADERS = {
+  'X-Request-Id': {
+    description:
+      "The request's id: the caller's own `X-Request-Id` when it is 1 to 128 letters, digits or `._:-`, otherwise a generated UUID. Every log line of the request carries it; quote it when reporting a problem.",
+    required: true,
+    schema: { type: 'string', maxLength: 128, example: '3f2b8c1e-5d7a-4e0b-9c61-2a4f0d8e7b15' },
+  },
+  'Cache-Control': {
+    description: 'Always `no-store`: no response of this service may be cached.',
+    required: true,
+    schema: { type: 'string', enum: ['no-store'] },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before trying again.',
+    required: true,
+    schema: { type: 'integer', minimum: 1, example: 42 },
+  },
+  Location: {
+    description: 'Path of the new plant, carrying its id (the body does not).',
+    required: true,
+    schema: { type: 'string', example: '/plants/7' },
+  },
+  Link: {
+    description: 'Present when more plants follow: the next page (RFC 8288), with the same `limit` and `tag` and `after` set to the last id of this page.',
+    schema: { type: 'string', example: '</plants?limit=100&after=100>; rel="next"' },
+  },
+  'WWW-Authenticate': {
+    description: 'The bearer challenge (RFC 6750): `Bearer realm="plant-store"` when the header was missing, with `, error="invalid_token"` when the token was refused.',
+    required: true,
+    schema: { type: 'string', example: 'Bearer realm="plant-store", error="invalid_token"' },
+  },
+  'RateLimit-Policy': {
+    description:
+      'The per-token request quota (IETF draft-ietf-httpapi-ratelimit-headers, structured field): `q` requests per window of `w` seconds. Sent on every response to a request whose token was accepted, while a per-token limit is configured (`TOKEN_RATE_LIMIT_PER_MINUTE` > 0).',
+    schema: { type: 'string', example: '"token";q=600;w=60' },
+  },
+  RateLimit: {
+    description:
+      'What is left of the per-token quota (IETF draft-ietf-httpapi-ratelimit-headers, structured field): `r` requests remaining, `t` seconds until the window resets. Sent with `RateLimit-Policy`.',
+    schema: { type: 'string', example: '"token";r=599;t=42' },
+  },
+} satisfies Record<string, HeaderObject>;
+
+export type ResponseHeader = keyof typeof RESPONSE_HEADERS;
+
+/** The `headers` of a documented response: references to the named headers. */
+export function responseHeaders(...names: ResponseHeader[]): Record<string, ReferenceObject> {
+  return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+}
+
+/** Headers on every response, whatever the operation and status (contract §1). */
+const EVERY_RESPONSE: ResponseHeader[] = ['X-Request-Id', 'Cache-Control'];
+/** Headers on every response to a request whose token was accepted: any status but 401. */
+const AUTHENTICATED_RESPONSE: ResponseHeader[] = ['RateLimit-Policy', 'RateLimit'];
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/**
+ * Adds the header definitions to `components.headers` and the headers every response carries
+ * to each response of each operation, so that no decorator has to repeat them. Headers of one
+ * status (Location, Link, Retry-After, WWW-Authenticate) stay on that response's decorator.
+ */
+export function documentResponseHeaders(document: OpenAPIObject): OpenAPIObject {
+  document.components = { ...document.components, headers: { ...document.components?.headers, ...RESPONSE_HEADERS } };
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS) {
+      const operation: OperationObject | undefined = item[method];
+      if (!operation) continue;
+      const authenticated = (operation.security ?? document.security ?? []).some((requirement) => Object.keys(requirement).length > 0);
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (!response || '$ref' in response) continue;
+        const names = authenticated && status !== '401' ? [...EVERY_RESPONSE, ...AUTHENTICATED_RESPONSE] : EVERY_RESPONSE;
+        response.headers = { ...response.headers, ...responseHeaders(...names) };
+      }
+    }
+  }
+  return document;
+}
