@@ -62,11 +62,13 @@ describe('structured logs', () => {
     return lines().filter((l) => l.reqId === requestId);
   }
 
+  /** The one line of the request itself (written when its response is done). */
   async function lineFor(requestId: string): Promise<Line> {
     // The line is written when the response is done, in a batch flushed at least every
     // LOG_FLUSH_MS (1 s): a quiet server's line must still arrive, within a few seconds.
     for (let i = 0; i < 100; i++) {
-      const found = lines().filter((l) => l.reqId === requestId);
+      // The request's own line; its other lines (audit, errors) carry its reqId too.
+      const found = lines().filter((l) => l.reqId === requestId && typeof l.method === 'string');
       if (found.length > 0) {
         expect(found).toHaveLength(1);
         return found[0];

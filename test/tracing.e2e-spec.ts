@@ -46,9 +46,9 @@ async function otlpReceiver(): Promise<{ url: string; spans: Span[]; close: () =
   return { url: `http://127.0.0.1:${port}`, spans, close: () => new Promise((r) => server.close(() => r())) };
 }
 
-/** The tracer provider registered once dist/instrumentation.js has run in a fresh process with `env`. */
-async function providerAfterBootstrap(env: Record<string, string>): Promise<string> {
-  const script = "import { trace } from '@opentelemetry/api'; console.log(trace.getTracerProvider().getDelegate().constructor.name);";
+/** Whether a span started after dist/instrumentation.js ran in a fresh process with `env` is recorded (an SDK) or not (the API's no-op). */
+async function spanAfterBootstrap(env: Record<string, string>): Promise<string> {
+  const script = "import { trace } from '@opentelemetry/api'; console.log(trace.getTracer('probe').startSpan('probe').isRecording() ? 'recording' : 'no-op');";
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const key of Object.keys(childEnv)) if (key.startsWith('OTEL_') && !(key in env)) delete childEnv[key];
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', INSTRUMENTATION, '--input-type=module', '-e', script], { env: childEnv, cwd: fileURLToPath(new URL('..', import.meta.url)) });
@@ -154,8 +154,8 @@ describe('OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
   }, TIMEOUT);
 
   it('loads no SDK and exports nothing without OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
-    expect(await providerAfterBootstrap({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })).toBe('NodeTracerProvider');
-    expect(await providerAfterBootstrap({ OTEL_SERVICE_NAME: 'plant-store-e2e', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBe('NoopTracerProvider');
+    expect(await spanAfterBootstrap({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })).toBe('recording');
+    expect(await spanAfterBootstrap({ OTEL_SERVICE_NAME: 'plant-store-e2e', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBe('no-op');
 
     const untraced = await startServer(database, { LOG_LEVEL: 'log', OTEL_SERVICE_NAME: 'plant-store-e2e', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
     try {

@@ -39,6 +39,8 @@ describe('PinoLoggerService', () => {
     expect(lines[0]).not.toHaveProperty('reqId');
     expect(lines[1]).toMatchObject({ reqId: 'req-1', traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), event: 'plant.deleted' });
     expect(lines[2]).toMatchObject({ reqId: 'req-1', traceId: 'a'.repeat(32), msg: 'request failed' });
+    // One line's fields never leak into the next line of the same request.
+    expect(lines[2]).not.toHaveProperty('event');
   });
 
   it('honours LOG_LEVEL', () => {

@@ -71,7 +71,8 @@ export function createLoggers(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NOD
         ...options,
         // The fields of the request being handled (reqId, and traceId/spanId with tracing
         // on), so that audit lines, warnings and the logged 500 join the request's line.
-        mixin: () => requestFields.getStore() ?? {},
+        // A copy: pino merges the line's own fields into the object the mixin returns.
+        mixin: () => ({ ...requestFields.getStore() }),
         // Should an object with headers or a token ever be logged, these never show.
         redact: {
           paths: ['authorization', 'token', 'password', '*.authorization', '*.token', '*.password', '*.headers.authorization', '*.headers.cookie'],
