@@ -11,13 +11,14 @@
 // alternated with the baseline in every round, so that their costs are compared on the same
 // minutes of a noisy machine: `metrics` (the production default: METRICS_PORT on, tracing
 // off), `plain` (METRICS_PORT=0), `tracing` (metrics on, and every request traced and sent
-// over OTLP/HTTP to a sink in this process). BENCH_SCENARIOS (comma list of name prefixes)
-// runs only those scenarios.
+// over OTLP/HTTP to a sink in this process), or `<name>=<path of another build's main.js>`
+// (e.g. the previous commit's, built elsewhere; metrics off). BENCH_SCENARIOS (comma list of
+// name prefixes) runs only those scenarios.
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { ROOT, cli, fmt, freePort, freshDatabase, load, startProcess } from './lib.mjs';
 import { plantRows } from './plants.mjs';
@@ -28,7 +29,7 @@ const STORES = Number(process.env.STORES ?? 100_000);
 const TEAMS = 10;
 const PLANTS_PER_TEAM = 1000;
 const VARIANTS = (process.env.BENCH_VARIANTS ?? 'metrics').split(',').map((v) => v.trim());
-for (const v of VARIANTS) if (!['metrics', 'plain', 'tracing'].includes(v)) throw new Error(`BENCH_VARIANTS: unknown variant ${v}`);
+for (const v of VARIANTS) if (!['metrics', 'plain', 'tracing'].includes(v) && !/^[\w-]+=.+\.js$/.test(v)) throw new Error(`BENCH_VARIANTS: unknown variant ${v}`);
 const SCENARIOS = process.env.BENCH_SCENARIOS?.split(',').map((s) => s.trim());
 
 console.error('building…');
@@ -94,7 +95,10 @@ const variantEnv = {
 const logDir = mkdtempSync(join(tmpdir(), 'plant-store-bench-log-'));
 const services = [];
 for (const variant of VARIANTS) {
-  const p = await startProcess(`${ROOT}dist/main.js`, { ...env, ...(await variantEnv[variant]()) }, { logFile: join(logDir, `${variant}.log`), nodeArgs: ['--import', `${ROOT}dist/instrumentation.js`] });
+  const [name, main = `${ROOT}dist/main.js`] = variant.split('=');
+  const instrumentation = join(dirname(main), 'instrumentation.js');
+  const nodeArgs = existsSync(instrumentation) ? ['--import', instrumentation] : [];
+  const p = await startProcess(main, { ...env, ...(await (variantEnv[name] ?? variantEnv.plain)()) }, { logFile: join(logDir, `${name}.log`), nodeArgs });
   services.push({ variant, ...p });
 }
 const baseline = await startProcess(`${ROOT}bench/baseline.mjs`, { DATABASE_URL });
@@ -148,7 +152,7 @@ console.log(`| scenario |${variantColumn ? ' service set-up |' : ''} service req
 console.log(`|---|${variantColumn ? '---|' : ''}---:|---:|---:|---:|---:|---:|---:|`);
 for (const { scenario, variant, s, b } of results) {
   const ratio = b ? fmt(s.rps / b.rps, 2) : '-';
-  console.log(`| ${scenario.name} |${variantColumn ? ` ${variant} |` : ''} ${fmt(s.rps)} | ${fmt(s.p50)} | ${s.p99} | ${errorsOf(s, scenario.expect)} | ${b ? fmt(b.rps) : '-'} | ${b ? b.p99 : '-'} | ${ratio} |`);
+  console.log(`| ${scenario.name} |${variantColumn ? ` ${variant.split('=')[0]} |` : ''} ${fmt(s.rps)} | ${fmt(s.p50)} | ${s.p99} | ${errorsOf(s, scenario.expect)} | ${b ? fmt(b.rps) : '-'} | ${b ? b.p99 : '-'} | ${ratio} |`);
 }
 const plantsBaseline = results.find((r) => r.scenario === scenarios[0])?.b.rps;
 const searchRps = (scenario) => results.find((r) => r.scenario === scenario && r.variant === VARIANTS[0])?.s.rps;

@@ -10,7 +10,7 @@ import { databaseModule } from './database/database.module.js';
 import { DemoSeedService } from './demo/demo-seed.service.js';
 import { HealthModule } from './health/health.module.js';
 import { LocationsModule } from './locations/locations.module.js';
-import { MetricsModule } from './metrics/metrics.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { PlantsModule } from './plants/plants.module.js';
 
 @Module({})

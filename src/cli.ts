@@ -9,7 +9,7 @@ import { TokensService } from './auth/tokens.service.js';
 import { appConfigModule } from './config/config.module.js';
 import { loadEnvironment } from './config/environment.js';
 import { databaseModule } from './database/database.module.js';
-import { MetricsModule } from './metrics/metrics.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { Store } from './locations/store.entity.js';
 import { ZipGeocoder } from './locations/zip-geocoder.js';
 import { TypeOrmModule } from '@nestjs/typeorm';

@@ -1,4 +1,4 @@
-import { Global, Injectable, Logger, Module } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
@@ -20,7 +20,7 @@ interface Mysql2Pool {
 /**
  * mysql2 has no public pool statistics, and its pool events cannot count connections handed
  * straight to a waiting request (no 'acquire' then): its three queues are read instead.
- * test/metrics.e2e-spec.ts fails if an update renames them (the gauges then go missing).
+ * test/metrics.e2e-spec.ts fails if an update renames them (the gauges then stay at 0 and a warning is logged).
  */
 export function poolStats(pool: unknown): { inUse: number; idle: number; waiting: number; max: number } | undefined {
   const p = pool as Partial<Mysql2Pool> | undefined;
@@ -118,6 +118,7 @@ export class Metrics {
   }
 
   private warned = false;
+
   private pool() {
     const stats = poolStats((this.dataSource.driver as { pool?: unknown }).pool);
     if (!stats && !this.warned && this.dataSource.isInitialized) {
@@ -128,7 +129,3 @@ export class Metrics {
   }
 }
 
-/** Global: the feature services count into the one Metrics of their application. */
-@Global()
-@Module({ providers: [Metrics], exports: [Metrics] })
-export class MetricsModule {}
