@@ -41,13 +41,15 @@ export function freePort() {
 /**
  * Starts `node <script>` and waits until `readyPath` answers 200; returns the time it took.
  * With `logFile`, the process logs at its default level (one line per request, as in
- * production) into that file; without, only warnings reach the terminal.
+ * production) into that file; without, only warnings reach the terminal. Metrics are off
+ * (METRICS_PORT=0) unless `env` sets a port: several servers run side by side.
+ * `nodeArgs` go before the script (`--import ./dist/instrumentation.js`).
  */
-export async function startProcess(script, env, { readyPath = '/health/ready', logFile } = {}) {
+export async function startProcess(script, env, { readyPath = '/health/ready', logFile, nodeArgs = [] } = {}) {
   const port = await freePort();
   const started = process.hrtime.bigint();
   const stdout = logFile ? openSync(logFile, 'a') : 'inherit';
-  const child = spawn(process.execPath, [script], { env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...(logFile ? {} : { LOG_LEVEL: 'warn' }), ...env }, stdio: ['ignore', stdout, 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, script], { env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: '0', ...(logFile ? {} : { LOG_LEVEL: 'warn' }), ...env }, stdio: ['ignore', stdout, 'inherit'] });
   // A crashed benchmark must not leave servers behind.
   const kill = () => child.kill('SIGKILL');
   process.once('exit', kill);

@@ -6,12 +6,21 @@
 // no assertion, numbers only. The service runs as in production (NODE_ENV=production, request
 // log at the default level, into a file). Also cold start (process start to /health/ready
 // answering 200) on the embedded default and on MySQL.
+//
+// BENCH_VARIANTS (comma list, default `metrics`): service set-ups started side by side and
+// alternated with the baseline in every round, so that their costs are compared on the same
+// minutes of a noisy machine: `metrics` (the production default: METRICS_PORT on, tracing
+// off), `plain` (METRICS_PORT=0), `tracing` (metrics on, and every request traced and sent
+// over OTLP/HTTP to a sink in this process), or `<name>=<path of another build's main.js>`
+// (e.g. the previous commit's, built elsewhere; metrics off). BENCH_SCENARIOS (comma list of
+// name prefixes) runs only those scenarios.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { ROOT, cli, fmt, freshDatabase, load, startProcess } from './lib.mjs';
+import { ROOT, cli, fmt, freePort, freshDatabase, load, startProcess } from './lib.mjs';
 import { plantRows } from './plants.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 10);
@@ -19,6 +28,9 @@ const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const STORES = Number(process.env.STORES ?? 100_000);
 const TEAMS = 10;
 const PLANTS_PER_TEAM = 1000;
+const VARIANTS = (process.env.BENCH_VARIANTS ?? 'metrics').split(',').map((v) => v.trim());
+for (const v of VARIANTS) if (!['metrics', 'plain', 'tracing'].includes(v) && !/^[\w-]+=.+\.js$/.test(v)) throw new Error(`BENCH_VARIANTS: unknown variant ${v}`);
+const SCENARIOS = process.env.BENCH_SCENARIOS?.split(',').map((s) => s.trim());
 
 console.error('building…');
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -66,9 +78,29 @@ const scenarios = [
 ];
 
 const results = [];
-// The service logs as in production (LOG_LEVEL=log: one JSON line per request), into a file.
-const logFile = join(mkdtempSync(join(tmpdir(), 'plant-store-bench-log-')), 'service.log');
-const service = await startProcess(`${ROOT}dist/main.js`, env, { logFile });
+// The OTLP receiver of the `tracing` variant: takes every export and answers an empty success.
+let exportedBytes = 0;
+const sink = createServer((req, res) => {
+  req.on('data', (chunk) => (exportedBytes += chunk.length));
+  req.on('end', () => res.writeHead(200, { 'Content-Type': req.headers['content-type'] ?? 'application/x-protobuf' }).end());
+});
+await new Promise((resolve) => sink.listen(0, '127.0.0.1', resolve));
+const variantEnv = {
+  metrics: async () => ({ METRICS_PORT: String(await freePort()) }),
+  plain: async () => ({ METRICS_PORT: '0' }),
+  tracing: async () => ({ METRICS_PORT: String(await freePort()), OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.address().port}` }),
+};
+// The service logs as in production (LOG_LEVEL=log: one JSON line per request), into a file,
+// and starts as in the image (node --import ./dist/instrumentation.js dist/main.js).
+const logDir = mkdtempSync(join(tmpdir(), 'plant-store-bench-log-'));
+const services = [];
+for (const variant of VARIANTS) {
+  const [name, main = `${ROOT}dist/main.js`] = variant.split('=');
+  const instrumentation = join(dirname(main), 'instrumentation.js');
+  const nodeArgs = existsSync(instrumentation) ? ['--import', instrumentation] : [];
+  const p = await startProcess(main, { ...env, ...(await (variantEnv[name] ?? variantEnv.plain)()) }, { logFile: join(logDir, `${name}.log`), nodeArgs });
+  services.push({ variant, ...p });
+}
 const baseline = await startProcess(`${ROOT}bench/baseline.mjs`, { DATABASE_URL });
 /** Several runs of one scenario as one: mean req/s and p50, worst p99, errors and status counts added up. */
 function combine(runs) {
@@ -81,18 +113,23 @@ function combine(runs) {
 // The machine is shared with MariaDB and autocannon, and its speed drifts from minute to
 // minute; service and baseline therefore alternate, ROUNDS times each per scenario.
 let serviceRss = 0;
-for (const scenario of scenarios) {
+for (const scenario of scenarios.filter((s) => !SCENARIOS || SCENARIOS.some((prefix) => s.name.startsWith(prefix)))) {
   console.error(`running ${scenario.name}…`);
-  const runs = { s: [], b: [] };
+  const runs = { b: [], ...Object.fromEntries(VARIANTS.map((v) => [v, []])) };
   for (let round = 0; round < ROUNDS; round++) {
-    runs.s.push(await scenario.run(service.url));
-    serviceRss = Math.max(serviceRss, service.rssMb());
+    // Each round in another order, so that no set-up always runs first after the baseline.
+    for (let i = 0; i < services.length; i++) {
+      const service = services[(i + round) % services.length];
+      runs[service.variant].push(await scenario.run(service.url));
+      serviceRss = Math.max(serviceRss, service.rssMb());
+    }
     if (scenario.baseline) runs.b.push(await scenario.run(baseline.url));
   }
-  results.push({ scenario, s: combine(runs.s), b: scenario.baseline ? combine(runs.b) : undefined });
+  for (const variant of VARIANTS) results.push({ scenario, variant, s: combine(runs[variant]), b: scenario.baseline ? combine(runs.b) : undefined });
 }
-await service.stop();
+for (const service of services) await service.stop();
 await baseline.stop();
+sink.close();
 
 // Cold start: an existing database (migrations already applied), process start to ready.
 const dataDir = mkdtempSync(join(tmpdir(), 'plant-store-cold-'));
@@ -101,7 +138,7 @@ const cold = [];
 for (const [label, coldEnv] of [['embedded SQLite', { DATA_DIR: dataDir, DEMO_SEED: 'false', DATABASE_URL: '' }], [`MySQL, ${STORES} stores`, env]]) {
   const times = [];
   for (let i = 0; i < 3; i++) {
-    const p = await startProcess(`${ROOT}dist/main.js`, { NODE_ENV: 'production', ...coldEnv });
+    const p = await startProcess(`${ROOT}dist/main.js`, { NODE_ENV: 'production', ...coldEnv }, { nodeArgs: ['--import', `${ROOT}dist/instrumentation.js`] });
     times.push(p.readyMs);
     await p.stop();
   }
@@ -110,14 +147,19 @@ for (const [label, coldEnv] of [['embedded SQLite', { DATA_DIR: dataDir, DEMO_SE
 
 const errorsOf = (r, expect = 200) => r.errors + Object.entries(r.statusCodes).filter(([code]) => !(Number(code) === expect || (expect === 200 && [201, 204].includes(Number(code))))).reduce((n, [, v]) => n + v.count, 0);
 console.log(`\n${STORES} stores, ${TEAMS * PLANTS_PER_TEAM} plants over ${TEAMS} teams; 32 connections, ${ROUNDS} × ${DURATION} s per scenario and server (alternating; mean req/s and p50, worst p99); store import took ${fmt(importSeconds, 1)} s.\n`);
-console.log('| scenario | service req/s | p50 ms | p99 ms | errors | baseline req/s | baseline p99 ms | service / baseline |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-for (const { scenario, s, b } of results) {
+const variantColumn = VARIANTS.length > 1 || VARIANTS[0] !== 'metrics';
+console.log(`| scenario |${variantColumn ? ' service set-up |' : ''} service req/s | p50 ms | p99 ms | errors | baseline req/s | baseline p99 ms | service / baseline |`);
+console.log(`|---|${variantColumn ? '---|' : ''}---:|---:|---:|---:|---:|---:|---:|`);
+for (const { scenario, variant, s, b } of results) {
   const ratio = b ? fmt(s.rps / b.rps, 2) : '-';
-  console.log(`| ${scenario.name} | ${fmt(s.rps)} | ${fmt(s.p50)} | ${s.p99} | ${errorsOf(s, scenario.expect)} | ${b ? fmt(b.rps) : '-'} | ${b ? b.p99 : '-'} | ${ratio} |`);
+  console.log(`| ${scenario.name} |${variantColumn ? ` ${variant.split('=')[0]} |` : ''} ${fmt(s.rps)} | ${fmt(s.p50)} | ${s.p99} | ${errorsOf(s, scenario.expect)} | ${b ? fmt(b.rps) : '-'} | ${b ? b.p99 : '-'} | ${ratio} |`);
 }
-const plantsBaseline = results[0].b.rps;
-console.log(`\nSearch vs the baseline's GET /plants: 5 mi ${fmt(results[1].s.rps / plantsBaseline, 2)}, 50 mi ${fmt(results[2].s.rps / plantsBaseline, 2)}.`);
-console.log(`Service RSS (max during the runs): ${fmt(serviceRss)} MB. The service logged one line per request into ${logFile}.`);
+const plantsBaseline = results.find((r) => r.scenario === scenarios[0])?.b.rps;
+const searchRps = (scenario) => results.find((r) => r.scenario === scenario && r.variant === VARIANTS[0])?.s.rps;
+if (plantsBaseline && searchRps(scenarios[1]) && searchRps(scenarios[2])) {
+  console.log(`\nSearch vs the baseline's GET /plants: 5 mi ${fmt(searchRps(scenarios[1]) / plantsBaseline, 2)}, 50 mi ${fmt(searchRps(scenarios[2]) / plantsBaseline, 2)}.`);
+}
+if (VARIANTS.includes('tracing')) console.log(`The tracing set-up exported ${fmt(exportedBytes / 1e6, 1)} MB of spans to the OTLP sink.`);
+console.log(`Service RSS (max during the runs): ${fmt(serviceRss)} MB. The service logged one line per request into ${logDir}/<set-up>.log.`);
 console.log('\n| cold start to ready | best ms | median ms |\n|---|---:|---:|');
 for (const [label, best, median] of cold) console.log(`| ${label} | ${fmt(best)} | ${fmt(median)} |`);

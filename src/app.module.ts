@@ -10,6 +10,7 @@ import { databaseModule } from './database/database.module.js';
 import { DemoSeedService } from './demo/demo-seed.service.js';
 import { HealthModule } from './health/health.module.js';
 import { LocationsModule } from './locations/locations.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { PlantsModule } from './plants/plants.module.js';
 
 @Module({})
@@ -18,7 +19,7 @@ export class AppModule {
   static forRoot(): DynamicModule {
     return {
       module: AppModule,
-      imports: [appConfigModule(), databaseModule({ retry: true }), AuthModule, PlantsModule, LocationsModule, HealthModule],
+      imports: [appConfigModule(), databaseModule({ retry: true }), MetricsModule, AuthModule, PlantsModule, LocationsModule, HealthModule],
       providers: [
         // Guards run in this order: who is calling first, then whether the body could be read.
         { provide: APP_GUARD, useClass: BearerAuthGuard },

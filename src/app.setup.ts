@@ -9,6 +9,7 @@ import { jsonBody } from './common/json-body.js';
 import { requestContext } from './common/request-context.middleware.js';
 import { HELMET_OPTIONS, securityHeaders } from './common/security-headers.js';
 import type { AppConfig } from './config/config.module.js';
+import { Metrics } from './metrics/metrics.js';
 
 /** The package.json fields the document's `info` is taken from. */
 interface PackageInfo {
@@ -56,17 +57,19 @@ export function trustProxy(value = 'false'): boolean | number | string {
 
 /**
  * Everything the HTTP app needs beyond its modules; shared by main.ts and the e2e tests
- * so that the tests exercise the real pipeline. `requestLog` (main.ts) adds the per-request log line.
+ * so that the tests exercise the real pipeline. `requestLog` (main.ts) adds the per-request log
+ * line, `metrics` (main.ts, when METRICS_PORT is set) the request-duration histogram.
  */
-export function configureApp(app: NestExpressApplication, options: { docs: boolean; requestLog?: Logger }): void {
+export function configureApp(app: NestExpressApplication, options: { docs: boolean; requestLog?: Logger; metrics?: boolean }): void {
   app.set('trust proxy', trustProxy(process.env.TRUST_PROXY));
   const config = app.get<AppConfig>(ConfigService);
   app.disable('x-powered-by');
   // Every response says Cache-Control: no-store (contract §1), so an ETag would never be used;
   // Express would otherwise hash every body to make one.
   app.set('etag', false);
-  // Request id, no-store, helmet's headers (HELMET_OPTIONS) and the log line, in one layer.
-  app.use(requestContext({ headers: securityHeaders(HELMET_OPTIONS), log: options.requestLog }));
+  // Request id, no-store, helmet's headers (HELMET_OPTIONS), the log line and the duration histogram, in one layer.
+  const durations = options.metrics ? app.get(Metrics).httpDuration : undefined;
+  app.use(requestContext({ headers: securityHeaders(HELMET_OPTIONS), log: options.requestLog, durations }));
   const corsOrigins = config.get('CORS_ORIGINS', { infer: true });
   // CORS stays off (no Access-Control-* headers at all) unless origins are listed.
   if (corsOrigins) app.enableCors({ origin: corsOrigins.split(',').map((o) => o.trim()), exposedHeaders: ['Location', 'Link', 'X-Request-Id', 'RateLimit-Policy', 'RateLimit', 'Retry-After'], maxAge: 600 });

@@ -9,6 +9,7 @@ import { TokensService } from './auth/tokens.service.js';
 import { appConfigModule } from './config/config.module.js';
 import { loadEnvironment } from './config/environment.js';
 import { databaseModule } from './database/database.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { Store } from './locations/store.entity.js';
 import { ZipGeocoder } from './locations/zip-geocoder.js';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -25,7 +26,7 @@ class CliModule {
   static forRoot(): DynamicModule {
     return {
       module: CliModule,
-      imports: [appConfigModule(), databaseModule(), TypeOrmModule.forFeature([ApiToken, Store])],
+      imports: [appConfigModule(), databaseModule(), MetricsModule, TypeOrmModule.forFeature([ApiToken, Store])],
       providers: [TokensService, StoreImportService, ZipGeocoder],
     };
   }

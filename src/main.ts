@@ -6,6 +6,8 @@ import { configureApp } from './app.setup.js';
 import { handleShutdownSignals } from './common/graceful-shutdown.js';
 import { createLoggers, PinoLoggerService } from './common/logger.js';
 import { loadEnvironment } from './config/environment.js';
+import { Metrics } from './metrics/metrics.js';
+import { startMetricsServer } from './metrics/metrics-server.js';
 
 async function bootstrap(): Promise<void> {
   const env = loadEnvironment();
@@ -18,8 +20,16 @@ async function bootstrap(): Promise<void> {
     // A failed start (database unreachable past DB_STARTUP_TIMEOUT_MS) exits 1 below, rather than process.abort().
     abortOnError: false,
   });
-  configureApp(app, { docs: env.DOCS_ENABLED, requestLog: loggers.requests });
+  const metricsOn = env.METRICS_PORT !== 0;
+  configureApp(app, { docs: env.DOCS_ENABLED, requestLog: loggers.requests, metrics: metricsOn });
   handleShutdownSignals(app, { drainMs: env.SHUTDOWN_DRAIN_MS, graceMs: env.SHUTDOWN_GRACE_MS, logger });
+  if (metricsOn) {
+    const metrics = app.get(Metrics);
+    metrics.collectDefaults();
+    const host = env.METRICS_HOST ?? env.HOST;
+    await startMetricsServer(metrics.registry, env.METRICS_PORT, host);
+    logger.log(`metrics on http://${host}:${env.METRICS_PORT}/metrics`, 'Main');
+  }
   await app.listen(env.PORT, env.HOST);
   logger.log(`listening on http://${env.HOST}:${env.PORT}`, 'Main');
 }

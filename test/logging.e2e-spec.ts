@@ -1,8 +1,13 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
 import { runCli } from './support/cli.js';
 import { startServer, type ServerProcess } from './support/server.js';
-import { createTestDatabase, type TestDatabase } from './support/test-app.js';
+import { createTestDatabase, engine, type TestDatabase } from './support/test-app.js';
 
 const TIMEOUT = 60_000;
+/** better-sqlite3 ships no types; the two calls used here. */
+const Database = createRequire(import.meta.url)('better-sqlite3') as new (file: string) => { exec(sql: string): void; close(): void };
 
 type Line = Record<string, unknown>;
 
@@ -32,11 +37,38 @@ describe('structured logs', () => {
       .filter((l) => l.trim() !== '')
       .map((l) => JSON.parse(l) as Line);
 
+  /** Runs one statement on the test database from outside the server, as an operator's mistake would. */
+  async function sql(statement: string): Promise<void> {
+    if (engine === 'mysql') {
+      const connection = await mysql.createConnection(database.env.DATABASE_URL);
+      await connection.query(statement).finally(() => connection.end());
+    } else {
+      const db = new Database(join(database.env.DATA_DIR, 'plant-store.sqlite'));
+      try {
+        db.exec(statement);
+      } finally {
+        db.close();
+      }
+    }
+  }
+
+  /** Every line with this request id, once at least `count` are there. */
+  async function linesFor(requestId: string, count: number): Promise<Line[]> {
+    for (let i = 0; i < 100; i++) {
+      const found = lines().filter((l) => l.reqId === requestId);
+      if (found.length >= count) return found;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return lines().filter((l) => l.reqId === requestId);
+  }
+
+  /** The one line of the request itself (written when its response is done). */
   async function lineFor(requestId: string): Promise<Line> {
     // The line is written when the response is done, in a batch flushed at least every
     // LOG_FLUSH_MS (1 s): a quiet server's line must still arrive, within a few seconds.
     for (let i = 0; i < 100; i++) {
-      const found = lines().filter((l) => l.reqId === requestId);
+      // The request's own line; its other lines (audit, errors) carry its reqId too.
+      const found = lines().filter((l) => l.reqId === requestId && typeof l.method === 'string');
       if (found.length > 0) {
         expect(found).toHaveLength(1);
         return found[0];
@@ -65,6 +97,33 @@ describe('structured logs', () => {
     const unknown = await server.http.get('/nowhere').set('X-Request-Id', 'log-unknown-1');
     expect(unknown.status).toBe(404);
     expect(await lineFor('log-unknown-1')).toMatchObject({ route: null, status: 404 });
+  }, TIMEOUT);
+
+  it('names the request in every line written while it is handled: its audit line and its logged 500', async () => {
+    const created = await server.http.post('/plants').set({ Authorization: `Bearer ${token}`, 'X-Request-Id': 'log-audit-1' }).send({ id: 8, name: 'Ivy' });
+    expect(created.status).toBe(201);
+    expect(created.headers['x-request-id']).toBe('log-audit-1');
+    const audit = await linesFor('log-audit-1', 2);
+    expect(audit.map((l) => l.msg ?? l.event).sort()).toEqual(['plant.created', 'request completed']);
+    expect(audit.find((l) => l.event === 'plant.created')).toMatchObject({ context: 'Audit', team: 'acme', plantId: 8 });
+
+    // A fault the service cannot map to a 4xx or 503: a column gone from under it.
+    await sql('ALTER TABLE plants RENAME COLUMN tag TO tag_gone');
+    try {
+      const failed = await server.http.get('/plants').set({ Authorization: `Bearer ${token}` });
+      expect(failed.status).toBe(500);
+      const reqId = failed.headers['x-request-id'];
+      expect(typeof reqId).toBe('string');
+      const errorLines = await linesFor(reqId, 2);
+      expect(errorLines).toHaveLength(2);
+      expect(errorLines.every((l) => l.level === 'error')).toBe(true);
+      expect(errorLines.find((l) => l.context === 'Exceptions')?.msg).toContain(`request ${reqId} GET /plants failed with 500`);
+      expect(errorLines.find((l) => l.msg === 'request failed')).toMatchObject({ route: '/plants', status: 500 });
+      // Without tracing, no trace ids.
+      expect(errorLines.some((l) => 'traceId' in l)).toBe(false);
+    } finally {
+      await sql('ALTER TABLE plants RENAME COLUMN tag_gone TO tag');
+    }
   }, TIMEOUT);
 
   it('never writes a token or an Authorization header, however the token was sent', async () => {

@@ -3,6 +3,7 @@ import { ConfigService } from '@nestjs/config';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { EnvironmentVariables } from '../config/environment.js';
+import { Metrics } from '../metrics/metrics.js';
 
 const WINDOW_SECONDS = 60;
 
@@ -41,14 +42,20 @@ export class RateLimitsService implements OnModuleDestroy {
   private readonly requestLimit: number;
   private redisDownSince = 0;
 
-  constructor(env: ConfigService<EnvironmentVariables, true>) {
+  constructor(
+    env: ConfigService<EnvironmentVariables, true>,
+    private readonly metrics: Metrics,
+  ) {
     const url = env.get('REDIS_URL', { infer: true }) || undefined; // '' means unset
     const prefix = env.get('REDIS_KEY_PREFIX', { infer: true });
     if (url) {
       // No offline queue: while Redis is away a command fails at once and the memory limiter answers.
       this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
       this.redis.on('error', (error: Error) => this.redisFailed(error));
-      this.redis.on('ready', () => (this.redisDownSince = 0));
+      this.redis.on('ready', () => {
+        this.redisDownSince = 0;
+        metrics.redisFallback.set(0);
+      });
     }
     const limiter = (name: string, points: number): RateLimiterAbstract | null => {
       if (points === 0) return null;
@@ -70,7 +77,9 @@ export class RateLimitsService implements OnModuleDestroy {
   async addressBlocked(address: string): Promise<number | null> {
     if (!this.failures) return null;
     const res = await this.failures.get(address);
-    return res && res.consumedPoints >= this.failureLimit ? retryAfter(res) : null;
+    if (!res || res.consumedPoints < this.failureLimit) return null;
+    this.metrics.rateLimitRejections.inc({ kind: 'auth_failures' });
+    return retryAfter(res);
   }
 
   async recordFailure(address: string): Promise<void> {
@@ -92,7 +101,10 @@ export class RateLimitsService implements OnModuleDestroy {
     try {
       return quota(await this.requests.consume(key), false);
     } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) return quota(rejection, true);
+      if (rejection instanceof RateLimiterRes) {
+        this.metrics.rateLimitRejections.inc({ kind: 'requests' });
+        return quota(rejection, true);
+      }
       throw rejection;
     }
   }
@@ -101,6 +113,7 @@ export class RateLimitsService implements OnModuleDestroy {
     // ioredis reconnects on its own and reports every attempt: say it once per outage.
     if (this.redisDownSince) return;
     this.redisDownSince = Date.now();
+    this.metrics.redisFallback.set(1);
     this.logger.warn(`Redis unreachable, counting rate limits in memory until it is back: ${error.message}`);
   }
 }

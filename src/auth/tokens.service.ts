@@ -8,6 +8,7 @@ import { retryWriteConflicts } from '../database/database-errors.js';
 import { ApiToken } from './api-token.entity.js';
 import { TOKEN_SCOPES, type Caller, type TokenScope } from './caller.js';
 import { displayPrefix, generateToken, hashToken, isWellFormedToken } from './token-format.js';
+import { Metrics } from '../metrics/metrics.js';
 
 /** A team is a lowercase slug such as `acme` (contract §2). */
 export const TEAM_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -55,6 +56,7 @@ export class TokensService implements OnModuleDestroy {
   constructor(
     @InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>,
     env: ConfigService<EnvironmentVariables, true>,
+    private readonly metrics: Metrics,
   ) {
     this.defaultTtlDays = env.get('TOKEN_DEFAULT_TTL_DAYS', { infer: true });
     const cacheSeconds = env.get('TOKEN_CACHE_SECONDS', { infer: true });
@@ -133,6 +135,7 @@ export class TokensService implements OnModuleDestroy {
     if (!isWellFormedToken(token)) return null;
     const hash = hashToken(token);
     let entry = this.cache?.get(hash);
+    this.metrics.tokenCacheLookups.inc({ result: entry ? 'hit' : 'miss' });
     if (!entry) {
       const record = await this.tokens.findOne({
         select: { id: true, team: true, scope: true, expiresAt: true, revokedAt: true },

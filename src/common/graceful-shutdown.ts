@@ -1,6 +1,7 @@
 import type { Server, ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { LoggerService } from '@nestjs/common';
+import { trace, type ProxyTracerProvider } from '@opentelemetry/api';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ShutdownState } from '../health/health.controller.js';
 
@@ -10,6 +11,15 @@ export interface ShutdownOptions {
   /** After the listener closed, how long in-flight requests may still take. */
   graceMs: number;
   logger: LoggerService;
+}
+
+/**
+ * Sends the spans the OpenTelemetry SDK still buffers (src/tracing.ts), which process.exit()
+ * would drop; without tracing the API's no-op provider has nothing to flush.
+ */
+async function flushTraces(): Promise<void> {
+  const provider = (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as { forceFlush?: () => Promise<void> };
+  await provider.forceFlush?.();
 }
 
 /** Time for requests on connections accepted just before the listener closed to arrive. */
@@ -60,6 +70,7 @@ export function handleShutdownSignals(app: NestExpressApplication, options: Shut
     clearTimeout(grace);
 
     await app.close();
+    await flushTraces();
     logger.log({ event: 'shutdown complete' }, 'Shutdown');
     process.exit(0);
   };

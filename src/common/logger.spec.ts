@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { createLoggers, PinoLoggerService, redactUrl } from './logger.js';
+import { requestFields } from './request-fields.js';
 
 /** A logger whose JSON lines are collected instead of written to stdout. */
 function capture(level: 'log' | 'warn' = 'log') {
@@ -25,6 +26,21 @@ describe('PinoLoggerService', () => {
     service.error('request failed', 'Error: boom\n    at x', 'Exceptions');
     expect(lines[0]).toMatchObject({ level: 'warn', context: 'Storage', msg: 'disk almost full' });
     expect(lines[1]).toMatchObject({ level: 'error', context: 'Exceptions', msg: 'request failed', stack: 'Error: boom\n    at x' });
+  });
+
+  it('adds the fields of the request being handled to every line, and none outside a request', async () => {
+    const { lines, service } = capture();
+    service.log('before', 'X');
+    await requestFields.run({ reqId: 'req-1', traceId: 'a'.repeat(32), spanId: 'b'.repeat(16) }, async () => {
+      await new Promise((r) => setImmediate(r));
+      service.warn({ event: 'plant.deleted', team: 'acme' }, 'Audit');
+      service.error('request failed', 'Error: boom', 'Exceptions');
+    });
+    expect(lines[0]).not.toHaveProperty('reqId');
+    expect(lines[1]).toMatchObject({ reqId: 'req-1', traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), event: 'plant.deleted' });
+    expect(lines[2]).toMatchObject({ reqId: 'req-1', traceId: 'a'.repeat(32), msg: 'request failed' });
+    // One line's fields never leak into the next line of the same request.
+    expect(lines[2]).not.toHaveProperty('event');
   });
 
   it('honours LOG_LEVEL', () => {

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
 import type { Caller } from '../auth/caller.js';
 import type { EnvironmentVariables } from '../config/environment.js';
+import { requestFields, type RequestFields } from './request-fields.js';
 
 /** Nest's level names (LOG_LEVEL) in pino's terms. */
 const PINO_LEVEL: Record<EnvironmentVariables['LOG_LEVEL'], Level> = {
@@ -68,6 +69,10 @@ export function createLoggers(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NOD
     app: pino(
       {
         ...options,
+        // The fields of the request being handled (reqId, and traceId/spanId with tracing
+        // on), so that audit lines, warnings and the logged 500 join the request's line.
+        // A copy: pino merges the line's own fields into the object the mixin returns.
+        mixin: () => ({ ...requestFields.getStore() }),
         // Should an object with headers or a token ever be logged, these never show.
         redact: {
           paths: ['authorization', 'token', 'password', '*.authorization', '*.token', '*.password', '*.headers.authorization', '*.headers.cookie'],
@@ -125,31 +130,29 @@ export class PinoLoggerService implements LoggerService {
 }
 
 /**
- * One line per request once its response is done: the request id (the X-Request-Id the
- * requestContext middleware chose), method, URL (tokens redacted), route, status, duration,
- * team, client address. No headers, so never an Authorization header. 5xx lines are at
- * `error` (the exception filter logs the cause); a response cut short because the client
- * went away is a `warn` line "request aborted".
+ * The line of one request once its response is done (requestContext calls it): the request
+ * id (the X-Request-Id the client saw) and, with tracing on, the trace and span ids, method,
+ * URL (tokens redacted), route, status, duration, team, client address. No headers, so never
+ * an Authorization header. 5xx lines are at `error` (the exception filter logs the cause); a
+ * response cut short because the client went away is a `warn` line "request aborted".
  *
- * A single 'close' listener rather than pino-http: pino-http builds a child logger and three
- * listeners per request and cost about 8 % of the CPU of GET /plants (README "Performance").
+ * Called from requestContext's single 'close' listener rather than pino-http: pino-http
+ * builds a child logger and three listeners per request and cost about 8 % of the CPU of
+ * GET /plants (README "Performance").
  */
-export function logRequest(logger: Logger, req: Request, res: Response): void {
-  const started = performance.now();
-  res.once('close', () => {
-    const status = res.statusCode;
-    const line = {
-      reqId: req.id,
-      method: req.method,
-      url: redactUrl(req.originalUrl),
-      route: (req.route as { path?: string } | undefined)?.path ?? null,
-      status,
-      durationMs: Math.round((performance.now() - started) * 10) / 10,
-      team: (req.user as Caller | undefined)?.team ?? null,
-      remoteAddress: req.ip,
-    };
-    if (!res.writableFinished) logger.warn(line, 'request aborted');
-    else if (status >= 500) logger.error(line, 'request failed');
-    else logger.info(line, 'request completed');
-  });
+export function logRequest(logger: Logger, req: Request, res: Response, fields: RequestFields, route: string | null, seconds: number): void {
+  const status = res.statusCode;
+  const line = {
+    ...fields,
+    method: req.method,
+    url: redactUrl(req.originalUrl),
+    route,
+    status,
+    durationMs: Math.round(seconds * 10_000) / 10,
+    team: (req.user as Caller | undefined)?.team ?? null,
+    remoteAddress: req.ip,
+  };
+  if (!res.writableFinished) logger.warn(line, 'request aborted');
+  else if (status >= 500) logger.error(line, 'request failed');
+  else logger.info(line, 'request completed');
 }

@@ -50,6 +50,22 @@ export class EnvironmentVariables {
   HOST = '0.0.0.0';
 
   /**
+   * Port of the Prometheus endpoint (GET /metrics), a listener of its own so that metrics
+   * never share the public port or its bearer token; 0 turns metrics off.
+   */
+  @Transform(toInteger)
+  @Min(0)
+  @Max(65535)
+  @IsInt()
+  METRICS_PORT = 9464;
+
+  /** Address the metrics listener binds; unset: the same as HOST. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  METRICS_HOST?: string;
+
+  /**
    * Whether to believe X-Forwarded-For (Express "trust proxy"): false (default, the socket
    * address is the client), true (any proxy), a hop count, or a comma list of proxy addresses/CIDRs.
    */

@@ -11,6 +11,7 @@ import { STORE_CSV_COLUMNS, formatProblem, validateStoreRecord, type RowProblem,
 import { StoreIndex } from './store-index.js';
 import { Store, WEEKDAYS } from './store.entity.js';
 import { ZipGeocoder } from './zip-geocoder.js';
+import { Metrics } from '../metrics/metrics.js';
 
 export interface ImportProgress {
   phase: 'validate' | 'write';
@@ -75,6 +76,7 @@ export class StoreImportService {
     private readonly geocoder: ZipGeocoder,
     // The server's in-memory search index, refreshed at once after an import. The command
     // line has none: running servers see its import at their next poll (see StoreIndex).
+    private readonly metrics: Metrics,
     @Optional() private readonly index?: StoreIndex,
   ) {}
 
@@ -109,7 +111,10 @@ export class StoreImportService {
     });
     // A write conflict rolls the whole transaction back: the next try starts from the file again.
     await retryWriteConflicts(write);
-    if (!options.dryRun) await this.index?.reload();
+    if (!options.dryRun) {
+      for (const outcome of ['inserted', 'updated', 'unchanged', 'pruned'] as const) this.metrics.storeImportRows.inc({ outcome }, summary[outcome]);
+      await this.index?.reload();
+    }
     return summary;
   }
 

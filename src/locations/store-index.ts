@@ -5,6 +5,7 @@ import { around } from 'geokdbush';
 import KDBush from 'kdbush';
 import { DataSource } from 'typeorm';
 import type { EnvironmentVariables } from '../config/environment.js';
+import { Metrics } from '../metrics/metrics.js';
 import { EARTH_RADIUS_MILES, haversineMiles, type Point } from './geo.js';
 import type { Store } from './store.entity.js';
 
@@ -114,6 +115,7 @@ export class StoreIndex implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: ConfigService<EnvironmentVariables, true>,
+    private readonly metrics: Metrics,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -252,6 +254,8 @@ export class StoreIndex implements OnApplicationBootstrap, OnModuleDestroy {
     const json = Buffer.concat(pages);
     const hours = [...weeks.keys()].map((week) => Buffer.from(week));
     this.snapshot = { version, index, points: Float64Array.from(points), rank, json, offsets, splits, hours, hoursOf: Uint32Array.from(hoursOf) };
+    this.metrics.storeIndexStores.set(count);
+    this.metrics.storeIndexLoadedAt = Date.now();
     this.logger.log(`store index loaded: ${count} stores, ${hours.length} distinct weeks of hours (version ${version}, ${Math.round(json.length / 1024)} KiB of JSON) in ${Date.now() - started} ms`);
   }
 }

@@ -6,6 +6,7 @@ import { conformingAgent, openApiDocument } from './openapi.js';
 import type { TestDatabase } from './test-app.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+const INSTRUMENTATION = fileURLToPath(new URL('../../dist/instrumentation.js', import.meta.url));
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -27,15 +28,19 @@ export interface ServerProcess {
 }
 
 /**
- * Another instance of the service as its own process (`node dist/main.js`) on the same
- * database: what several containers behind a load balancer are. Passport's strategies
- * are process-wide, so a second instance must not live in the test's process.
+ * Another instance of the service as its own process, started as in the image
+ * (`node --import ./dist/instrumentation.js dist/main.js`) on the same database: what several
+ * containers behind a load balancer are. Passport's strategies are process-wide, so a second
+ * instance must not live in the test's process. Metrics are off (METRICS_PORT=0) unless `env`
+ * sets a port: instances run side by side.
  */
 export async function startServer(database: TestDatabase, env: Record<string, string> = {}, { readyWithinMs = 20_000 } = {}): Promise<ServerProcess> {
   const port = await freePort();
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', DEMO_SEED: 'false', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0', HOST: '127.0.0.1', PORT: String(port), ...database.env, ...env };
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', DEMO_SEED: 'false', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0', HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: '0', ...database.env, ...env };
   if (!database.env.DATABASE_URL) delete childEnv.DATABASE_URL;
-  const child = spawn(process.execPath, [MAIN], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Tracing only where a test asks for it, whatever the developer's shell exports.
+  for (const key of Object.keys(childEnv)) if (key.startsWith('OTEL_') && !(key in env)) delete childEnv[key];
+  const child = spawn(process.execPath, ['--import', INSTRUMENTATION, MAIN], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
