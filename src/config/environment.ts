@@ -31,6 +31,13 @@ export class EnvironmentVariables {
   @MinLength(1)
   HOST = '0.0.0.0';
 
+  /** Port of the Prometheus metrics listener (GET /metrics, on HOST, never on PORT); 0 turns metrics off. */
+  @Transform(toInteger)
+  @Min(0)
+  @Max(65535)
+  @IsInt()
+  METRICS_PORT = 9464;
+
   /**
    * Whether to believe X-Forwarded-For (Express "trust proxy"): false (default, the socket
    * address is the client), true (any proxy), a hop count, or a comma list of proxy addresses/CIDRs.
