@@ -101,6 +101,12 @@ export function schemaProblems(docs) {
       problems.push(`${label(doc)}: apiVersion and kind are required`);
       continue;
     }
+    // kubernetes-models also keeps API versions that later Kubernetes releases removed (policy/v1beta1,
+    // autoscaling/v2beta2, …): only stable versions here, which a 1.33 cluster serves.
+    if (/v\d+(alpha|beta)\d+$/.test(apiVersion)) {
+      problems.push(`${label(doc)}: ${apiVersion} is an alpha/beta API version; use the stable one`);
+      continue;
+    }
     let Model;
     try {
       Model = require(modelPath(doc.object))[kind];
@@ -364,7 +370,8 @@ export function checkAll(dir = MANIFEST_DIR, { kubectl = 'kubectl' } = {}) {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { docs, render, sections } = checkAll();
+  // KUBECTL: another kubectl binary for the rendering (e.g. Debian's kubernetes-client).
+  const { docs, render, sections } = checkAll(MANIFEST_DIR, { kubectl: process.env.KUBECTL ?? 'kubectl' });
   console.log(`${docs.length} objects in ${new Set(docs.map((d) => d.file)).size} files of deploy/kubernetes`);
   console.log(render.skipped ? 'kubectl kustomize: skipped (no kubectl on the PATH); listed resources checked against the folder' : `kubectl kustomize: ${render.rendered} objects rendered (${render.kubectl})`);
   let failed = 0;
