@@ -93,7 +93,9 @@ ok 'USER 1000:1000 (numeric)'
 ok 'Node runs with --enable-source-maps'
 # The HEALTHCHECK must not count failures while the server still waits for its database.
 RETRY_MS=$(node --input-type=module -e "import { environmentVariables } from './scripts/k8s-check.mjs'; console.log(environmentVariables().get('DB_STARTUP_TIMEOUT_MS'))")
-START_MS=$(HC="$HEALTHCHECK_START" node -p "const d = process.env.HC; /^[0-9]+$/.test(d) ? Number(d) / 1e6 : NaN")
+# buildah prints it as a Go duration (1m30s); a bare number would be nanoseconds.
+START_MS=$(HC="$HEALTHCHECK_START" node -p "const d = process.env.HC, ms = { h: 3600e3, m: 60e3, s: 1e3, ms: 1, us: 1e-3, 'µs': 1e-3, ns: 1e-6 };
+  /^[0-9]+$/.test(d) ? Number(d) / 1e6 : /^([0-9.]+(h|ms|m|s|us|µs|ns))+$/.test(d) ? [...d.matchAll(/([0-9.]+)(h|ms|m|s|us|µs|ns)/g)].reduce((t, [, n, u]) => t + n * ms[u], 0) : NaN")
 [ "$START_MS" != NaN ] && [ "${START_MS%.*}" -gt "$RETRY_MS" ] || fail "HEALTHCHECK start period ($HEALTHCHECK_START) does not cover DB_STARTUP_TIMEOUT_MS=${RETRY_MS} ms"
 ok "HEALTHCHECK start period ${START_MS} ms > DB_STARTUP_TIMEOUT_MS ${RETRY_MS} ms"
 
