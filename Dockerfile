@@ -43,14 +43,23 @@ COPY --from=build /app/dist ./dist
 COPY assets ./assets
 
 # The application files stay root-owned (read-only for the service); only the embedded
-# SQLite directory is writable. Mount a volume here to keep its data.
-RUN mkdir -p /app/data && chown node:node /app/data
-USER node
+# SQLite directory is writable. Mount a volume here to keep its data. The service never writes
+# anywhere else but /tmp, so the image also runs with a read-only root file system (Kubernetes'
+# readOnlyRootFilesystem, `docker run --read-only --tmpfs /tmp`).
+RUN mkdir -p /app/data && chown 1000:1000 /app/data
+# The official images' `node` user, by number: Kubernetes' runAsNonRoot cannot verify a name.
+USER 1000:1000
 
-EXPOSE 3000
-HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+# 3000: the API (PORT). 9464: Prometheus metrics (METRICS_PORT), not for the public network.
+EXPOSE 3000 9464
+# The start period covers the database retry window (DB_STARTUP_TIMEOUT_MS, 60 s by default)
+# plus the start itself: nothing listens before the database answers.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=90s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
 STOPSIGNAL SIGTERM
 
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/main.js"]
+# --enable-source-maps: stack traces name src/*.ts lines (dist/ carries the .js.map files of
+# tsconfig's sourceMap). --import loads the OpenTelemetry bootstrap before the app (an ES module
+# must be instrumented before it is first imported); it loads nothing unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
+CMD ["node", "--enable-source-maps", "--import", "./dist/instrumentation.js", "dist/main.js"]

@@ -7,15 +7,17 @@
 #      and the `node` user (uid 1000) of the official images.
 #   2. `buildah bud` builds the Dockerfile unchanged, with --build-arg NODE_IMAGE=<that base>:
 #      both stages, apt-get, npm ci, tsc, npm prune, the non-root user, HEALTHCHECK, tini.
-#   3. The built file system is mounted (`buildah mount`) and its entry point (ENTRYPOINT + CMD,
-#      as USER, in WORKDIR, with the image's ENV) is started by chroot in a new PID namespace, so
-#      tini really is PID 1, against MariaDB on this machine. Then: the migrations and the CLI
-#      as compose.yaml runs them, /health/ready, a token, POST and GET /plants, the HEALTHCHECK
-#      command, SIGTERM and the exit code.
+#   3. The built file system is mounted (`buildah mount`), then bound read-only (as Kubernetes'
+#      readOnlyRootFilesystem, with a tmpfs on /tmp), and its entry point (ENTRYPOINT + CMD, as
+#      the numeric USER, in WORKDIR, with the image's ENV) is started by chroot in a new PID
+#      namespace, so tini really is PID 1, against MariaDB on this machine. Then: the migrations
+#      and the CLI as compose.yaml and the Kubernetes Job run them, /health/ready, a token, POST and
+#      GET /plants, the HEALTHCHECK command, SIGTERM and the exit code.
 #
 # Needs root, buildah, podman, debootstrap (apt-get install -y buildah podman debootstrap) and a
 # MariaDB/MySQL server (IMAGE_CHECK_DATABASE_URL, default mysql://root@127.0.0.1:3306/, whose user may
-# create and drop the database plantstore_image_check). Not part of `npm test` or CI.
+# create and drop the database plantstore_image_check). Not part of `npm test` or CI (41 min cold,
+# 13.5 min with the layers cached, on the shared 2-core machine: see README, "Image check").
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -82,9 +84,21 @@ WORKDIR=$(config '{{.OCIv1.Config.WorkingDir}}')
 ENTRY=$(config '{{range .OCIv1.Config.Entrypoint}}{{.}} {{end}}{{range .OCIv1.Config.Cmd}}{{.}} {{end}}')
 mapfile -t IMAGE_ENV < <(config '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' | sed '/^$/d')
 HEALTHCHECK=$(buildah "${STORE[@]}" inspect --type image --format '{{range .Docker.Config.Healthcheck.Test}}{{.}}{{"\x00"}}{{end}}' "$IMAGE" | tr '\0' '\n' | sed '/^$/d')
-echo "user=$USER_NAME workdir=$WORKDIR entrypoint+cmd=$ENTRY"
+HEALTHCHECK_START=$(buildah "${STORE[@]}" inspect --type image --format '{{.Docker.Config.Healthcheck.StartPeriod}}' "$IMAGE")
+echo "user=$USER_NAME workdir=$WORKDIR entrypoint+cmd=$ENTRY healthcheck start period=$HEALTHCHECK_START"
 echo "env: ${IMAGE_ENV[*]}"
-[ "$USER_NAME" = node ] || fail "the image runs as '$USER_NAME', not node"
+# A number, not a name: Kubernetes' runAsNonRoot cannot check that a user name is not root.
+[ "$USER_NAME" = 1000:1000 ] || fail "the image's USER is '$USER_NAME', not the numeric 1000:1000"
+ok 'USER 1000:1000 (numeric)'
+[[ " $ENTRY " == *" node --enable-source-maps --import ./dist/instrumentation.js dist/main.js "* ]] || fail "the entry point does not run node --enable-source-maps --import ./dist/instrumentation.js dist/main.js"
+ok 'Node runs with --enable-source-maps and the OpenTelemetry bootstrap'
+# The HEALTHCHECK must not count failures while the server still waits for its database.
+RETRY_MS=$(node --input-type=module -e "import { environmentVariables } from './scripts/k8s-check.mjs'; console.log(environmentVariables().get('DB_STARTUP_TIMEOUT_MS'))")
+# buildah prints it as a Go duration (1m30s); a bare number would be nanoseconds.
+START_MS=$(HC="$HEALTHCHECK_START" node -p "const d = process.env.HC, ms = { h: 3600e3, m: 60e3, s: 1e3, ms: 1, us: 1e-3, 'µs': 1e-3, ns: 1e-6 };
+  /^[0-9]+$/.test(d) ? Number(d) / 1e6 : /^([0-9.]+(h|ms|m|s|us|µs|ns))+$/.test(d) ? [...d.matchAll(/([0-9.]+)(h|ms|m|s|us|µs|ns)/g)].reduce((t, [, n, u]) => t + n * ms[u], 0) : NaN")
+[ "$START_MS" != NaN ] && [ "${START_MS%.*}" -gt "$RETRY_MS" ] || fail "HEALTHCHECK start period ($HEALTHCHECK_START) does not cover DB_STARTUP_TIMEOUT_MS=${RETRY_MS} ms"
+ok "HEALTHCHECK start period ${START_MS} ms > DB_STARTUP_TIMEOUT_MS ${RETRY_MS} ms"
 
 mysql_host=$(node -p "new URL('$DB_URL').hostname"); mysql_port=$(node -p "new URL('$DB_URL').port || 3306")
 mysql_user=$(node -p "decodeURIComponent(new URL('$DB_URL').username)"); mysql_pass=$(node -p "decodeURIComponent(new URL('$DB_URL').password)")
@@ -92,10 +106,12 @@ mysql_admin() { MYSQL_PWD=$mysql_pass mysql -h "$mysql_host" -P "$mysql_port" -u
 
 CTR=$(buildah "${STORE[@]}" from --pull-never "$IMAGE")
 MNT=$(buildah "${STORE[@]}" mount "$CTR")
+RO=$WORK/rootfs-ro
 APP_PID=
 cleanup() {
   [ -n "$APP_PID" ] && kill "$APP_PID" 2>/dev/null || true
-  umount "$MNT/etc/resolv.conf" "$MNT/dev" "$MNT/tmp" 2>/dev/null || true
+  umount "$RO/etc/resolv.conf" "$RO/dev" "$RO/tmp" 2>/dev/null || true
+  umount "$RO" 2>/dev/null || true
   buildah "${STORE[@]}" umount "$CTR" >/dev/null 2>&1 || true
   buildah "${STORE[@]}" rm "$CTR" >/dev/null 2>&1 || true
   mysql_admin "DROP DATABASE IF EXISTS \`$DB_NAME\`" 2>/dev/null || true
@@ -107,17 +123,24 @@ step "3. the built file system"
 for dev in jest ts-jest eslint supertest tsc-watch; do [ ! -e "$MNT/app/node_modules/$dev" ] || fail "dev dependency $dev in the image"; done
 ok "production dependencies only: $(ls "$MNT/app/node_modules" | wc -l) top-level entries, $(du -sh "$MNT/app/node_modules" | cut -f1), no jest/eslint/supertest"
 # Numeric owners: the names are the image's (its /etc/passwd), not this machine's.
-NODE_UID=$(awk -F: -v u="$USER_NAME" '$1 == u { print $3 }' "$MNT/etc/passwd")
+NODE_UID=${USER_NAME%%:*}
+[ "$(awk -F: -v u="$NODE_UID" '$3 == u { print $1 }' "$MNT/etc/passwd")" = node ] || fail "uid $NODE_UID is not the image's node user"
 [ "$(stat -c %u "$MNT/app/dist/main.js")" = 0 ] && [ "$(stat -c %u "$MNT/app/data")" = "$NODE_UID" ] || fail 'ownership'
-ok 'application files root-owned, only /app/data writable by node'
+ok "application files root-owned, only /app/data writable by node (uid $NODE_UID)"
+[ -f "$MNT/app/dist/main.js.map" ] || fail 'no source maps in dist/: --enable-source-maps would have nothing to read'
+ok "source maps in the image: $(find "$MNT/app/dist" -name '*.js.map' | wc -l) dist/**/*.js.map files"
 [ ! -e "$MNT/app/.env" ] && [ ! -e "$MNT/app/test" ] && [ ! -e "$MNT/app/src" ] || fail '.env, test/ or src/ in the image'
 ok 'no .env, test/ or src/ in the image'
 
-# What a container gets from its runtime: /dev and DNS. /tmp private and writable.
-mount --bind /dev "$MNT/dev"
-mount --bind /etc/resolv.conf "$MNT/etc/resolv.conf" 2>/dev/null || true
-mount -t tmpfs tmpfs "$MNT/tmp"
-UID_GID=$(awk -F: -v u="$USER_NAME" '$1 == u { print $3 ":" $4 }' "$MNT/etc/passwd")
+# The image's file system read-only, as Kubernetes' readOnlyRootFilesystem makes it; what a
+# container gets from its runtime: /dev and DNS; /tmp private and writable (the emptyDir).
+mkdir -p "$RO"
+mount --bind "$MNT" "$RO"
+mount -o remount,bind,ro "$RO"
+mount --bind /dev "$RO/dev"
+mount --bind /etc/resolv.conf "$RO/etc/resolv.conf" 2>/dev/null || true
+mount -t tmpfs tmpfs "$RO/tmp"
+UID_GID=$USER_NAME
 
 mysql_admin "DROP DATABASE IF EXISTS \`$DB_NAME\`; CREATE DATABASE \`$DB_NAME\` CHARACTER SET utf8mb4"
 APP_DB_URL="${DB_URL%/}/$DB_NAME"
@@ -125,18 +148,22 @@ APP_DB_URL="${DB_URL%/}/$DB_NAME"
 # Runs a command inside the built file system the way the container would: as USER, in WORKDIR,
 # with the image's ENV plus compose.yaml's settings.
 in_image() {
-  chroot --userspec="$UID_GID" "$MNT" /usr/bin/env -i "${IMAGE_ENV[@]}" HOME=/home/node \
+  chroot --userspec="$UID_GID" "$RO" /usr/bin/env -i "${IMAGE_ENV[@]}" HOME=/home/node \
     DATABASE_URL="$APP_DB_URL" PORT="$PORT" HOST=127.0.0.1 MIGRATIONS_RUN=false DEMO_SEED=false \
     SHUTDOWN_DRAIN_MS=1000 /bin/sh -c "cd '$WORKDIR' && exec \"\$@\"" sh "$@"
 }
 
-step "4. migrations as compose.yaml's migrate service runs them"
-in_image node dist/database/migrate.js run >"$WORK/migrate.log" 2>&1 || { cat "$WORK/migrate.log"; fail 'migrations'; }
+if in_image /bin/sh -c ': > /app/probe' 2>/dev/null; then fail 'the root file system is writable'; fi
+in_image /bin/sh -c ': > /tmp/probe' || fail '/tmp is not writable'
+ok 'root file system read-only, /tmp writable'
+
+step "4. migrations as compose.yaml's migrate service and the Kubernetes Job run them"
+in_image node --enable-source-maps dist/database/migrate.js run >"$WORK/migrate.log" 2>&1 || { cat "$WORK/migrate.log"; fail 'migrations'; }
 ok "migrations applied: $(mysql_admin "SELECT COUNT(*) FROM \`$DB_NAME\`.migrations") ($(mysql_admin "SELECT GROUP_CONCAT(name) FROM \`$DB_NAME\`.migrations"))"
 
 step "5. the entry point ($ENTRY) as PID 1 of its own PID namespace"
 # shellcheck disable=SC2086 # the entry point is words
-unshare --pid --fork --kill-child=SIGKILL chroot --userspec="$UID_GID" "$MNT" /usr/bin/env -i "${IMAGE_ENV[@]}" HOME=/home/node \
+unshare --pid --fork --kill-child=SIGKILL chroot --userspec="$UID_GID" "$RO" /usr/bin/env -i "${IMAGE_ENV[@]}" HOME=/home/node \
   DATABASE_URL="$APP_DB_URL" PORT="$PORT" HOST=127.0.0.1 MIGRATIONS_RUN=false DEMO_SEED=false SHUTDOWN_DRAIN_MS=1000 \
   /bin/sh -c "cd '$WORKDIR' && exec $ENTRY" >"$WORK/app.log" 2>&1 &
 APP_PID=$!
@@ -153,7 +180,8 @@ ok 'ready'
 TINI_PID=$(pgrep -P "$APP_PID" | head -1)
 echo "PID 1 of the namespace: $(ps -o args= -p "$TINI_PID"), its child: $(ps -o args= --ppid "$TINI_PID")"
 [[ "$(ps -o args= -p "$TINI_PID")" == /usr/bin/tini* ]] || fail 'tini is not PID 1'
-ok 'tini runs as PID 1, node as its child'
+[ "$(ps -o uid= --ppid "$TINI_PID" | tr -d ' ')" = "$NODE_UID" ] || fail "node does not run as uid $NODE_UID"
+ok "tini runs as PID 1, node as its child with uid $NODE_UID"
 
 step "6. one API request, with a token from the CLI inside the image"
 TOKEN=$(in_image node dist/cli.js tokens create --team image-check 2>"$WORK/cli.log") || { cat "$WORK/cli.log"; fail 'tokens create'; }

@@ -15,6 +15,8 @@ describe('configuration', () => {
   it.each([
     [{ PORT: 'abc' }, 'PORT="abc": PORT must be an integer number'],
     [{ PORT: '70000' }, 'PORT=70000: PORT must not be greater than 65535'],
+    [{ METRICS_PORT: '70000' }, 'METRICS_PORT=70000: METRICS_PORT must not be greater than 65535'],
+    [{ METRICS_PORT: 'off' }, 'METRICS_PORT="off": METRICS_PORT must be an integer number'],
     [{ DB_POOL_SIZE: '0' }, 'DB_POOL_SIZE=0: DB_POOL_SIZE must not be less than 1'],
     [{ DATABASE_URL: 'postgres://u@h/db' }, 'DATABASE_URL="postgres://u@h/db": DATABASE_URL must look like mysql://'],
     [{ DATABASE_URL: 'mysql://u@h:3306/db?ssl=true' }, 'without ?options; TLS is set with DATABASE_TLS'],
