@@ -93,8 +93,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: the database answers and the service is not shutting down. No token needed.
-         * @description Answers 503 while the database does not answer within a second or once shutdown has begun, so that a load balancer stops sending traffic here.
+         * Readiness: the database can serve and the service is not shutting down. No token needed.
+         * @description Answers 503 while the database does not answer within a second (on a Galera cluster: while its node is not in the primary component and synced) or once shutdown has begun, so that a load balancer stops sending traffic here.
          */
         get: operations["checkReadiness"];
         put?: never;
@@ -437,7 +437,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; try again shortly. */
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -461,7 +461,10 @@ export interface operations {
     createPlant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with a key runs, and its response (201 with Location and body, or the 409 of an id already taken) is kept for 24 hours; a repeat with the same body gets that response again and changes nothing, even when sent concurrently or to another instance. Scoped to the caller's team. The same key with another body is refused with 422. Without the header a request runs every time. 1 to 255 printable ASCII characters, compared exactly; a UUID such as `8e03978e-40d5-43e8-bc93-6894a57f9324` is a good key. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -485,7 +488,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlantResponse"];
                 };
             };
-            /** @description The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown. */
+            /** @description The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown; or the `Idempotency-Key` header is not 1 to 255 printable ASCII characters. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -541,7 +544,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The id is already used in the caller's team; nothing changed. */
+            /** @description The id is already used in the caller's team; nothing changed. Or: a request with the same `Idempotency-Key` is still being processed; retry it. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -598,6 +601,25 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The `Idempotency-Key` was already used (within 24 hours) with a different request body; nothing changed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 422,
+                     *       "message": "this Idempotency-Key was already used with a different request body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
@@ -637,7 +659,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; try again shortly. */
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -795,7 +817,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; try again shortly. */
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -975,7 +997,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; try again shortly. */
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1152,7 +1174,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or the service is shutting down. */
+            /** @description The database cannot serve or the service is shutting down. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

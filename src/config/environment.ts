@@ -49,13 +49,6 @@ export class EnvironmentVariables {
   @MinLength(1)
   HOST = '0.0.0.0';
 
-  /** Port of the Prometheus metrics listener (GET /metrics, on HOST, never on PORT); 0 turns metrics off. */
-  @Transform(toInteger)
-  @Min(0)
-  @Max(65535)
-  @IsInt()
-  METRICS_PORT = 9464;
-
   /**
    * Port of the Prometheus endpoint (GET /metrics), a listener of its own so that metrics
    * never share the public port or its bearer token; 0 turns metrics off.
