@@ -26,8 +26,9 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { ROOT, cli, fmt, freePort, freshDatabase, load } from './lib.mjs';
+import { ROOT, cli, fmt, freePort, freshDatabase } from './lib.mjs';
 import { plantRows } from './plants.mjs';
+import { benchScenarios } from './scenarios.mjs';
 
 const LIMIT_MB = Number(process.env.MEMORY_LIMIT_MB ?? 256);
 const DURATION = Number(process.env.DURATION ?? 10);
@@ -116,29 +117,7 @@ const pid = service.pid;
 const afterStart = readNumber('memory.max_usage_in_bytes') / MiB;
 console.error(`ready after ${fmt(readySeconds, 1)} s, peak so far ${fmt(afterStart)} MiB`);
 
-const auth = (i = 0) => ({ authorization: `Bearer ${tokens[i % TEAMS]}` });
-const json = { 'content-type': 'application/json' };
-const nearest = (miles) => JSON.stringify({ customer_address: { zip: '10001' }, max_distance: miles });
-let nextId = 1_000_000;
-const scenarios = [
-  { name: 'GET /plants?limit=20', expect: 200, run: () => load({ url, duration: DURATION, path: '/plants?limit=20', headers: auth() }) },
-  { name: 'POST /locations/nearest 5 mi', expect: 200, run: () => load({ url, duration: DURATION, method: 'POST', path: '/locations/nearest', body: nearest(5), headers: { ...auth(), ...json } }) },
-  { name: 'POST /locations/nearest 50 mi', expect: 200, run: () => load({ url, duration: DURATION, method: 'POST', path: '/locations/nearest', body: nearest(50), headers: { ...auth(), ...json } }) },
-  {
-    name: 'POST + DELETE /plants',
-    expect: [201, 204],
-    run: () =>
-      load({
-        url,
-        duration: DURATION,
-        requests: [
-          { method: 'POST', path: '/plants', headers: { ...auth(1), ...json }, setupRequest: (req, ctx) => ((ctx.id = nextId++), { ...req, body: JSON.stringify({ id: ctx.id, name: 'bench plant', tag: 'b' }) }) },
-          { method: 'DELETE', headers: auth(1), setupRequest: (req, ctx) => ({ ...req, path: `/plants/${ctx.id}` }) },
-        ],
-      }),
-  },
-  { name: 'invalid token (401)', expect: 401, run: () => load({ url, duration: DURATION, path: '/plants?limit=20', headers: { authorization: `Bearer pst_${'A'.repeat(49)}` } }) },
-];
+const scenarios = benchScenarios({ tokens, duration: DURATION });
 // CPU time of the service (utime + stime, clock ticks of 10 ms) over the whole load: how many cores it kept busy.
 const cpuSeconds = () => readFileSync(`/proc/${service.pid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).reduce((sum, t) => sum + Number(t), 0) / 100;
 const cpuBefore = cpuSeconds();
@@ -147,8 +126,8 @@ const rows = [];
 for (const scenario of scenarios) {
   console.error(`running ${scenario.name}…`);
   for (let round = 0; round < ROUNDS && !exit; round++) {
-    const r = await scenario.run();
-    const expected = [scenario.expect].flat();
+    const r = await scenario.run(url);
+    const expected = scenario.expect;
     const unexpected = Object.entries(r.statusCodes).filter(([code]) => !expected.includes(Number(code))).reduce((n, [, v]) => n + v.count, 0);
     rows.push({ name: scenario.name, rps: r.rps, p99: r.p99, failed: r.errors + unexpected, peak: readNumber('memory.max_usage_in_bytes') / MiB });
   }

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from './support/cli.js';
+import { createToken, runCli } from './support/cli.js';
 import { requestCounts, scrape, valueOf, type Sample } from './support/metrics.js';
 import { freePort, startServer, type ServerProcess } from './support/server.js';
 import { storesCsv } from './support/stores.js';
@@ -29,9 +29,7 @@ describe('Prometheus metrics (GET /metrics on METRICS_PORT)', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const created = await runCli(database, ['tokens', 'create', '--team', 'acme']);
-    expect(created.code).toBe(0);
-    token = created.stdout.trim();
+    token = await createToken(database, 'acme');
     const metricsPort = await freePort();
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     server = await startServer(database, { METRICS_PORT: String(metricsPort), STORE_INDEX_REFRESH_MS: '250', TRUST_PROXY: '1', AUTH_FAILURE_LIMIT_PER_MINUTE: '2' });

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from './support/cli.js';
+import { createToken } from './support/cli.js';
 import { freePort, startServer, type ServerProcess } from './support/server.js';
 import { createTestDatabase, type TestDatabase } from './support/test-app.js';
 
@@ -29,9 +29,7 @@ describe('a real Prometheus scraping the service', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const created = await runCli(database, ['tokens', 'create', '--team', 'acme']);
-    expect(created.code).toBe(0);
-    token = created.stdout.trim();
+    token = await createToken(database, 'acme');
     const metricsPort = await freePort();
     server = await startServer(database, { METRICS_PORT: String(metricsPort) });
 

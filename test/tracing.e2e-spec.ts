@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { runCli } from './support/cli.js';
+import { createToken } from './support/cli.js';
 import { startServer, type ServerProcess } from './support/server.js';
 import { createTestDatabase, engine, type TestDatabase } from './support/test-app.js';
 
@@ -63,9 +63,7 @@ describe('OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const created = await runCli(database, ['tokens', 'create', '--team', 'acme']);
-    expect(created.code).toBe(0);
-    token = created.stdout.trim();
+    token = await createToken(database, 'acme');
     receiver = await otlpReceiver();
     server = await startServer(database, {
       LOG_LEVEL: 'log',

@@ -20,3 +20,10 @@ export function runCli(database: TestDatabase, args: string[]): Promise<CliResul
     });
   });
 }
+
+/** A new token of `team`, made by the command line as an operator would. */
+export async function createToken(database: TestDatabase, team: string): Promise<string> {
+  const created = await runCli(database, ['tokens', 'create', '--team', team]);
+  expect(created.code).toBe(0);
+  return created.stdout.trim();
+}
