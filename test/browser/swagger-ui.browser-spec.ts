@@ -34,6 +34,9 @@ describe('Swagger UI at /docs, in Chromium', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     server = await startServer(database, { DEMO_SEED: 'true' });
+    // The log is written in batches (up to a second after the line): wait for the token's line.
+    const deadline = Date.now() + 15_000;
+    while (!/pst_[0-9A-Za-z]{49}/.test(server.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     token = server.output().match(/pst_[0-9A-Za-z]{49}/)?.[0] as string;
     expect(token).toBeDefined();
     db = await new DataSource({ type: 'better-sqlite3', database: join(database.env.DATA_DIR, 'plant-store.sqlite'), readonly: true, entities: [Plant] }).initialize();
