@@ -130,10 +130,6 @@ function discardOnTimeout(connection: mysql.PoolConnection): void {
   };
 }
 
-export function isMysql(env: Pick<EnvironmentVariables, 'DATABASE_URL'>): boolean {
-  return Boolean(env.DATABASE_URL);
-}
-
 /** Written once, used by the Nest app, the command line and the TypeORM CLI (data-source.ts). */
 export function databaseOptions(
   env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS'> & TlsSettings,

@@ -42,7 +42,6 @@ export class PlantsController {
   ) {}
 
   @Post()
-  @HttpCode(201)
   @WriteScope()
   @ApiBodyErrors()
   @ApiOperation({ operationId: 'createPlant', summary: 'Create a plant', description: "Creates a plant in the caller's team. The new plant's id is in the Location header." })
