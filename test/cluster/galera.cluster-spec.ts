@@ -289,6 +289,22 @@ describe('three instances on a three-node Galera cluster', () => {
       .map(([k, v]) => `${k} x${v}`)
       .join(', ');
   };
+  /**
+   * The end of a fault scenario: traffic stopped, the cluster synced again, then no 5xx other
+   * than 503 and every acknowledged write as acknowledged on every node; its line for the summary.
+   */
+  async function settle(load: ReturnType<typeof traffic>, label: string, detail = ''): Promise<void> {
+    await load.stop();
+    await cluster.waitSynced();
+    expect(unexpected(load.seen)).toEqual([]);
+    const result = await load.verify();
+    expect(result.lost).toEqual([]);
+    expect(result.checked).toBeGreaterThan(0);
+    summary.push(
+      `${label}: ${load.seen.length} requests (${tally(load.seen)}), 5xx other than 503: 0; ${detail}${result.created} creates / ${result.deleted} deletes acknowledged, ${result.checked} row checks over 3 nodes, lost: 0`,
+    );
+  }
+
 
   it('a node SIGKILLed under traffic: its instance answers 503 (ready 503), the others serve; after it rejoins, ready turns 200 only once it is synced, nothing acknowledged is lost', async () => {
     const team = 'killed-node';
@@ -324,15 +340,7 @@ describe('three instances on a three-node Galera cluster', () => {
       const recoveredAt = Date.now();
       await waitFor(() => load.successesSince(2, recoveredAt) >= 20, 'the instance on the rejoined node serves again');
       expect(untruthful).toEqual([]);
-      await load.stop();
-      await cluster.waitSynced();
-      expect(unexpected(load.seen)).toEqual([]);
-      const result = await load.verify();
-      expect(result.lost).toEqual([]);
-      expect(result.checked).toBeGreaterThan(0);
-      summary.push(
-        `node SIGKILL: ${load.seen.length} requests (${tally(load.seen)}), 5xx other than 503: 0; ready sampled ${samples} times during the rejoin, 200 before synced: 0; ${result.created} creates / ${result.deleted} deletes acknowledged, ${result.checked} row checks over 3 nodes, lost: 0`,
-      );
+      await settle(load, 'node SIGKILL', `ready sampled ${samples} times during the rejoin, 200 before synced: 0; `);
     } finally {
       await load.stop();
     }
@@ -356,14 +364,7 @@ describe('three instances on a three-node Galera cluster', () => {
       await waitFor(async () => (await ready(2)) === 200, 'ready of its instance turns 200 again', 300_000);
       const backAt = Date.now();
       await waitFor(() => load.successesSince(2, backAt) >= 20, 'its instance serves again');
-      await load.stop();
-      await cluster.waitSynced();
-      expect(unexpected(load.seen)).toEqual([]);
-      const result = await load.verify();
-      expect(result.lost).toEqual([]);
-      summary.push(
-        `node SIGSTOP: ${load.seen.length} requests (${tally(load.seen)}), 5xx other than 503: 0; ${result.created} creates / ${result.deleted} deletes acknowledged, ${result.checked} row checks over 3 nodes, lost: 0`,
-      );
+      await settle(load, 'node SIGSTOP');
     } finally {
       await load.stop();
     }
@@ -387,14 +388,7 @@ describe('three instances on a three-node Galera cluster', () => {
       await waitFor(async () => (await ready(2)) === 200, 'ready of its instance turns 200 again', 300_000);
       const backAt = Date.now();
       await waitFor(() => load.successesSince(2, backAt) >= 20, 'its instance serves again');
-      await load.stop();
-      await cluster.waitSynced();
-      expect(unexpected(load.seen)).toEqual([]);
-      const result = await load.verify();
-      expect(result.lost).toEqual([]);
-      summary.push(
-        `node cut off (gmcast.isolate): ${load.seen.length} requests (${tally(load.seen)}), 5xx other than 503: 0; ${result.created} creates / ${result.deleted} deletes acknowledged, ${result.checked} row checks over 3 nodes, lost: 0`,
-      );
+      await settle(load, 'node cut off (gmcast.isolate)');
     } finally {
       await load.stop();
     }
