@@ -11,10 +11,12 @@ export class LocationsService {
     private readonly geocoder: ZipGeocoder,
   ) {}
 
-  /** The customer's point: the ZIP's packaged point, or 400 for a ZIP no source knows. */
+  /**
+   * The customer's point: the packaged point of the ZIP's first five digits (the request DTO
+   * has checked and trimmed it), or 400 for a ZIP no source knows.
+   */
   locate(zip: string): Point {
-    const zip5 = ZipGeocoder.normalize(zip);
-    if (!zip5) throw new BadRequestException('customer_address.zip must be a US ZIP code such as 12345 or 12345-6789');
+    const zip5 = zip.slice(0, 5);
     const point = this.geocoder.lookup(zip5);
     if (!point) throw new BadRequestException(`unknown ZIP code ${zip5}`);
     return point;

@@ -20,7 +20,6 @@ export const ZIP_PATTERN = /^[0-9]{5}(?:-?[0-9]{4})?$/;
 @Injectable()
 export class ZipGeocoder {
   private readonly points = new Float64Array(2 * 100_000).fill(NaN);
-  readonly size: number = 0;
 
   constructor() {
     const lines = readFileSync(ZIP_POINTS_FILE, 'utf8').split('\n');
@@ -29,17 +28,10 @@ export class ZipGeocoder {
       const [zip, lat, lng] = line.split(',');
       this.points[2 * Number(zip)] = Number(lat);
       this.points[2 * Number(zip) + 1] = Number(lng);
-      this.size++;
     }
   }
 
-  /** The five-digit ZIP of a well-formed ZIP (or ZIP+4), or null. */
-  static normalize(zip: string): string | null {
-    const trimmed = zip.trim();
-    return ZIP_PATTERN.test(trimmed) ? trimmed.slice(0, 5) : null;
-  }
-
-  /** The point of a five-digit ZIP (as normalize() gives it), or undefined. */
+  /** The point of a five-digit ZIP, or undefined. */
   lookup(zip5: string): Point | undefined {
     if (!/^[0-9]{5}$/.test(zip5)) return undefined;
     const n = Number(zip5);

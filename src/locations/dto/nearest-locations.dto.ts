@@ -1,65 +1,64 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { IsObject, IsOptional, IsString, Matches, ValidateNested, registerDecorator } from 'class-validator';
-import { IsIntegerIn, IsText, NullMeansDefault } from '../../common/validators.js';
+import { IsObject, IsString, Matches, ValidateBy, ValidateNested, type ValidationArguments } from 'class-validator';
+import { type FieldOptions, ValidateField, ValidateInteger, ValidateText } from '../../common/validators.js';
 import { isUsStateCode } from '../us-states.js';
 import { ZIP_PATTERN } from '../zip-geocoder.js';
 
-function IsUsState() {
-  return (object: object, propertyName: string) =>
-    registerDecorator({
-      name: 'isUsState',
-      target: object.constructor,
-      propertyName,
-      validator: {
-        validate: (value: unknown) => typeof value === 'string' && isUsStateCode(value),
-        defaultMessage: () => `${propertyName} must be a US state or territory code such as NY`,
-      },
-    });
+// The schemas below list their keys in the order of the published document (clients/typescript/openapi.json).
+
+/** A US state or territory code, any case. */
+function ValidateUsState({ description, ...options }: FieldOptions) {
+  const isUsState = ValidateBy({
+    name: 'isUsState',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && isUsStateCode(value),
+      defaultMessage: ({ property }: ValidationArguments) => `${property} must be a US state or territory code such as NY`,
+    },
+  });
+  return ValidateField({ description, pattern: '^[A-Za-z]{2}$', ...options }, isUsState);
+}
+
+/** A ZIP code as text (ZIP_PATTERN once surrounding white space is trimmed); the DTO keeps it trimmed. */
+function ValidateZip({ description, ...options }: FieldOptions) {
+  return ValidateField(
+    { description, pattern: '^\\s*[0-9]{5}(-?[0-9]{4})?\\s*$', ...options },
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value)),
+    IsString(),
+    Matches(ZIP_PATTERN, { message: ({ property }) => `${property} must be a US ZIP code such as 12345 or 12345-6789` }),
+  );
+}
+
+/** A JSON number of miles, > 0 and <= maximum; one message for every failure. */
+function ValidateMiles({ default: fallback, maximum, ...options }: FieldOptions & { maximum: number }) {
+  const isMiles = ValidateBy({
+    name: 'isMiles',
+    validator: {
+      validate: (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= maximum,
+      defaultMessage: ({ property }: ValidationArguments) => `${property} must be a number of miles greater than 0 and at most ${maximum}`,
+    },
+  });
+  return ValidateField({ type: 'number', format: 'float', default: fallback, minimum: 0, exclusiveMinimum: true, maximum, ...options }, isMiles);
 }
 
 const DEFAULT_MAX_DISTANCE = 5;
 const DEFAULT_LIMIT = 25;
 
-/** A JSON number of miles, > 0 and <= max; one message for every failure. */
-function IsMiles(max: number) {
-  return (object: object, propertyName: string) =>
-    registerDecorator({
-      name: 'isMiles',
-      target: object.constructor,
-      propertyName,
-      options: { message: `${propertyName} must be a number of miles greater than 0 and at most ${max}` },
-      validator: { validate: (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= max },
-    });
-}
-
-const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
-
 @ApiSchema({ name: 'CustomerAddress', description: "The customer's address; only the ZIP code decides the search point." })
 export class CustomerAddress {
-  @ApiPropertyOptional({ description: 'Street address.', maxLength: 200, example: '350 5th Ave' })
-  @IsOptional()
-  @IsText(200, { allowEmpty: true })
+  @ValidateText({ optional: true, description: 'Street address.', maxLength: 200, example: '350 5th Ave' })
   address?: string;
 
-  @ApiPropertyOptional({ description: 'City name.', maxLength: 200, example: 'New York' })
-  @IsOptional()
-  @IsText(200, { allowEmpty: true })
+  @ValidateText({ optional: true, description: 'City name.', maxLength: 200, example: 'New York' })
   city?: string;
 
-  @ApiPropertyOptional({ description: 'State code: a US state or territory, two letters, any case.', pattern: '^[A-Za-z]{2}$', example: 'NY' })
-  @IsOptional()
-  @IsUsState()
+  @ValidateUsState({ optional: true, description: 'State code: a US state or territory, two letters, any case.', example: 'NY' })
   state?: string;
 
-  @ApiProperty({
+  @ValidateZip({
     description: 'ZIP code, a string: `12345`, `12345-6789` or `123456789` (surrounding white space ignored; the first five digits are used).',
-    pattern: '^\\s*[0-9]{5}(-?[0-9]{4})?\\s*$',
     example: '10001',
   })
-  @Transform(trim)
-  @IsString()
-  @Matches(ZIP_PATTERN, { message: 'zip must be a US ZIP code such as 12345 or 12345-6789' })
   zip: string;
 }
 
@@ -71,26 +70,23 @@ export class NearestLocationsRequest {
   @Type(() => CustomerAddress)
   customer_address: CustomerAddress;
 
-  @ApiProperty({
-    type: 'number',
-    format: 'float',
-    required: false,
-    default: 5,
-    minimum: 0,
-    exclusiveMinimum: true,
+  @ValidateMiles({
+    optional: true,
+    default: DEFAULT_MAX_DISTANCE,
     maximum: 500,
     description: 'Maximum search distance in miles: greater than 0, at most 500. Default: 5.',
     example: 5,
   })
-  @NullMeansDefault(DEFAULT_MAX_DISTANCE)
-  @IsOptional()
-  @IsMiles(500)
   max_distance: number = DEFAULT_MAX_DISTANCE;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 25, description: 'Maximum number of locations returned (an extension of this service). Default: 25.', example: 25 })
-  @NullMeansDefault(DEFAULT_LIMIT)
-  @IsOptional()
-  @IsIntegerIn(1, 200, 'limit must be an integer from 1 to 200')
+  @ValidateInteger({
+    optional: true,
+    minimum: 1,
+    maximum: 200,
+    default: DEFAULT_LIMIT,
+    description: 'Maximum number of locations returned (an extension of this service). Default: 25.',
+    example: 25,
+  })
   limit: number = DEFAULT_LIMIT;
 }
 

@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsOptional } from 'class-validator';
-import { IsIntegerIn, IsText, NullMeansDefault, QueryInteger } from '../../common/validators.js';
+import { ValidateInteger, ValidateText } from '../../common/validators.js';
 import { MAX_PLANT_ID } from '../plant-id.js';
 
 /**
@@ -10,12 +9,11 @@ import { MAX_PLANT_ID } from '../plant-id.js';
  */
 @ApiSchema({ name: 'Plant', description: 'A plant to create in the caller\'s team.' })
 export class PlantDto {
-  @ApiProperty({ description: 'Name of the plant: 1 to 255 characters, not only white space.', minLength: 1, maxLength: 255, example: 'Monstera deliciosa' })
-  @IsText(255, { notBlank: true })
+  @ValidateText({ description: 'Name of the plant: 1 to 255 characters, not only white space.', minLength: 1, maxLength: 255, notBlank: true, example: 'Monstera deliciosa' })
   name: string;
 
-  @ApiPropertyOptional({
-    type: 'integer',
+  @ValidateInteger({
+    optional: true,
     format: 'int64',
     minimum: 1,
     maximum: MAX_PLANT_ID,
@@ -23,15 +21,11 @@ export class PlantDto {
     description:
       "The caller's identifier for the plant, unique within the team. Omitted: the service assigns the team's next free id (highest + 1). Never returned in a body; the Location header of the 201 carries it.",
     example: 7,
+    message: ({ property, maximum }) => `${property} must be a positive integer no larger than ${maximum}`,
   })
-  @NullMeansDefault()
-  @IsOptional()
-  @IsIntegerIn(1, MAX_PLANT_ID, `id must be a positive integer no larger than ${MAX_PLANT_ID}`)
   id?: number;
 
-  @ApiPropertyOptional({ description: 'Free-form tag, at most 255 characters.', maxLength: 255, example: 'tropical' })
-  @IsOptional()
-  @IsText(255, { allowEmpty: true })
+  @ValidateText({ optional: true, description: 'Free-form tag, at most 255 characters.', maxLength: 255, example: 'tropical' })
   tag?: string;
 }
 
@@ -54,26 +48,19 @@ export class PlantResponse {
  * The default of `limit` is in its description instead.
  */
 export class ListPlantsQuery {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000, description: 'Maximum number of plants to return: 1 to 1000. Default: 100.' })
-  @IsOptional()
-  @QueryInteger()
-  @IsIntegerIn(1, 1000, 'limit must be an integer from 1 to 1000')
+  @ValidateInteger({ optional: true, query: true, minimum: 1, maximum: 1000, description: 'Maximum number of plants to return: 1 to 1000. Default: 100.' })
   limit: number = 100;
 
-  @ApiPropertyOptional({ description: 'Only plants with exactly this tag.', maxLength: 255 })
-  @IsOptional()
-  @IsText(255, { allowEmpty: true })
+  @ValidateText({ optional: true, description: 'Only plants with exactly this tag.', maxLength: 255 })
   tag?: string;
 
-  @ApiPropertyOptional({
-    type: 'integer',
+  @ValidateInteger({
+    optional: true,
+    query: true,
     format: 'int64',
     minimum: 0,
     maximum: MAX_PLANT_ID,
     description: 'Cursor: only plants with a larger id. The `Link` header of a page gives the next one.',
   })
-  @IsOptional()
-  @QueryInteger()
-  @IsIntegerIn(0, MAX_PLANT_ID, `after must be an integer from 0 to ${MAX_PLANT_ID}`)
   after?: number;
 }
