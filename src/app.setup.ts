@@ -61,8 +61,8 @@ export function trustProxy(value = 'false'): boolean | number | string {
  * line, `metrics` (main.ts, when METRICS_PORT is set) the request-duration histogram.
  */
 export function configureApp(app: NestExpressApplication, options: { docs: boolean; requestLog?: Logger; metrics?: boolean }): void {
-  app.set('trust proxy', trustProxy(process.env.TRUST_PROXY));
   const config = app.get<AppConfig>(ConfigService);
+  app.set('trust proxy', trustProxy(config.get('TRUST_PROXY', { infer: true })));
   app.disable('x-powered-by');
   // Every response says Cache-Control: no-store (contract §1), so an ETag would never be used;
   // Express would otherwise hash every body to make one.

@@ -8,7 +8,12 @@ interface RouteLayer {
   match(path: string): boolean;
 }
 
-/** Methods that some route answers for this path; empty when no route matches at all. */
+/**
+ * Methods that some route answers for this path; empty when no route matches at all.
+ * Neither Nest nor Express answers 405 (contract §1), so this reads Express's route layers
+ * (`app.router.stack`, including the /docs routes Swagger registers outside Nest); the 405
+ * tests of test/http.e2e-spec.ts fail if an Express update changes that shape.
+ */
 function allowedMethods(req: Request): string[] {
   const stack: RouteLayer[] = (req.app as unknown as { router?: { stack: RouteLayer[] } }).router?.stack ?? [];
   const methods = new Set<string>();

@@ -11,7 +11,7 @@ import {
 import { RequireScope } from '../auth/caller.js';
 import { responseHeaders } from './api-headers.js';
 import { ErrorBody } from './error-body.js';
-import { BODY_LIMIT_BYTES } from './json-body.js';
+import { DEFAULT_BODY_LIMIT_BYTES } from '../config/environment.js';
 
 /** Errors every authenticated operation can answer, documented once. */
 export const ApiCommonErrors = () =>
@@ -43,7 +43,7 @@ export const ApiCommonErrors = () =>
 /** Errors of operations that take a JSON body. */
 export const ApiBodyErrors = () =>
   applyDecorators(
-    ApiPayloadTooLargeResponse({ description: `The body is larger than the limit (BODY_LIMIT_BYTES, by default ${BODY_LIMIT_BYTES} bytes).`, type: ErrorBody, example: { error: 413, message: `request body exceeds the limit of ${BODY_LIMIT_BYTES} bytes` } }),
+    ApiPayloadTooLargeResponse({ description: `The body is larger than the limit (BODY_LIMIT_BYTES, by default ${DEFAULT_BODY_LIMIT_BYTES} bytes).`, type: ErrorBody, example: { error: 413, message: `request body exceeds the limit of ${DEFAULT_BODY_LIMIT_BYTES} bytes` } }),
     ApiUnsupportedMediaTypeResponse({ description: 'The body is not sent as application/json.', type: ErrorBody, example: { error: 415, message: 'request body must be sent as application/json' } }),
   );
 

@@ -1,9 +1,6 @@
 import { BadRequestException, PayloadTooLargeException, UnsupportedMediaTypeException, type HttpException } from '@nestjs/common';
 import express, { type NextFunction, type Request, type Response } from 'express';
 
-/** The contract's limit; BODY_LIMIT_BYTES in the environment may change it. */
-export const BODY_LIMIT_BYTES = 16 * 1024;
-
 declare module 'express' {
   interface Request {
     /** Why the body could not be read; raised only after authentication (see BodyGuard). */
@@ -76,11 +73,13 @@ function toHttpException(error: { type?: string; message?: string }, limit: numb
 }
 
 /**
- * Reads a JSON body of at most `limit` bytes. Problems with the body are remembered rather than
- * answered here, because authentication comes first (contract §1): BodyGuard raises them
- * once the caller is known.
+ * Reads a JSON body of at most `limit` bytes with Express's own parser. Nest's built-in body
+ * parser (switched off in main.ts) would answer a bad body before the guards run, but
+ * authentication comes first (contract §1): so problems with the body are remembered here and
+ * BodyGuard raises them once the caller is known (test/auth.e2e-spec.ts, "comes before
+ * everything else").
  */
-export function jsonBody(limit = BODY_LIMIT_BYTES) {
+export function jsonBody(limit: number) {
   const parseJson = jsonParser(limit);
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!hasBody(req)) return next();

@@ -36,8 +36,8 @@ export interface Loggers {
   app: Logger;
   /**
    * The per-request line only (see logRequest), same level and stream, without pino's
-   * redaction: that line is built from known fields with the URL already redacted, and the
-   * wildcard redaction paths cost more per line than everything else pino does.
+   * redaction: that line is built from known fields with the URL already redacted, so the
+   * wildcard redaction paths would only add their cost.
    */
   requests: Logger;
 }
@@ -46,13 +46,10 @@ export interface Loggers {
  * The service's JSON loggers: one object per line on stdout, for the log collector; pretty
  * and coloured instead when a developer runs it on a terminal (NODE_ENV=development).
  *
- * Lines go out asynchronously and in batches: a write to stdout never blocks a request, and
- * lines are held until LOG_BATCH_BYTES have gathered or LOG_FLUSH_MS has passed, whichever
- * comes first. Each write is handed to a libuv worker thread, and waking that thread (and
- * being woken back) costs more than the write itself on a small virtual machine: batching
- * cut the log writes of 10,000 GET /plants from ~2,200 to ~900 and the thread wake-ups by a
- * third (README "Performance"). pino flushes what is pending when the process exits, so only
- * a SIGKILL can lose lines: at most the last second's.
+ * Lines go out asynchronously and in batches (LOG_BATCH_BYTES or LOG_FLUSH_MS, whichever
+ * comes first), because each write wakes a libuv worker thread and the wake-ups cost more
+ * than the writes (docs/performance.md). pino flushes what is pending when the process
+ * exits, so only a SIGKILL can lose lines: at most the last second's.
  */
 export function createLoggers(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NODE_ENV'>, destination?: DestinationStream): Loggers {
   const pretty = !destination && env.NODE_ENV === 'development' && process.stdout.isTTY;
@@ -136,9 +133,9 @@ export class PinoLoggerService implements LoggerService {
  * an Authorization header. 5xx lines are at `error` (the exception filter logs the cause); a
  * response cut short because the client went away is a `warn` line "request aborted".
  *
- * Called from requestContext's single 'close' listener rather than pino-http: pino-http
- * builds a child logger and three listeners per request and cost about 8 % of the CPU of
- * GET /plants (README "Performance").
+ * Called from requestContext's 'close' listener, which also counts the request in the
+ * duration histogram: one listener per request for both (pino-http would add a child logger
+ * and three listeners of its own).
  */
 export function logRequest(logger: Logger, req: Request, res: Response, fields: RequestFields, route: string | null, seconds: number): void {
   const status = res.statusCode;

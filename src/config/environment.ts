@@ -30,6 +30,9 @@ const toBoolean = ({ value }: { value: unknown }) => {
 const toInteger = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
 
+/** The contract's body limit: 16 KiB. */
+export const DEFAULT_BODY_LIMIT_BYTES = 16_384;
+
 /**
  * Every setting the service reads, with its default. `.env.example` lists the same
  * variables; a bad value stops start-up with a message naming the variable.
@@ -282,7 +285,7 @@ export class EnvironmentVariables {
   @Min(2)
   @Max(10_485_760)
   @IsInt()
-  BODY_LIMIT_BYTES = 16_384;
+  BODY_LIMIT_BYTES = DEFAULT_BODY_LIMIT_BYTES;
 
   /** Comma list of origins allowed to call from a browser (CORS); unset: CORS off. */
   @IsOptional()

@@ -20,8 +20,13 @@ export const migrations = [InitialSchema1763700000000, TokenScope1763800000000, 
 /**
  * Every MySQL session runs in strict mode with UTC and utf8mb4, whatever the server's
  * defaults are: a too-long or malformed value must fail rather than be truncated.
- * mysql2 has no "init SQL" option, so the pool is wrapped to run it on each new connection
- * (queries on one connection run in order, so it precedes the first real query).
+ * Neither TypeORM nor mysql2 has an "init SQL" option, so the pool's 'connection' event runs
+ * it on each new connection (queries on one connection run in order, so it precedes the first
+ * real query).
+ *
+ * The other changes to the pool make up for what mysql2 lacks (an acquire timeout, dropping a
+ * connection whose query timed out, a session setting that depends on the server); each is
+ * guarded by the tests named in its comment, which fail if a mysql2 update changes what it wraps.
  */
 const SESSION_SETUP =
   "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'";
@@ -48,6 +53,7 @@ const strictMysql = {
  * commit elsewhere fails certification and is retried (retryWriteConflicts).
  * The engine is asked once per new connection (a pool keeps its connections), before the
  * connection is handed out; plain MySQL/MariaDB get no setting and no extra query per request.
+ * Guarded by the read-your-writes check of `npm run test:cluster` (test/cluster).
  */
 const GALERA_SYNC_WAIT = 3;
 const galeraPools = new WeakSet<mysql.Pool>();
@@ -90,7 +96,8 @@ function causalReadsOnGalera(pool: mysql.Pool, timeout: number): void {
 /**
  * mysql2 has no acquire timeout: a request waiting for a busy or still-connecting pool would
  * wait for as long as the connections ahead of it take. It gets its 503 after `ms` instead;
- * a connection that turns up later goes straight back to the pool.
+ * a connection that turns up later goes straight back to the pool. Guarded by the network-hang
+ * test of test/outage.e2e-spec.ts.
  */
 function limitWaiting(pool: mysql.Pool, ms: number): void {
   const getConnection = pool.getConnection.bind(pool);
@@ -115,6 +122,7 @@ function limitWaiting(pool: mysql.Pool, ms: number): void {
  * mysql2 fails a query that outlives its timeout but keeps the connection busy with it, so
  * every later query on that connection would wait behind it forever (a hung database, a
  * dropped network). Such a connection is destroyed instead; the pool opens a fresh one.
+ * Guarded by the network-hang test of test/outage.e2e-spec.ts.
  */
 function discardOnTimeout(connection: mysql.PoolConnection): void {
   const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;

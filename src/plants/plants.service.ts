@@ -53,9 +53,8 @@ export class PlantsService {
   }
 
   /**
-   * The hottest read of the service, so it is one prepared SQL statement (see preparedRead):
-   * the query builder, entity hydration and TypeORM's query runner cost more than the query
-   * itself (CPU profile of GET /plants under load, README "Performance"). Same SQL on both engines.
+   * The hottest read of the service: one SQL statement, the same on both engines, run by
+   * preparedRead (which says why it is not the query builder).
    */
   async list(team: string, { limit, tag, after }: { limit: number; tag?: string; after?: number }): Promise<PlantPage> {
     const params: SqlValue[] = [team, after ?? 0];
