@@ -4,7 +4,7 @@ import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'mysql2';
 import type { DataSource } from 'typeorm';
-import { Public } from '../auth/caller.js';
+import { Public } from '../auth/auth.decorators.js';
 import { ApiBodyErrors } from '../common/api-errors.js';
 import { ErrorBody } from '../common/error-body.js';
 import { ShutdownState } from '../common/shutdown-state.js';
