@@ -13,7 +13,8 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { Store } from './locations/store.entity.js';
 import { ZipGeocoder } from './locations/zip-geocoder.js';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { StoreImportError, StoreImportService, type ImportProgress } from './locations/store-import.service.js';
+import { StoreExportService } from './locations/store-export.service.js';
+import { STORES_IMPORTED, StoreImportError, StoreImportService, type ImportProgress } from './locations/store-import.service.js';
 
 /**
  * The same configuration, database and services as the server, without HTTP: only what the
@@ -27,7 +28,14 @@ class CliModule {
     return {
       module: CliModule,
       imports: [appConfigModule(), databaseModule(), MetricsModule, TypeOrmModule.forFeature([ApiToken, Store])],
-      providers: [TokensService, StoreImportService, ZipGeocoder],
+      providers: [
+        TokensService,
+        StoreImportService,
+        StoreExportService,
+        ZipGeocoder,
+        // No index to reload here: running servers see an import at their next poll (StoreIndex).
+        { provide: STORES_IMPORTED, useValue: () => Promise.resolve() },
+      ],
     };
   }
 }
@@ -179,8 +187,8 @@ locations
   .argument('[file]', 'output file')
   .action((file: string | undefined) =>
     withApp(async (app) => {
-      const importer = app.get(StoreImportService);
-      const count = file ? await importer.exportFile(file) : await importer.export(process.stdout);
+      const exporter = app.get(StoreExportService);
+      const count = file ? await exporter.exportFile(file) : await exporter.export(process.stdout);
       say(`${count} stores exported`);
     }),
   );

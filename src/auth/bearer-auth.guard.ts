@@ -3,7 +3,8 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request, Response } from 'express';
 import { REALM } from './bearer.strategy.js';
-import { IS_PUBLIC, REQUIRED_SCOPE, type Caller, type TokenScope } from './caller.js';
+import { IS_PUBLIC, readOnlyRefusal, REQUIRED_SCOPE, type RequiredScope } from './auth.decorators.js';
+import type { Caller } from './caller.js';
 import { rateLimit, rateLimitPolicy } from './rate-limit-headers.js';
 import { RateLimitsService } from './rate-limits.service.js';
 
@@ -49,9 +50,9 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
       res.setHeader('RateLimit', rateLimit(quota));
       if (quota.limited) tooMany(res, quota.resetSeconds, 'too many requests with this token, try again later');
     }
-    const needed = this.reflector.getAllAndOverride<TokenScope | undefined>(REQUIRED_SCOPE, targets) ?? 'read';
-    if (!caller.scopes.includes(needed)) {
-      throw new ForbiddenException(needed === 'write' ? 'this token may only read; creating or deleting plants needs scope write' : 'this token has no read scope');
+    const required = this.reflector.getAllAndOverride<RequiredScope | undefined>(REQUIRED_SCOPE, targets);
+    if (!caller.scopes.includes(required?.scope ?? 'read')) {
+      throw new ForbiddenException(required?.scope === 'write' ? readOnlyRefusal(required.action) : 'this token has no read scope');
     }
     return true;
   }

@@ -8,7 +8,6 @@ import {
   ApiUnauthorizedResponse,
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
-import { RequireScope } from '../auth/caller.js';
 import { responseHeaders } from './api-headers.js';
 import { ErrorBody } from './error-body.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from '../config/environment.js';
@@ -45,15 +44,4 @@ export const ApiBodyErrors = () =>
   applyDecorators(
     ApiPayloadTooLargeResponse({ description: `The body is larger than the limit (BODY_LIMIT_BYTES, by default ${DEFAULT_BODY_LIMIT_BYTES} bytes).`, type: ErrorBody, example: { error: 413, message: `request body exceeds the limit of ${DEFAULT_BODY_LIMIT_BYTES} bytes` } }),
     ApiUnsupportedMediaTypeResponse({ description: 'The body is not sent as application/json.', type: ErrorBody, example: { error: 415, message: 'request body must be sent as application/json' } }),
-  );
-
-/** Operations that change data: they need a token with scope `write`; a read-only token gets 403. */
-export const WriteScope = () =>
-  applyDecorators(
-    RequireScope('write'),
-    ApiForbiddenResponse({
-      description: 'The token has scope `read` only; creating or deleting needs scope `write`.',
-      type: ErrorBody,
-      example: { error: 403, message: 'this token may only read; creating or deleting plants needs scope write' },
-    }),
   );

@@ -3,7 +3,7 @@ import { Server as NetServer } from 'node:net';
 import type { LoggerService } from '@nestjs/common';
 import { trace, type ProxyTracerProvider } from '@opentelemetry/api';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ShutdownState } from '../health/health.controller.js';
+import { ShutdownState } from './shutdown-state.js';
 
 export interface ShutdownOptions {
   /** Readiness is 503 but requests are still served, so load balancers take the instance out first. */

@@ -1,12 +1,13 @@
-import { Controller, Get, Injectable, ServiceUnavailableException, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, type SchemaObject } from '@nestjs/swagger';
 import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'mysql2';
 import type { DataSource } from 'typeorm';
-import { Public } from '../auth/caller.js';
+import { Public } from '../auth/auth.decorators.js';
 import { ApiBodyErrors } from '../common/api-errors.js';
 import { ErrorBody } from '../common/error-body.js';
+import { ShutdownState } from '../common/shutdown-state.js';
 import { isGaleraPool } from '../database/database-options.js';
 
 const CHECK_TIMEOUT_MS = 1000;
@@ -17,20 +18,6 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Flips when shutdown begins (SIGTERM), so the load balancer stops sending traffic first. */
-@Injectable()
-export class ShutdownState implements BeforeApplicationShutdown {
-  shuttingDown = false;
-
-  begin(): void {
-    this.shuttingDown = true;
-  }
-
-  beforeApplicationShutdown(): void {
-    this.begin();
-  }
 }
 
 const STATUS_OK: SchemaObject = { type: 'object', properties: { status: { type: 'string', enum: ['ok'], example: 'ok' } }, required: ['status'] };

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { HealthController, ShutdownState } from './health.controller.js';
+import { ShutdownState } from '../common/shutdown-state.js';
+import { HealthController } from './health.controller.js';
 
 @Module({
   imports: [TerminusModule.forRoot({ logger: false })],

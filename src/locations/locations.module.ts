@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LocationsController } from './locations.controller.js';
 import { LocationsService } from './locations.service.js';
-import { StoreImportService } from './store-import.service.js';
+import { STORES_IMPORTED, StoreImportService } from './store-import.service.js';
 import { StoreIndex } from './store-index.js';
 import { Store } from './store.entity.js';
 import { ZipGeocoder } from './zip-geocoder.js';
@@ -10,7 +10,14 @@ import { ZipGeocoder } from './zip-geocoder.js';
 @Module({
   imports: [TypeOrmModule.forFeature([Store])],
   controllers: [LocationsController],
-  providers: [LocationsService, StoreImportService, StoreIndex, ZipGeocoder],
+  providers: [
+    LocationsService,
+    StoreImportService,
+    StoreIndex,
+    ZipGeocoder,
+    // The server that imports answers with the new stores at once, without waiting for its poll.
+    { provide: STORES_IMPORTED, useFactory: (index: StoreIndex) => () => index.reload(), inject: [StoreIndex] },
+  ],
   exports: [StoreImportService, StoreIndex, ZipGeocoder],
 })
 export class LocationsModule {}

@@ -1,14 +1,11 @@
-import { createReadStream, createWriteStream, statSync } from 'node:fs';
-import { Readable, type Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { Injectable, Optional } from '@nestjs/common';
+import { createReadStream, statSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { parse } from 'csv-parse';
-import { stringify } from 'csv-stringify';
 import { DataSource, In, type EntityManager } from 'typeorm';
 import { retryWriteConflicts } from '../database/database-errors.js';
 import { STORE_CSV_COLUMNS, formatProblem, validateStoreRecord, type RowProblem, type StoreRow } from './store-csv.js';
-import { StoreIndex } from './store-index.js';
 import { Store, WEEKDAYS } from './store.entity.js';
 import { ZipGeocoder } from './zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -41,7 +38,7 @@ export interface ImportSummary {
 export const MAX_LISTED_PROBLEMS = 50;
 /** Rows per statement: 17 parameters each stays far below SQLite's 32,766 variables. */
 const CHUNK = 500;
-const EXPORT_PAGE = 1000;
+const PRUNE_PAGE = 1000;
 const PROGRESS_EVERY_ROWS = 1000;
 
 export class StoreImportError extends Error {
@@ -64,20 +61,26 @@ function sameStore(row: StoreRow, store: Store): boolean {
 type Record = { record: string[]; info: { lines: number } };
 
 /**
+ * Runs after an import that wrote (not after a dry run): the server reloads its in-memory
+ * search index at once (LocationsModule). The command line has no index; running servers
+ * see its import at their next poll (see StoreIndex).
+ */
+export const STORES_IMPORTED = Symbol('STORES_IMPORTED');
+export type StoresImported = () => Promise<void>;
+
+/**
  * The stores CSV. `locations import` streams the file twice: the first pass checks every
  * row (and keeps only the codes seen), the second writes them in one transaction, in
  * chunks, upserting by code. Memory stays flat whatever the size of the file; nothing is
- * written unless every row is valid. `locations export` writes the same format.
+ * written unless every row is valid.
  */
 @Injectable()
 export class StoreImportService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly geocoder: ZipGeocoder,
-    // The server's in-memory search index, refreshed at once after an import. The command
-    // line has none: running servers see its import at their next poll (see StoreIndex).
     private readonly metrics: Metrics,
-    @Optional() private readonly index?: StoreIndex,
+    @Inject(STORES_IMPORTED) private readonly storesImported: StoresImported,
   ) {}
 
   importFile(path: string, options: ImportOptions = {}): Promise<ImportSummary> {
@@ -113,7 +116,7 @@ export class StoreImportService {
     await retryWriteConflicts(write);
     if (!options.dryRun) {
       for (const outcome of ['inserted', 'updated', 'unchanged', 'pruned'] as const) this.metrics.storeImportRows.inc({ outcome }, summary[outcome]);
-      await this.index?.reload();
+      await this.storesImported();
     }
     return summary;
   }
@@ -222,38 +225,13 @@ export class StoreImportService {
         .select(['store.id', 'store.code'])
         .where('store.id > :after', { after })
         .orderBy('store.id', 'ASC')
-        .limit(EXPORT_PAGE)
+        .limit(PRUNE_PAGE)
         .getMany();
       const gone = page.filter((store) => !keep.has(store.code)).map((store) => store.id);
       pruned += gone.length;
       if (write && gone.length > 0) await manager.delete(Store, gone);
-      if (page.length < EXPORT_PAGE) return pruned;
+      if (page.length < PRUNE_PAGE) return pruned;
       after = page[page.length - 1].id;
     }
-  }
-
-  /** Writes every store, ordered by code, in the import format; pages keep memory flat. */
-  async export(output: Writable): Promise<number> {
-    let count = 0;
-    const repository = this.dataSource.getRepository(Store);
-    async function* records() {
-      for (let after: string | undefined; ; ) {
-        const query = repository.createQueryBuilder('store').orderBy('store.code', 'ASC').limit(EXPORT_PAGE);
-        if (after !== undefined) query.where('store.code > :after', { after });
-        const page = await query.getMany();
-        for (const store of page) {
-          yield STORE_CSV_COLUMNS.map((column) => (column === 'lat' || column === 'lng' ? store[column].toFixed(6) : store[column]));
-        }
-        count += page.length;
-        if (page.length < EXPORT_PAGE) return;
-        after = page[page.length - 1].code;
-      }
-    }
-    await pipeline(Readable.from(records()), stringify({ header: true, columns: [...STORE_CSV_COLUMNS] }), output);
-    return count;
-  }
-
-  exportFile(path: string): Promise<number> {
-    return this.export(createWriteStream(path));
   }
 }

@@ -12,8 +12,9 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { CurrentCaller, type Caller } from '../auth/caller.js';
-import { ApiBodyErrors, ApiCommonErrors, WriteScope } from '../common/api-errors.js';
+import { CurrentCaller, WriteScope } from '../auth/auth.decorators.js';
+import type { Caller } from '../auth/caller.js';
+import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
 import { responseHeaders } from '../common/api-headers.js';
 import { ErrorBody } from '../common/error-body.js';
 import { ListPlantsQuery, PlantDto, PlantResponse } from './dto/plant.dto.js';
@@ -42,7 +43,7 @@ export class PlantsController {
   ) {}
 
   @Post()
-  @WriteScope()
+  @WriteScope('creating or deleting plants')
   @ApiBodyErrors()
   @ApiOperation({ operationId: 'createPlant', summary: 'Create a plant', description: "Creates a plant in the caller's team. The new plant's id is in the Location header." })
   @ApiCreatedResponse({ description: 'Created. Body: name and tag; the id is in `Location`.', type: PlantResponse, headers: responseHeaders('Location') })
@@ -81,7 +82,7 @@ export class PlantsController {
 
   @Delete(':id')
   @HttpCode(204)
-  @WriteScope()
+  @WriteScope('creating or deleting plants')
   @ApiOperation({ operationId: 'deletePlant', summary: 'Delete a plant', description: "Deletes a plant of the caller's team." })
   // The example is the create body's example id, so that Swagger UI deletes the plant it just made;
   // inside `schema`, since Nest drops a parameter's own `example` when `schema` is given.

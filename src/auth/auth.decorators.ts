@@ -1,0 +1,42 @@
+import { applyDecorators, createParamDecorator, SetMetadata, type ExecutionContext } from '@nestjs/common';
+import { ApiForbiddenResponse } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { ErrorBody } from '../common/error-body.js';
+import type { Caller, TokenScope } from './caller.js';
+
+/** Route metadata read by BearerAuthGuard. */
+export const IS_PUBLIC = 'isPublic';
+export const REQUIRED_SCOPE = 'requiredScope';
+
+/** The scope a route needs, and what the route does, for the 403 message. */
+export interface RequiredScope {
+  scope: TokenScope;
+  action: string;
+}
+
+/** The 403 message for a read-only token on a route that needs `write`. */
+export const readOnlyRefusal = (action: string) => `this token may only read; ${action} needs scope write`;
+
+/** Routes without a token: health checks only. */
+export const Public = () => SetMetadata(IS_PUBLIC, true);
+
+/** The scope a route needs; routes without this decorator need `read`. */
+export const RequireScope = (scope: TokenScope, action: string) => SetMetadata(REQUIRED_SCOPE, { scope, action } satisfies RequiredScope);
+
+/**
+ * Operations that change data: they need a token with scope `write`; a read-only token gets
+ * 403 naming `action` (e.g. "creating or deleting plants").
+ */
+export const WriteScope = (action: string) =>
+  applyDecorators(
+    RequireScope('write', action),
+    ApiForbiddenResponse({
+      description: 'The token has scope `read` only; creating or deleting needs scope `write`.',
+      type: ErrorBody,
+      example: { error: 403, message: readOnlyRefusal(action) },
+    }),
+  );
+
+export const CurrentCaller = createParamDecorator((_: unknown, ctx: ExecutionContext): Caller => {
+  return ctx.switchToHttp().getRequest<Request & { user: Caller }>().user;
+});

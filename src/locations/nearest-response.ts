@@ -1,0 +1,66 @@
+import { around } from 'geokdbush';
+import { EARTH_RADIUS_MILES, haversineMiles, type Point } from './geo.js';
+import type { Snapshot } from './store-snapshot.js';
+
+/** geokdbush measures in kilometres on a sphere of this radius; only the angle matters. */
+const GEOKDBUSH_EARTH_RADIUS_KM = 6371;
+
+const RESPONSE_HEAD = Buffer.from('{"Code":"Success","locations":[');
+const RESPONSE_TAIL = Buffer.from(']}');
+const COMMA = 0x2c;
+
+interface Nearby {
+  /** The store's number in the snapshot the search ran on. */
+  store: number;
+  distance: number;
+}
+
+/**
+ * At most `limit` stores within `maxMiles` of `center` (boundary included), nearest first,
+ * ties by name then code, as the whole 200 response of POST /locations/nearest,
+ * `{"Code":"Success","locations":[…]}` in UTF-8: each store's JSON was written once when the
+ * snapshot was built; a search only copies it and adds the distance (no objects built, no
+ * JSON.stringify).
+ */
+export function nearestResponse(snapshot: Snapshot, center: Point, maxMiles: number, limit: number): Buffer {
+  const found = search(snapshot, center, maxMiles, limit);
+  const { json, offsets, splits, hours, hoursOf } = snapshot;
+  const tails = found.map(({ distance }) => `,"distance":${Math.round(distance * 100) / 100}}`);
+  let size = RESPONSE_HEAD.length + RESPONSE_TAIL.length + Math.max(0, found.length - 1);
+  for (let i = 0; i < found.length; i++) {
+    const n = found[i].store;
+    size += offsets[n + 1] - offsets[n] + hours[hoursOf[n]].length + tails[i].length;
+  }
+  const body = Buffer.allocUnsafe(size);
+  let at = RESPONSE_HEAD.copy(body, 0);
+  for (let i = 0; i < found.length; i++) {
+    const n = found[i].store;
+    if (i > 0) body[at++] = COMMA;
+    at += json.copy(body, at, offsets[n], splits[n]);
+    at += hours[hoursOf[n]].copy(body, at);
+    at += json.copy(body, at, splits[n], offsets[n + 1]);
+    at += body.write(tails[i], at, 'latin1');
+  }
+  RESPONSE_TAIL.copy(body, at);
+  return body;
+}
+
+/** The stores of `nearestResponse`, in order: a k-nearest walk of the tree, never a scan. */
+function search({ index, points, rank }: Snapshot, center: Point, maxMiles: number, limit: number): Nearby[] {
+  if (!index) return [];
+  const distanceTo = (store: number) => haversineMiles(center, { lng: points[2 * store], lat: points[2 * store + 1] });
+  const byDistanceNameCode = (a: Nearby, b: Nearby) => a.distance - b.distance || rank[a.store] - rank[b.store];
+  // A hair wider than asked, so rounding never drops a store on the boundary; the exact
+  // haversine distance (R = 3958.8 miles) decides below.
+  const maxKm = (maxMiles / EARTH_RADIUS_MILES) * GEOKDBUSH_EARTH_RADIUS_KM * (1 + 1e-9);
+  for (let wanted = limit + 8; ; wanted *= 2) {
+    const ids = around(index, center.lng, center.lat, wanted, maxKm);
+    const found = ids
+      .map((store) => ({ store, distance: distanceTo(store) }))
+      .filter(({ distance }) => distance <= maxMiles)
+      .sort(byDistanceNameCode);
+    // The walk stopped at `wanted`: a store tied with the last one kept may lie beyond it.
+    const complete = ids.length < wanted || (found.length >= limit && found[limit - 1].distance < found[found.length - 1].distance);
+    if (complete) return found.slice(0, limit);
+  }
+}

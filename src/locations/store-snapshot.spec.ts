@@ -1,0 +1,60 @@
+import { buildSnapshot, type Snapshot, type SnapshotStore } from './store-snapshot.js';
+
+const WEEK = { monday: '9:00 AM - 6:00 PM', tuesday: '9:00 AM - 6:00 PM', wednesday: 'Closed', thursday: 'Closed', friday: 'Closed', saturday: 'Closed', sunday: 'Closed' };
+
+const store = (code: string, name: string, lat: number | string, lng: number | string, hours: Partial<typeof WEEK> = {}): SnapshotStore => ({
+  code,
+  name,
+  address: `${code} Main St`,
+  city: 'New York',
+  state: 'NY',
+  zip: '10001',
+  lat,
+  lng,
+  ...WEEK,
+  ...hours,
+});
+
+/** Store n's Location as the response carries it, without `distance`. */
+function location({ json, offsets, splits, hours, hoursOf }: Snapshot, n: number): unknown {
+  return JSON.parse(Buffer.concat([json.subarray(offsets[n], splits[n]), hours[hoursOf[n]], json.subarray(splits[n], offsets[n + 1]), Buffer.from('}')]).toString('utf8'));
+}
+
+describe('buildSnapshot', () => {
+  it('writes each store as a Location, hours in place, coordinates with six decimals, across pages', async () => {
+    // DECIMAL comes as text from mysql2 and as a number from better-sqlite3; multi-byte text shifts byte offsets.
+    const snapshot = await buildSnapshot(7, [[store('A', 'Café "Ferns"', '40.750650', '-73.997293')], [store('B', 'Ñandú', 34.1, -118.4, { sunday: '10:00 AM - 2:00 PM' })]]);
+    expect(snapshot.version).toBe(7);
+    expect(location(snapshot, 0)).toEqual({
+      name: 'Café "Ferns"',
+      address: 'A Main St',
+      city: 'New York',
+      state: 'NY',
+      zip: '10001',
+      business_hours: { Monday: WEEK.monday, Tuesday: WEEK.tuesday, Wednesday: 'Closed', Thursday: 'Closed', Friday: 'Closed', Saturday: 'Closed', Sunday: 'Closed' },
+      lat: '40.750650',
+      lng: '-73.997293',
+    });
+    expect(location(snapshot, 1)).toMatchObject({ name: 'Ñandú', lat: '34.100000', lng: '-118.400000', business_hours: { Sunday: '10:00 AM - 2:00 PM' } });
+    expect(Array.from(snapshot.points)).toEqual([-73.997293, 40.75065, -118.4, 34.1]);
+  });
+
+  it('keeps each distinct week of hours once', async () => {
+    const snapshot = await buildSnapshot(1, [[store('A', 'a', 1, 1), store('B', 'b', 2, 2, { sunday: 'Open' }), store('C', 'c', 3, 3)]]);
+    expect(snapshot.hours).toHaveLength(2);
+    expect(Array.from(snapshot.hoursOf)).toEqual([0, 1, 0]);
+  });
+
+  it('ranks stores by name, then code, for distance ties', async () => {
+    const snapshot = await buildSnapshot(1, [[store('Z2', 'Beta', 0, 0), store('Z1', 'Beta', 0, 0), store('A9', 'Alpha', 0, 0)]]);
+    expect(Array.from(snapshot.rank)).toEqual([2, 1, 0]);
+  });
+
+  it('an empty catalogue has no tree and no JSON', async () => {
+    const snapshot = await buildSnapshot(3, [[]]);
+    expect(snapshot.index).toBeUndefined();
+    expect(snapshot.rank).toHaveLength(0);
+    expect(snapshot.json).toHaveLength(0);
+    expect(Array.from(snapshot.offsets)).toEqual([0]);
+  });
+});

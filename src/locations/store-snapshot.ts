@@ -1,0 +1,123 @@
+import KDBush from 'kdbush';
+import type { Store } from './store.entity.js';
+
+/** A store as the index loads it: mysql2 gives DECIMAL as text, better-sqlite3 as a number. */
+export type SnapshotStore = Pick<Store, 'code' | 'name' | 'address' | 'city' | 'state' | 'zip' | 'monday' | 'tuesday' | 'wednesday' | 'thursday' | 'friday' | 'saturday' | 'sunday'> & {
+  lat: number | string;
+  lng: number | string;
+};
+
+/**
+ * One loaded catalogue, kept off the JavaScript heap: a few typed arrays and one buffer,
+ * whatever the number of stores, so the garbage collector never walks 100,000 store objects
+ * and the process stays small (about 20 MB for 100,000 stores instead of about 150 MB of
+ * objects; README "Performance").
+ */
+export interface Snapshot {
+  version: number;
+  /** k-d tree over (lng, lat); store n is item n. */
+  index?: KDBush;
+  /** Store n's longitude and latitude at 2n and 2n + 1 (the tree reorders its own copy). */
+  points: Float64Array;
+  /** Store n's place in (name, code) order: breaks distance ties. Its length is the number of stores. */
+  rank: Uint32Array;
+  /**
+   * Every store's Location as UTF-8 JSON, back to back, without its business_hours value,
+   * `distance` and the closing brace: store n's is json[offsets[n] .. offsets[n + 1]), and
+   * its business_hours value, hours[hoursOf[n]], goes in at json[splits[n]].
+   */
+  json: Buffer;
+  offsets: Uint32Array;
+  splits: Uint32Array;
+  /** Each distinct week of hours once: a chain has few (about half of a store's JSON). */
+  hours: Buffer[];
+  hoursOf: Uint32Array;
+}
+
+export const EMPTY_SNAPSHOT: Snapshot = {
+  version: -1,
+  points: new Float64Array(0),
+  rank: new Uint32Array(0),
+  json: Buffer.alloc(0),
+  offsets: new Uint32Array(1),
+  splits: new Uint32Array(0),
+  hours: [],
+  hoursOf: new Uint32Array(0),
+};
+
+const HOURS_SLOT = '"business_hours":0';
+
+/** A store's Location in the response's field order, its hours and `distance` left out: [before the hours, after them]. */
+function locationJson(s: SnapshotStore, lat: number, lng: number): [string, string] {
+  const text = JSON.stringify({ name: s.name, address: s.address, city: s.city, state: s.state, zip: s.zip, business_hours: 0, lat: lat.toFixed(6), lng: lng.toFixed(6) });
+  // The last match: only the fixed-format lat and lng follow it, never text from the catalogue.
+  const slot = text.lastIndexOf(HOURS_SLOT) + HOURS_SLOT.length - 1;
+  return [text.slice(0, slot), text.slice(slot + 1, -1)];
+}
+
+function hoursJson(s: SnapshotStore): string {
+  return JSON.stringify({
+    Monday: s.monday,
+    Tuesday: s.tuesday,
+    Wednesday: s.wednesday,
+    Thursday: s.thursday,
+    Friday: s.friday,
+    Saturday: s.saturday,
+    Sunday: s.sunday,
+  });
+}
+
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The snapshot of catalogue `version` from its stores, read page by page: each page's JSON
+ * becomes one buffer at once, so only numbers and short strings outlive a page.
+ */
+export async function buildSnapshot(version: number, pages: AsyncIterable<SnapshotStore[]> | Iterable<SnapshotStore[]>): Promise<Snapshot> {
+  const points: number[] = [];
+  const names: string[] = [];
+  const codes: string[] = [];
+  const buffers: Buffer[] = [];
+  const lengths: number[] = [];
+  const heads: number[] = [];
+  const weeks = new Map<string, number>();
+  const hoursOf: number[] = [];
+  for await (const page of pages) {
+    const texts: string[] = [];
+    for (const row of page) {
+      const lat = Number(row.lat);
+      const lng = Number(row.lng);
+      const [head, tail] = locationJson(row, lat, lng);
+      texts.push(head, tail);
+      const headBytes = Buffer.byteLength(head);
+      heads.push(headBytes);
+      lengths.push(headBytes + Buffer.byteLength(tail));
+      const week = hoursJson(row);
+      if (!weeks.has(week)) weeks.set(week, weeks.size);
+      hoursOf.push(weeks.get(week)!);
+      points.push(lng, lat);
+      names.push(row.name);
+      codes.push(row.code);
+    }
+    buffers.push(Buffer.from(texts.join('')));
+  }
+  const count = names.length;
+  const offsets = new Uint32Array(count + 1);
+  const splits = new Uint32Array(count);
+  for (let n = 0; n < count; n++) {
+    offsets[n + 1] = offsets[n] + lengths[n];
+    splits[n] = offsets[n] + heads[n];
+  }
+  const rank = new Uint32Array(count);
+  const order = Array.from({ length: count }, (_, n) => n).sort((a, b) => compareText(names[a], names[b]) || compareText(codes[a], codes[b]));
+  order.forEach((store, place) => (rank[store] = place));
+  let index: KDBush | undefined;
+  if (count > 0) {
+    index = new KDBush(count);
+    for (let n = 0; n < count; n++) index.add(points[2 * n], points[2 * n + 1]);
+    index.finish();
+  }
+  const json = Buffer.concat(buffers);
+  const hours = [...weeks.keys()].map((week) => Buffer.from(week));
+  return { version, index, points: Float64Array.from(points), rank, json, offsets, splits, hours, hoursOf: Uint32Array.from(hoursOf) };
+}
