@@ -10,12 +10,14 @@ const base = {
 // The e2e suite runs against the embedded SQLite default always, and against MySQL or
 // MariaDB too when TEST_DATABASE_URL points at a server (each test file gets a fresh
 // database there). The CLI tests run the built command line, hence the build first.
+// Medium specs (test/medium/*.medium-spec.ts) call one service, built from its real module,
+// on the same fresh databases: they run in both projects too.
 const e2e = (engine) => ({
   ...base,
   displayName: `e2e-${engine}`,
   rootDir: '.',
   roots: ['<rootDir>/test'],
-  testMatch: ['**/*.e2e-spec.ts'],
+  testMatch: ['**/*.e2e-spec.ts', '**/*.medium-spec.ts'],
   // Specs that start a MariaDB of their own test the same thing under either engine: run them once.
   testPathIgnorePatterns: engine === 'mysql' ? ['/node_modules/', '/test/database-tls\\.e2e-spec\\.ts$'] : ['/node_modules/'],
   globals: { E2E_ENGINE: engine },

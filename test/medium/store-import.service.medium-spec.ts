@@ -1,0 +1,155 @@
+import { Readable } from 'node:stream';
+import { STORE_CSV_COLUMNS } from '../../src/locations/store-csv.js';
+import { LocationsModule } from '../../src/locations/locations.module.js';
+import { StoreImportError, StoreImportService, type ImportOptions } from '../../src/locations/store-import.service.js';
+import { Store } from '../../src/locations/store.entity.js';
+import { storesCsv, WEEK_OPEN, type StoreInput } from '../support/stores.js';
+import { newMediumContext, type MediumContext } from './medium.factory.js';
+
+const HEADER = STORE_CSV_COLUMNS.join(',');
+/** A CSV line of a valid store, for files written by hand. */
+const line = (code: string, name = `Store ${code}`) => `${code},${name},1 Test Street,New York,NY,10001,,,${Object.values(WEEK_OPEN).map((h) => `"${h}"`).join(',')}`;
+const many = (count: number, from = 0) => Array.from({ length: count }, (_, i): StoreInput => ({ code: `C${String(from + i).padStart(5, '0')}`, name: `Store ${from + i}` }));
+
+describe(StoreImportService.name, () => {
+  let ctx: MediumContext;
+  let sut: StoreImportService;
+  const stores = () => ctx.dataSource.getRepository(Store).find({ order: { code: 'ASC' } });
+  const version = async () => Number((await ctx.dataSource.query('SELECT version FROM store_catalog WHERE id = 1'))[0].version);
+  const run = (csv: string, options?: ImportOptions) => sut.import(() => Readable.from([csv]), options);
+  /** Imports, expects a refusal and gives its problems. */
+  const problems = async (csv: string, options?: ImportOptions) => {
+    const error: unknown = await run(csv, options).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreImportError);
+    return (error as StoreImportError).problems;
+  };
+  /** What no refused or dry-run import may change: the stores and the catalogue version. */
+  const untouched = async () => ({ stores: await stores(), version: await version() });
+
+  beforeAll(async () => {
+    ctx = await newMediumContext(LocationsModule);
+    sut = ctx.module.get(StoreImportService);
+  });
+  afterAll(() => ctx.close());
+  beforeEach(async () => {
+    await ctx.dataSource.getRepository(Store).clear();
+    await run(storesCsv([{ code: 'KEEP', name: 'Kept store' }]));
+  });
+
+  describe('validation', () => {
+    it('reports every problem of every row with its line and column, in file order, and writes nothing', async () => {
+      const before = await untouched();
+      const csv = [HEADER, line('OK1'), line('BAD1').replace(',NY,10001,', ',XX,1234,'), line('OK2'), 'SHORT,row,only', line('OK1')].join('\n');
+      await expect(problems(csv)).resolves.toEqual([
+        { line: 3, column: 'state', reason: '"XX" is not a US state or territory code' },
+        { line: 3, column: 'zip', reason: '"1234" is not a ZIP code like 12345 or 12345-6789' },
+        { line: 5, reason: `expected ${STORE_CSV_COLUMNS.length} fields, found 3` },
+        { line: 6, column: 'code', reason: '"OK1" already appears on line 2' },
+      ]);
+      await expect(untouched()).resolves.toEqual(before);
+    });
+
+    it.each([
+      ['LF', '\n'],
+      ['CRLF', '\r\n'],
+    ])('counts blank lines in the line numbers (%s line ends, a byte order mark)', async (_, eol) => {
+      const csv = '\uFEFF' + [HEADER, '', line('A'), '', '', line('B').replace(',NY,', ',ZZ,'), ''].join(eol);
+      await expect(problems(csv)).resolves.toEqual([{ line: 6, column: 'state', reason: '"ZZ" is not a US state or territory code' }]);
+    });
+
+    it('counts each line of a quoted field that spans lines; its problems are reported at its last line', async () => {
+      const csv = [HEADER, line('ML', '"Two\nlines"'), line('BAD').replace(',New York,', ',,'), line('ML2', '"Three\nline\nname"').replace(',NY,', ',ZZ,')].join('\n');
+      await expect(problems(csv)).resolves.toEqual([
+        { line: 4, column: 'city', reason: 'is empty' },
+        { line: 7, column: 'state', reason: '"ZZ" is not a US state or territory code' },
+      ]);
+    });
+
+    it('writes nothing when the only bad row comes after the first chunks of the file', async () => {
+      const before = await untouched();
+      await expect(problems(storesCsv([...many(1200), { code: 'LAST', name: 'last', state: 'XX' }]))).resolves.toEqual([
+        { line: 1202, column: 'state', reason: '"XX" is not a US state or territory code' },
+      ]);
+      await expect(untouched()).resolves.toEqual(before);
+    });
+
+    it('rolls back the chunks already written when the file changes between its two passes', async () => {
+      const before = await untouched();
+      const valid = storesCsv(many(1200));
+      const changed = storesCsv([...many(1100), { code: 'C01100', name: 'now bad', state: 'XX' }, ...many(99, 1101)]);
+      const opened: string[] = [];
+      const open = () => {
+        opened.push(opened.length === 0 ? valid : changed);
+        return Readable.from([opened[opened.length - 1]]);
+      };
+      await expect(sut.import(open)).rejects.toThrow('line 1102 changed between the two passes over the file');
+      expect(opened).toHaveLength(2);
+      await expect(untouched()).resolves.toEqual(before);
+    });
+
+    it('takes the header in any case and spacing; a header alone imports nothing', async () => {
+      const before = await untouched();
+      const header = STORE_CSV_COLUMNS.map((column) => ` ${column.toUpperCase()} `).join(',');
+      await expect(run(`${header}\n`)).resolves.toEqual({ read: 0, inserted: 0, updated: 0, unchanged: 0, pruned: 0, warnings: [] });
+      await expect(untouched()).resolves.toEqual(before);
+    });
+
+    it('refuses another header and an empty file at line 1', async () => {
+      const before = await untouched();
+      await expect(problems(`${HEADER.replace('zip', 'postcode')}\n${line('A')}\n`)).resolves.toEqual([{ line: 1, reason: `the header must be exactly: ${HEADER}` }]);
+      await expect(problems('')).resolves.toEqual([{ line: 1, reason: `the file is empty; the header must be: ${HEADER}` }]);
+      await expect(untouched()).resolves.toEqual(before);
+    });
+  });
+
+  describe('warnings', () => {
+    it('lists each row far from its ZIP by line, in file order, and imports the rows at their own coordinates', async () => {
+      const summary = await run(
+        storesCsv([
+          { code: 'NEAR', name: 'Near' },
+          { code: 'LA', name: 'Los Angeles', zip: '10001', lat: 34.05, lng: -118.24 },
+          { code: 'NEAR2', name: 'Near too', lat: 40.75, lng: -73.99 },
+          { code: 'MIAMI', name: 'Miami', zip: '10001-1234', lat: 25.7617, lng: -80.1918 },
+        ]),
+      );
+      expect(summary).toMatchObject({ read: 4, inserted: 4 });
+      expect(summary.warnings).toEqual(['line 3, lat: is more than 100 miles from ZIP 10001', 'line 5, lat: is more than 100 miles from ZIP 10001']);
+      const stored = await stores();
+      expect(stored.find((s) => s.code === 'LA')).toMatchObject({ lat: 34.05, lng: -118.24, zip: '10001' });
+      expect(stored.find((s) => s.code === 'MIAMI')).toMatchObject({ lat: 25.7617, lng: -80.1918, zip: '10001-1234' });
+    });
+  });
+
+  describe('dry run', () => {
+    it('gives the same summary and warnings as the import itself, prune included, and writes nothing', async () => {
+      await run(storesCsv([{ code: 'KEEP', name: 'Kept store' }, { code: 'OLD', name: 'Gone from the file' }]));
+      const csv = storesCsv([
+        { code: 'KEEP', name: 'Renamed' },
+        { code: 'NEW', name: 'New' },
+        { code: 'FAR', name: 'Far', lat: 34.05, lng: -118.24 },
+      ]);
+      const before = await untouched();
+
+      const dry = await run(csv, { dryRun: true, prune: true });
+      expect(dry).toEqual({ read: 3, inserted: 2, updated: 1, unchanged: 0, pruned: 1, warnings: ['line 4, lat: is more than 100 miles from ZIP 10001'] });
+      await expect(untouched()).resolves.toEqual(before);
+
+      await expect(run(csv, { prune: true })).resolves.toEqual(dry);
+      await expect(stores()).resolves.toMatchObject([{ code: 'FAR' }, { code: 'KEEP', name: 'Renamed' }, { code: 'NEW' }]);
+      await expect(version()).resolves.toBe(before.version + 1);
+    });
+  });
+
+  describe('stored values', () => {
+    it('stores fields trimmed, the state in capitals and coordinates to 6 decimals; the same file again changes nothing', async () => {
+      const csv = storesCsv([{ code: ' T1 ', name: '  Spaced  ', city: ' Brooklyn ', state: 'ny', zip: '11201', lat: '40.6943214', lng: '-73.9903787' }]);
+      await expect(run(csv)).resolves.toMatchObject({ inserted: 1 });
+      const stored = (await stores()).find((s) => s.code === 'T1');
+      expect(stored).toMatchObject({ name: 'Spaced', city: 'Brooklyn', state: 'NY', zip: '11201', lat: 40.694321, lng: -73.990379 });
+
+      const before = await untouched();
+      await expect(run(csv)).resolves.toMatchObject({ read: 1, inserted: 0, updated: 0, unchanged: 1 });
+      await expect(untouched()).resolves.toEqual(before);
+    });
+  });
+});
