@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ConfigService } from '@nestjs/config';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import helmet, { type HelmetOptions } from 'helmet';
 import type { Logger } from 'pino';
 import { documentResponseHeaders } from './common/api-headers.js';
 import { ErrorBody } from './common/error-body.js';
 import { jsonBody } from './common/json-body.js';
 import { requestContext } from './common/request-context.middleware.js';
-import { HELMET_OPTIONS, securityHeaders } from './common/security-headers.js';
 import type { AppConfig } from './config/config.module.js';
 import { Metrics } from './metrics/metrics.js';
 
@@ -49,6 +49,13 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
   return documentResponseHeaders(document);
 }
 
+/**
+ * helmet's defaults; its CSP (scripts from 'self', inline styles) suits Swagger UI, whose files
+ * are served from /docs. No upgrade-insecure-requests: behind a TLS-terminating load balancer or
+ * on a private network the service is reached over plain HTTP, and /docs must still load.
+ */
+const HELMET_OPTIONS: HelmetOptions = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
+
 /** Express's "trust proxy" from TRUST_PROXY (validated in environment.ts). */
 export function trustProxy(value = 'false'): boolean | number | string {
   if (value === 'true' || value === 'false') return value === 'true';
@@ -67,9 +74,9 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   // Every response says Cache-Control: no-store (contract §1), so an ETag would never be used;
   // Express would otherwise hash every body to make one.
   app.set('etag', false);
-  // Request id, no-store, helmet's headers (HELMET_OPTIONS), the log line and the duration histogram, in one layer.
   const durations = options.metrics ? app.get(Metrics).httpDuration : undefined;
-  app.use(requestContext({ headers: securityHeaders(HELMET_OPTIONS), log: options.requestLog, durations }));
+  app.use(requestContext({ log: options.requestLog, durations }));
+  app.use(helmet(HELMET_OPTIONS));
   const corsOrigins = config.get('CORS_ORIGINS', { infer: true });
   // CORS stays off (no Access-Control-* headers at all) unless origins are listed.
   if (corsOrigins) app.enableCors({ origin: corsOrigins.split(',').map((o) => o.trim()), exposedHeaders: ['Location', 'Link', 'X-Request-Id', 'RateLimit-Policy', 'RateLimit', 'Retry-After'], maxAge: 600 });

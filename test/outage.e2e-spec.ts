@@ -31,29 +31,42 @@ async function waitFor(check: () => Promise<boolean>, ms: number): Promise<void>
 
 /**
  * A TCP relay in front of the database that can freeze: connections stay open but no byte
- * passes, as when the network drops packets. Only timeouts end requests then.
+ * passes, as when the network drops packets. Only timeouts end requests then. `thaw` ends the
+ * frozen connections; `heal` lets new connections through but leaves the frozen ones open and
+ * silent for good, as after a failover to another host: only discarding them helps.
  */
-async function freezableRelay(targetPort: number): Promise<{ url: (base: string) => string; freeze(): void; thaw(): void; close(): Promise<void> }> {
+async function freezableRelay(
+  targetPort: number,
+): Promise<{ url: (base: string) => string; freeze(): void; thaw(): void; heal(): void; swallowed(): number; close(): Promise<void> }> {
   let frozen = false;
+  let swallowed = 0;
   const sockets = new Set<Socket>();
+  const dead = new WeakSet<Socket>();
   const server: Server = createServer((client) => {
     sockets.add(client);
     client.on('close', () => sockets.delete(client));
     client.on('error', () => client.destroy());
-    if (frozen) return; // accepted, never answered
+    if (frozen) return void dead.add(client); // accepted, never answered
     const upstream = connect(targetPort, '127.0.0.1');
     sockets.add(upstream);
     upstream.on('close', () => (sockets.delete(upstream), client.destroy()));
     upstream.on('error', () => upstream.destroy());
     client.on('close', () => upstream.destroy());
-    client.on('data', (chunk) => frozen || upstream.write(chunk));
-    upstream.on('data', (chunk) => frozen || client.write(chunk));
+    const silent = () => frozen || dead.has(client);
+    client.on('data', (chunk) => (silent() ? swallowed++ : upstream.write(chunk)));
+    upstream.on('data', (chunk) => silent() || client.write(chunk));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
     url: (base) => base.replace(/@127\.0\.0\.1:\d+\//, `@127.0.0.1:${port}/`),
-    freeze: () => void (frozen = true),
+    freeze: () => {
+      frozen = true;
+      for (const socket of sockets) dead.add(socket);
+    },
+    heal: () => void (frozen = false),
+    /** Chunks the service sent into frozen connections. */
+    swallowed: () => swallowed,
     thaw: () => {
       frozen = false;
       // What was swallowed while frozen is lost: those connections are beyond repair.
@@ -168,6 +181,65 @@ describe('database outage', () => {
         relay.thaw();
         await waitFor(async () => (await server.http.get('/health/ready')).status === 200, 20_000);
         expect((await server.http.get('/plants').set(auth)).status).toBe(200);
+      } finally {
+        await server.stop();
+        await relay.close();
+      }
+    }, TIMEOUT);
+
+    // Guards discardOnTimeout (database-options.ts): mysql2 keeps a timed-out query's connection
+    // busy, so without it the pool would keep its silent connections and never recover.
+    it('recovers when the connections that hung stay silent for good', async () => {
+      const relay = await freezableRelay(db.port);
+      const server = await startServer(
+        { env: { DATABASE_URL: relay.url(db.url) }, drop: () => Promise.resolve() },
+        { DB_POOL_SIZE: '2', DB_CONNECT_TIMEOUT_MS: '1000', DB_QUERY_TIMEOUT_MS: '1500', SHUTDOWN_DRAIN_MS: '0' },
+      );
+      try {
+        const created = await runCli(database, ['tokens', 'create', '--team', 'failover']);
+        const auth = { Authorization: `Bearer ${created.stdout.trim()}` };
+        // Both pooled connections open and in use before the network goes.
+        await Promise.all([server.http.get('/plants').set(auth), server.http.get('/plants').set(auth)]);
+
+        relay.freeze();
+        // Creates go through TypeORM's query runner (GET /plants has a timeout of its own, preparedRead).
+        const during = await Promise.all([...Array(4).keys()].map((i) => server.http.post('/plants').set(auth).send({ id: 100 + i, name: 'during' })));
+        expect(during.map((res) => res.status)).toEqual([503, 503, 503, 503]);
+
+        relay.heal();
+        await waitFor(async () => (await server.http.get('/health/ready')).status === 200, 20_000);
+        const after = [];
+        for (let i = 0; i < 10; i++) after.push((await server.http.get('/plants').set(auth)).status);
+        expect(after).toEqual(Array(10).fill(200));
+      } finally {
+        await server.stop();
+        await relay.close();
+      }
+    }, TIMEOUT);
+
+    // Guards limitWaiting (database-options.ts): mysql2 has no acquire timeout, so without it a
+    // request queued behind a hung query would wait for that query's whole timeout.
+    it('answers a request waiting for a busy pool with 503 before the hung query ends', async () => {
+      const relay = await freezableRelay(db.port);
+      const server = await startServer(
+        { env: { DATABASE_URL: relay.url(db.url) }, drop: () => Promise.resolve() },
+        { DB_POOL_SIZE: '1', DB_CONNECT_TIMEOUT_MS: '1000', DB_QUERY_TIMEOUT_MS: '15000', SHUTDOWN_DRAIN_MS: '0' },
+      );
+      try {
+        const created = await runCli(database, ['tokens', 'create', '--team', 'queue']);
+        const auth = { Authorization: `Bearer ${created.stdout.trim()}` };
+        expect((await server.http.get('/plants').set(auth)).status).toBe(200);
+
+        relay.freeze();
+        const finished: string[] = [];
+        const hung = server.http.get('/plants').set(auth).then((res) => (finished.push('hung'), res));
+        // The token is cached from the first request: once its query is swallowed, the hung request holds the only connection.
+        await waitFor(() => Promise.resolve(relay.swallowed() > 0), 5_000);
+        const queued = server.http.get('/plants').set(auth).then((res) => (finished.push('queued'), res));
+        const [hungRes, queuedRes] = await Promise.all([hung, queued]);
+        expect([hungRes.status, queuedRes.status]).toEqual([503, 503]);
+        expect(queuedRes.body).toEqual({ error: 503, message: 'the database is unavailable, try again shortly' });
+        expect(finished).toEqual(['queued', 'hung']);
       } finally {
         await server.stop();
         await relay.close();

@@ -6,7 +6,6 @@ import type { Histogram } from 'prom-client';
 import { UNMATCHED_ROUTE } from '../metrics/metrics.js';
 import { logRequest } from './logger.js';
 import { requestFields, type RequestFields } from './request-fields.js';
-import type { HeaderList } from './security-headers.js';
 
 /** A caller's id is kept when it is short and plain enough to be safe in logs and headers. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -20,22 +19,18 @@ declare module 'express' {
 type DurationHistogram = Histogram<'http_request_method' | 'http_route' | 'http_response_status_code'>;
 
 /**
- * First middleware of every request: the request id (echoed as X-Request-Id),
- * `Cache-Control: no-store` (contract §1) and the security headers go on every response,
- * errors and docs included; the rest of the request runs with its RequestFields in
- * `requestFields`, so every log line of it names it. When the response is done, one
- * 'close' listener writes the request's line (`log`) and counts it in
- * http_server_request_duration_seconds (`durations`).
- * One middleware rather than one each: every Express router layer costs allocations and
- * calls on every request (README "Performance").
+ * First middleware of every request: the request id (echoed as X-Request-Id) and
+ * `Cache-Control: no-store` (contract §1) go on every response, errors and docs included; the
+ * rest of the request runs with its RequestFields in `requestFields`, so every log line of it
+ * names it. When the response is done, one 'close' listener writes the request's line (`log`)
+ * and counts it in http_server_request_duration_seconds (`durations`).
  */
-export function requestContext({ headers, log, durations }: { headers: HeaderList; log?: Logger; durations?: DurationHistogram }) {
+export function requestContext({ log, durations }: { log?: Logger; durations?: DurationHistogram }) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const given = req.headers['x-request-id'];
     req.id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
     res.setHeader('X-Request-Id', req.id);
     res.setHeader('Cache-Control', 'no-store');
-    for (const [name, value] of headers) res.setHeader(name, value);
     const fields: RequestFields = { reqId: req.id };
     // Without the OpenTelemetry SDK loaded, the API's no-op returns no span here.
     const span = trace.getActiveSpan()?.spanContext();

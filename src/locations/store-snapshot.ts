@@ -11,7 +11,7 @@ export type SnapshotStore = Pick<Store, 'code' | 'name' | 'address' | 'city' | '
  * One loaded catalogue, kept off the JavaScript heap: a few typed arrays and one buffer,
  * whatever the number of stores, so the garbage collector never walks 100,000 store objects
  * and the process stays small (about 20 MB for 100,000 stores instead of about 150 MB of
- * objects; README "Performance").
+ * objects; docs/performance.md).
  */
 export interface Snapshot {
   version: number;
