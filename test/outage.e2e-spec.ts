@@ -157,16 +157,23 @@ describe('database outage', () => {
   });
 
   describe('when the database stops answering (network hang)', () => {
-    it('ends every request with 503 within the configured timeouts, then recovers', async () => {
+    type Relay = Awaited<ReturnType<typeof freezableRelay>>;
+    /** A server whose database connections pass through a relay, with a token of `team`; both closed after `run`. */
+    async function behindRelay(team: string, env: Record<string, string>, run: (server: ServerProcess, relay: Relay, auth: { Authorization: string }) => Promise<void>): Promise<void> {
       const relay = await freezableRelay(db.port);
-      const server = await startServer(
-        { env: { DATABASE_URL: relay.url(db.url) }, drop: () => Promise.resolve() },
-        { DB_POOL_SIZE: '2', DB_CONNECT_TIMEOUT_MS: '1000', DB_QUERY_TIMEOUT_MS: '1500', SHUTDOWN_DRAIN_MS: '0' },
-      );
+      const server = await startServer({ env: { DATABASE_URL: relay.url(db.url) }, drop: () => Promise.resolve() }, { DB_CONNECT_TIMEOUT_MS: '1000', SHUTDOWN_DRAIN_MS: '0', ...env });
       try {
-        const created = await runCli(database, ['tokens', 'create', '--team', 'hang']);
+        const created = await runCli(database, ['tokens', 'create', '--team', team]);
         expect(created.code).toBe(0);
-        const auth = { Authorization: `Bearer ${created.stdout.trim()}` };
+        await run(server, relay, { Authorization: `Bearer ${created.stdout.trim()}` });
+      } finally {
+        await server.stop();
+        await relay.close();
+      }
+    }
+
+    it('ends every request with 503 within the configured timeouts, then recovers', () =>
+      behindRelay('hang', { DB_POOL_SIZE: '2', DB_QUERY_TIMEOUT_MS: '1500' }, async (server, relay, auth) => {
         expect((await server.http.get('/plants').set(auth)).status).toBe(200);
 
         relay.freeze();
@@ -181,23 +188,12 @@ describe('database outage', () => {
         relay.thaw();
         await waitFor(async () => (await server.http.get('/health/ready')).status === 200, 20_000);
         expect((await server.http.get('/plants').set(auth)).status).toBe(200);
-      } finally {
-        await server.stop();
-        await relay.close();
-      }
-    }, TIMEOUT);
+      }), TIMEOUT);
 
     // Guards discardOnTimeout (database-options.ts): mysql2 keeps a timed-out query's connection
     // busy, so without it the pool would keep its silent connections and never recover.
-    it('recovers when the connections that hung stay silent for good', async () => {
-      const relay = await freezableRelay(db.port);
-      const server = await startServer(
-        { env: { DATABASE_URL: relay.url(db.url) }, drop: () => Promise.resolve() },
-        { DB_POOL_SIZE: '2', DB_CONNECT_TIMEOUT_MS: '1000', DB_QUERY_TIMEOUT_MS: '1500', SHUTDOWN_DRAIN_MS: '0' },
-      );
-      try {
-        const created = await runCli(database, ['tokens', 'create', '--team', 'failover']);
-        const auth = { Authorization: `Bearer ${created.stdout.trim()}` };
+    it('recovers when the connections that hung stay silent for good', () =>
+      behindRelay('failover', { DB_POOL_SIZE: '2', DB_QUERY_TIMEOUT_MS: '1500' }, async (server, relay, auth) => {
         // Both pooled connections open and in use before the network goes.
         await Promise.all([server.http.get('/plants').set(auth), server.http.get('/plants').set(auth)]);
 
@@ -211,23 +207,12 @@ describe('database outage', () => {
         const after = [];
         for (let i = 0; i < 10; i++) after.push((await server.http.get('/plants').set(auth)).status);
         expect(after).toEqual(Array(10).fill(200));
-      } finally {
-        await server.stop();
-        await relay.close();
-      }
-    }, TIMEOUT);
+      }), TIMEOUT);
 
     // Guards limitWaiting (database-options.ts): mysql2 has no acquire timeout, so without it a
     // request queued behind a hung query would wait for that query's whole timeout.
-    it('answers a request waiting for a busy pool with 503 before the hung query ends', async () => {
-      const relay = await freezableRelay(db.port);
-      const server = await startServer(
-        { env: { DATABASE_URL: relay.url(db.url) }, drop: () => Promise.resolve() },
-        { DB_POOL_SIZE: '1', DB_CONNECT_TIMEOUT_MS: '1000', DB_QUERY_TIMEOUT_MS: '15000', SHUTDOWN_DRAIN_MS: '0' },
-      );
-      try {
-        const created = await runCli(database, ['tokens', 'create', '--team', 'queue']);
-        const auth = { Authorization: `Bearer ${created.stdout.trim()}` };
+    it('answers a request waiting for a busy pool with 503 before the hung query ends', () =>
+      behindRelay('queue', { DB_POOL_SIZE: '1', DB_QUERY_TIMEOUT_MS: '15000' }, async (server, relay, auth) => {
         expect((await server.http.get('/plants').set(auth)).status).toBe(200);
 
         relay.freeze();
@@ -240,11 +225,7 @@ describe('database outage', () => {
         expect([hungRes.status, queuedRes.status]).toEqual([503, 503]);
         expect(queuedRes.body).toEqual({ error: 503, message: 'the database is unavailable, try again shortly' });
         expect(finished).toEqual(['queued', 'hung']);
-      } finally {
-        await server.stop();
-        await relay.close();
-      }
-    }, TIMEOUT);
+      }), TIMEOUT);
   });
 
   describe('at start-up', () => {
