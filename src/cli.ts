@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { Presets, SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { ApiToken } from './auth/api-token.entity.js';
@@ -9,12 +10,11 @@ import { TokensService } from './auth/tokens.service.js';
 import { appConfigModule } from './config/config.module.js';
 import { loadEnvironment } from './config/environment.js';
 import { databaseModule } from './database/database.module.js';
-import { MetricsModule } from './metrics/metrics.module.js';
-import { Store } from './locations/store.entity.js';
-import { ZipGeocoder } from './locations/zip-geocoder.js';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { StoreExportService } from './locations/store-export.service.js';
 import { STORES_IMPORTED, StoreImportError, StoreImportService, type ImportProgress } from './locations/store-import.service.js';
+import { Store } from './locations/store.entity.js';
+import { ZipGeocoder } from './locations/zip-geocoder.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 
 /**
  * The same configuration, database and services as the server, without HTTP: only what the
