@@ -1,6 +1,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { applyDecorators } from '@nestjs/common';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsBoolean,
@@ -30,6 +31,16 @@ const toBoolean = ({ value }: { value: unknown }) => {
 const toInteger = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
 
+/**
+ * A whole number in [min, max]. class-validator checks in the order the checks were registered
+ * (applyDecorators registers in the order given): the type first, so "must be an integer number"
+ * comes before the range.
+ */
+const IntegerSetting = (min: number, max: number) => applyDecorators(IsInt(), Max(max), Min(min), Transform(toInteger));
+
+/** true or false (see toBoolean). */
+const BooleanSetting = () => applyDecorators(IsBoolean(), Transform(toBoolean));
+
 /** The contract's body limit: 16 KiB. */
 export const DEFAULT_BODY_LIMIT_BYTES = 16_384;
 
@@ -41,11 +52,7 @@ export class EnvironmentVariables {
   @IsIn(['development', 'production', 'test'])
   NODE_ENV: 'development' | 'production' | 'test' = 'development';
 
-  // class-validator runs the decorator nearest the property first: the type check, then the range.
-  @Transform(toInteger)
-  @Min(0)
-  @Max(65535)
-  @IsInt()
+  @IntegerSetting(0, 65535)
   PORT = 3000;
 
   @IsString()
@@ -56,10 +63,7 @@ export class EnvironmentVariables {
    * Port of the Prometheus endpoint (GET /metrics), a listener of its own so that metrics
    * never share the public port or its bearer token; 0 turns metrics off.
    */
-  @Transform(toInteger)
-  @Min(0)
-  @Max(65535)
-  @IsInt()
+  @IntegerSetting(0, 65535)
   METRICS_PORT = 9464;
 
   /** Address the metrics listener binds; unset: the same as HOST. */
@@ -140,100 +144,67 @@ export class EnvironmentVariables {
   DATA_DIR = './data';
 
   /** Connections in the MySQL pool. */
-  @Transform(toInteger)
-  @Min(1)
-  @Max(1000)
-  @IsInt()
+  @IntegerSetting(1, 1000)
   DB_POOL_SIZE = 10;
 
   /** mysql2's connect timeout: how long a new connection may take before the request gets a 503. */
-  @Transform(toInteger)
-  @Min(100)
-  @Max(60_000)
-  @IsInt()
+  @IntegerSetting(100, 60_000)
   DB_CONNECT_TIMEOUT_MS = 3000;
 
   /** A MySQL query taking longer is abandoned (its connection closed) and the request gets a 503, so none hangs. */
-  @Transform(toInteger)
-  @Min(100)
-  @Max(600_000)
-  @IsInt()
+  @IntegerSetting(100, 600_000)
   DB_QUERY_TIMEOUT_MS = 5000;
 
   /** The server retries an unreachable database at start-up for this long, then exits non-zero. */
-  @Transform(toInteger)
-  @Min(0)
-  @Max(3_600_000)
-  @IsInt()
+  @IntegerSetting(0, 3_600_000)
   DB_STARTUP_TIMEOUT_MS = 60_000;
 
   /** Apply pending migrations when the server or the CLI starts. */
-  @Transform(toBoolean)
-  @IsBoolean()
+  @BooleanSetting()
   MIGRATIONS_RUN = true;
 
   /** Serve Swagger UI at /docs and the OpenAPI document at /docs-json. */
-  @Transform(toBoolean)
-  @IsBoolean()
+  @BooleanSetting()
   DOCS_ENABLED = true;
 
   /** On the embedded database only: load the demo stores and a `demo` token on first start. */
-  @Transform(toBoolean)
-  @IsBoolean()
+  @BooleanSetting()
   DEMO_SEED = true;
 
   /**
    * How often (ms) each instance checks whether the store list changed (an import by another
    * instance or the CLI) and reloads its in-memory search index: the staleness bound.
    */
-  @Transform(toInteger)
-  @Min(250)
-  @Max(3_600_000)
-  @IsInt()
+  @IntegerSetting(250, 3_600_000)
   STORE_INDEX_REFRESH_MS = 5000;
 
   /**
    * How often (ms) each instance deletes `Idempotency-Key`s older than 24 hours (in bounded
    * batches). Expiry itself does not wait for it: an expired key is ignored when used again.
    */
-  @Transform(toInteger)
-  @Min(1000)
-  @Max(86_400_000)
-  @IsInt()
+  @IntegerSetting(1000, 86_400_000)
   IDEMPOTENCY_CLEANUP_INTERVAL_MS = 600_000;
 
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
 
   /** Lifetime of a token issued without --expires-in-days, in days; 0: such tokens never expire. */
-  @Transform(toInteger)
-  @Min(0)
-  @Max(3650)
-  @IsInt()
+  @IntegerSetting(0, 3650)
   TOKEN_DEFAULT_TTL_DAYS = 90;
 
   /**
    * How long a token look-up is reused in this process, in seconds (0: look up on every
    * request). At most 5: a revoked token must stop working everywhere within 5 s (contract §2).
    */
-  @Transform(toInteger)
-  @Min(0)
-  @Max(5)
-  @IsInt()
+  @IntegerSetting(0, 5)
   TOKEN_CACHE_SECONDS = 2;
 
   /** Failed authentications per client address per minute before that address gets 429 (0: no limit). */
-  @Transform(toInteger)
-  @Min(0)
-  @Max(1_000_000)
-  @IsInt()
+  @IntegerSetting(0, 1_000_000)
   AUTH_FAILURE_LIMIT_PER_MINUTE = 30;
 
   /** Authenticated requests per token (or SSO subject) per minute before 429 (0: no limit). */
-  @Transform(toInteger)
-  @Min(0)
-  @Max(100_000_000)
-  @IsInt()
+  @IntegerSetting(0, 100_000_000)
   TOKEN_RATE_LIMIT_PER_MINUTE = 60_000;
 
   /** redis://… : rate-limit counters live there, shared by every instance. Unset: in memory, per instance. Also REDIS_URL_FILE. */
@@ -267,24 +238,15 @@ export class EnvironmentVariables {
   @MinLength(1)
   OIDC_TEAM_CLAIM = 'team';
   /** After SIGTERM, how long readiness reports 503 while requests are still served, so load balancers stop sending traffic. */
-  @Transform(toInteger)
-  @Min(0)
-  @Max(600_000)
-  @IsInt()
+  @IntegerSetting(0, 600_000)
   SHUTDOWN_DRAIN_MS = 5000;
 
   /** After the listener closed, how long in-flight requests may take before their connections are cut. */
-  @Transform(toInteger)
-  @Min(0)
-  @Max(600_000)
-  @IsInt()
+  @IntegerSetting(0, 600_000)
   SHUTDOWN_GRACE_MS = 10_000;
 
   /** Largest accepted request body in bytes (contract: 16 KiB). */
-  @Transform(toInteger)
-  @Min(2)
-  @Max(10_485_760)
-  @IsInt()
+  @IntegerSetting(2, 10_485_760)
   BODY_LIMIT_BYTES = DEFAULT_BODY_LIMIT_BYTES;
 
   /** Comma list of origins allowed to call from a browser (CORS); unset: CORS off. */
