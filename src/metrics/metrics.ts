@@ -93,7 +93,7 @@ export class Metrics {
       },
     });
     // MySQL only: SQLite is one synchronous in-process connection, nothing is pooled or waits.
-    if (dataSource.options.type === 'mysql') {
+    if (dataSource.options.type !== 'better-sqlite3') {
       const poolGauge = (name: string, help: string, pick: (s: NonNullable<ReturnType<typeof poolStats>>) => number) => {
         const gauge: Gauge = new Gauge({
           name,
