@@ -16,6 +16,10 @@ export interface RequiredScope {
 
 /** The 403 message for a read-only token on a route that needs `write`. */
 export const readOnlyRefusal = (action: string) => `this token may only read; ${action} needs scope write`;
+/** The 403 message for a team token on an /admin route. */
+export const notAdminRefusal = (action: string) => `this token is not an admin token; ${action} needs scope admin`;
+/** The 403 message for an admin token on a team's route (plants, store search). */
+export const ADMIN_ON_TEAM_ROUTE = 'an admin token manages tokens and stores only; use a team token (scope read or write) here';
 
 /** Routes without a token: health checks only. */
 export const Public = () => SetMetadata(IS_PUBLIC, true);
@@ -34,6 +38,20 @@ export const WriteScope = (action: string) =>
       description: 'The token has scope `read` only; creating or deleting needs scope `write`.',
       type: ErrorBody,
       example: { error: 403, message: readOnlyRefusal(action) },
+    }),
+  );
+
+/**
+ * The /admin routes (issue 22): they need a token with scope `admin`; any other token gets 403
+ * naming `action` (e.g. "issuing tokens").
+ */
+export const AdminScope = (action: string) =>
+  applyDecorators(
+    RequireScope('admin', action),
+    ApiForbiddenResponse({
+      description: 'The token is not an admin token (scope `admin`).',
+      type: ErrorBody,
+      example: { error: 403, message: notAdminRefusal(action) },
     }),
   );
 

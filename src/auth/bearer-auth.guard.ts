@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request, Response } from 'express';
 import { REALM } from './bearer.strategy.js';
-import { IS_PUBLIC, readOnlyRefusal, REQUIRED_SCOPE, type RequiredScope } from './auth.decorators.js';
+import { ADMIN_ON_TEAM_ROUTE, IS_PUBLIC, notAdminRefusal, readOnlyRefusal, REQUIRED_SCOPE, type RequiredScope } from './auth.decorators.js';
 import type { Caller } from './caller.js';
 import { rateLimit, rateLimitPolicy } from './rate-limit-headers.js';
 import { RateLimitsService } from './rate-limits.service.js';
@@ -51,8 +51,11 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
       if (quota.limited) tooMany(res, quota.resetSeconds, 'too many requests with this token, try again later');
     }
     const required = this.reflector.getAllAndOverride<RequiredScope | undefined>(REQUIRED_SCOPE, targets);
-    if (!caller.scopes.includes(required?.scope ?? 'read')) {
-      throw new ForbiddenException(required?.scope === 'write' ? readOnlyRefusal(required.action) : 'this token has no read scope');
+    const scope = required?.scope ?? 'read';
+    if (!caller.scopes.includes(scope)) {
+      if (scope === 'admin') throw new ForbiddenException(notAdminRefusal(required!.action));
+      if (caller.scopes.includes('admin')) throw new ForbiddenException(ADMIN_ON_TEAM_ROUTE);
+      throw new ForbiddenException(scope === 'write' ? readOnlyRefusal(required!.action) : 'this token has no read scope');
     }
     return true;
   }

@@ -2,7 +2,7 @@ import { Injectable, Logger, ServiceUnavailableException } from '@nestjs/common'
 import { ConfigService } from '@nestjs/config';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { EnvironmentVariables } from '../config/environment.js';
-import { TOKEN_SCOPES, type Caller } from './caller.js';
+import type { Caller, TokenScope } from './caller.js';
 import { TEAM_SLUG } from './tokens.service.js';
 
 /** Asymmetric signatures only: never `none`, never a shared secret (HS*). */
@@ -70,7 +70,8 @@ export class OidcService {
     const team = payload[this.teamClaim];
     if (typeof team !== 'string' || !TEAM_SLUG.test(team) || typeof payload.sub !== 'string') return null;
     const granted = typeof payload.scope === 'string' ? payload.scope.split(' ') : [];
-    const scopes = TOKEN_SCOPES.filter((s) => granted.includes(s) || (s === 'read' && granted.includes('write')));
+    // `admin` is never granted by the scope claim: an identity provider's scope names are not ours.
+    const scopes = (['read', 'write'] as TokenScope[]).filter((s) => granted.includes(s) || (s === 'read' && granted.includes('write')));
     return { tokenId: `oidc:${payload.sub}`, team, scopes };
   }
 

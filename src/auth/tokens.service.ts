@@ -6,7 +6,7 @@ import { Repository } from 'typeorm';
 import type { EnvironmentVariables } from '../config/environment.js';
 import { retryWriteConflicts } from '../database/database-errors.js';
 import { ApiToken } from './api-token.entity.js';
-import { TOKEN_SCOPES, type Caller, type TokenScope } from './caller.js';
+import { scopesOf, TOKEN_SCOPES, type Caller, type TokenScope } from './caller.js';
 import { displayPrefix, generateToken, hashToken, isWellFormedToken } from './token-format.js';
 import { Metrics } from '../metrics/metrics.js';
 
@@ -148,7 +148,7 @@ export class TokensService implements OnModuleDestroy {
     const now = Date.now();
     if (entry.expiresAt !== null && entry.expiresAt <= now) return null;
     this.pendingUses.set(entry.id, new Date(now));
-    return { tokenId: entry.id, team: entry.team, scopes: entry.scope === 'write' ? ['read', 'write'] : ['read'] };
+    return { tokenId: entry.id, team: entry.team, scopes: scopesOf(entry.scope) };
   }
 
   /**
