@@ -86,7 +86,7 @@ describe('token lifecycle', () => {
     [['tokens', 'rotate', '1', '--grace', '-1h'], 'must be 0 or a whole number with a unit'],
     [['tokens', 'rotate', '1', '--grace', '3651d'], 'must be at most 3650 days'],
     [['tokens', 'rotate', '99999', '--grace', '1h'], 'token 99999 not found'],
-    [['tokens', 'create', '--team', 'acme', '--scope', 'admin'], 'must be read or write'],
+    [['tokens', 'create', '--team', 'acme', '--scope', 'owner'], 'must be read or write or admin'],
   ])('%j fails with a message', async (args, message) => {
     const count = await repo().count();
     const result = await runCli(t.database, args);

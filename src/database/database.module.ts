@@ -7,6 +7,7 @@ import { isDatabaseUnavailableError } from './database-errors.js';
 import { databaseOptions } from './database-options.js';
 import { explainConnectionError, isTlsConfigurationError, type TlsSettings } from './database-tls.js';
 import { runMigrationsLocked } from './migration-lock.js';
+import { isolateSqliteTransactions } from './sqlite-transactions.js';
 
 const RETRY_DELAY_MS = 2000;
 
@@ -61,7 +62,9 @@ export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
     // takes none. A connection error names the setting to change (database-tls.ts).
     dataSourceFactory: async (options) => {
       const { migrationsRun, ...rest } = options as DataSourceOptions;
-      const dataSource = await new DataSource({ ...rest, migrationsRun: false }).initialize().catch((error: unknown) => {
+      const dataSource = new DataSource({ ...rest, migrationsRun: false });
+      isolateSqliteTransactions(dataSource);
+      await dataSource.initialize().catch((error: unknown) => {
         throw tls ? explainConnectionError(error, tls) : error;
       });
       try {

@@ -3,7 +3,6 @@ import {
   HttpException,
   Injectable,
   Logger,
-  ServiceUnavailableException,
   UnprocessableEntityException,
   type OnApplicationBootstrap,
   type OnModuleDestroy,
@@ -43,13 +42,6 @@ export class IdempotencyKeyBusy extends ConflictException {
   }
 }
 
-/** The subset of better-sqlite3 used here (the package ships no types). */
-interface SqliteDatabase {
-  inTransaction: boolean;
-  prepare(sql: string): { run(...params: unknown[]): { changes: number }; get(...params: unknown[]): unknown };
-  transaction<T>(fn: () => T): { immediate(): T };
-}
-
 const created = (id: number, { name, tag }: NewPlant): Outcome => ({
   status: 201,
   location: `/plants/${id}`,
@@ -71,8 +63,9 @@ const MAX_ID = 'SELECT MAX(id) AS max FROM plants WHERE team = ?';
  * transaction. So a response is stored only with its plant, a crash or a database failure
  * before the commit leaves no trace (the key is free for the retry, nothing to go stale),
  * and two plants can never come of one key: the loser of a race waits for the winner's
- * commit on the key's row lock (MySQL; on SQLite the transaction runs synchronously) and
- * then replays its response, or claims the key itself if the winner rolled back.
+ * commit on the key's row lock (MySQL; on SQLite for the process's transaction lock,
+ * sqlite-transactions.ts) and then replays its response, or claims the key itself if the
+ * winner rolled back.
  *
  * What is stored: the 201, and the 409 of an id already taken (the outcome of running the
  * request, as Stripe keeps it). Not stored: anything refused before the request runs
@@ -109,7 +102,7 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
     const hash = requestFingerprint(plant);
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       try {
-        return this.mysql ? await this.runMysql(team, key, hash, plant) : await this.runSqlite(team, key, hash, plant);
+        return await this.run(team, key, hash, plant);
       } catch (error) {
         if (error instanceof KeyTaken) {
           const stored = await this.find(team, key);
@@ -124,7 +117,7 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
           return stored.response;
         }
         // A deadlock, a lock wait or a Galera certification failure rolled the transaction back: run it again.
-        if (this.mysql && isRetryableLockError(error) && attempt < ATTEMPTS) continue;
+        if (isRetryableLockError(error) && attempt < ATTEMPTS) continue;
         throw error;
       }
     }
@@ -138,11 +131,20 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
       : `DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ${this.cutoff()} LIMIT ${CLEANUP_BATCH})`;
     let total = 0;
     for (let round = 0; round < CLEANUP_ROUNDS; round++) {
-      const deleted = this.mysql ? Number((await this.dataSource.query<{ affectedRows: number }>(sql)).affectedRows) : this.sqlite().prepare(sql).run().changes;
+      const deleted = await this.affectedRows(sql);
       total += deleted;
       if (deleted < CLEANUP_BATCH) break;
     }
     return total;
+  }
+
+  private async affectedRows(sql: string): Promise<number> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      return (await runner.query(sql, [], true)).affected ?? 0;
+    } finally {
+      await runner.release();
+    }
   }
 
   private async cleanUp(): Promise<void> {
@@ -176,31 +178,33 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
   }
 
   /**
-   * MySQL: one transaction on one pooled connection. READ COMMITTED, so that a retry of
-   * the id assignment sees the plant that took its id (REPEATABLE READ would show it the
-   * same maximum again).
+   * One transaction: on MySQL on one pooled connection, READ COMMITTED so that a retry of the
+   * id assignment sees the plant that took its id (REPEATABLE READ would show it the same
+   * maximum again); on SQLite, which knows no such level, with the process's transaction lock
+   * (sqlite-transactions.ts), so nothing else runs in between.
    */
-  private runMysql(team: string, key: string, hash: string, plant: NewPlant): Promise<Outcome> {
-    return this.dataSource.transaction('READ COMMITTED', async (manager) => {
+  private run(team: string, key: string, hash: string, plant: NewPlant): Promise<Outcome> {
+    const work = async (manager: EntityManager) => {
       try {
         await manager.query(CLAIM, [team, key, hash]);
       } catch (error) {
         throw isDuplicateKeyError(error) ? new KeyTaken() : error;
       }
-      const outcome = await this.insertPlantMysql(manager, team, plant);
+      const outcome = await this.insertPlant(manager, team, plant);
       await manager.query(COMPLETE, [outcome.status, outcome.location, JSON.stringify(outcome.body), team, key]);
       return outcome;
-    });
+    };
+    return this.mysql ? this.dataSource.transaction('READ COMMITTED', work) : this.dataSource.transaction(work);
   }
 
-  private async insertPlantMysql(manager: EntityManager, team: string, plant: NewPlant): Promise<Outcome> {
+  private async insertPlant(manager: EntityManager, team: string, plant: NewPlant): Promise<Outcome> {
     const tag = plant.tag ?? null;
     if (plant.id !== undefined) {
       try {
         await manager.query(INSERT_PLANT, [team, plant.id, plant.name, tag]);
         return created(plant.id, plant);
       } catch (error) {
-        // InnoDB undoes the failed statement only; the claim stays, and the 409 is stored with it.
+        // InnoDB and SQLite undo the failed statement only; the claim stays, and the 409 is stored with it.
         if (isDuplicateKeyError(error)) return conflict(`plant ${plant.id} already exists`);
         throw error;
       }
@@ -216,58 +220,6 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
         if (!isDuplicateKeyError(error) || attempt >= ASSIGN_ATTEMPTS) throw error;
       }
     }
-  }
-
-  /**
-   * SQLite: TypeORM shares one connection between all requests of the process, so a
-   * transaction spanning `await`s would take in other requests' statements (and a rollback
-   * would undo them). This one runs synchronously on better-sqlite3 instead: nothing else
-   * runs in between, and BEGIN IMMEDIATE takes the write lock at once against other
-   * processes on the same file (which wait on busy_timeout).
-   */
-  private async runSqlite(team: string, key: string, hash: string, plant: NewPlant): Promise<Outcome> {
-    const db = this.sqlite();
-    // A TypeORM transaction of another request is open on the connection (token bookkeeping,
-    // a store import): ours would become part of it. Let it finish first.
-    for (let waited = 0; db.inTransaction; waited++) {
-      if (waited >= 5000) throw new ServiceUnavailableException('the database is busy, try again shortly');
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-    return db
-      .transaction(() => {
-        try {
-          db.prepare(CLAIM).run(team, key, hash);
-        } catch (error) {
-          throw isDuplicateKeyError(error) ? new KeyTaken() : error;
-        }
-        const outcome = this.insertPlantSqlite(db, team, plant);
-        db.prepare(COMPLETE).run(outcome.status, outcome.location, JSON.stringify(outcome.body), team, key);
-        return outcome;
-      })
-      .immediate();
-  }
-
-  private insertPlantSqlite(db: SqliteDatabase, team: string, plant: NewPlant): Outcome {
-    const tag = plant.tag ?? null;
-    let id = plant.id;
-    if (id === undefined) {
-      // Nothing can take an id between this read and the insert: the write lock is ours.
-      const row = db.prepare(MAX_ID).get(team) as { max: number | null };
-      id = (row.max ?? 0) + 1;
-      if (id > MAX_PLANT_ID) return noIdLeft();
-    }
-    try {
-      db.prepare(INSERT_PLANT).run(team, id, plant.name, tag);
-      return created(id, plant);
-    } catch (error) {
-      // A failed statement leaves SQLite's transaction open; the claim stays, with the 409.
-      if (isDuplicateKeyError(error)) return conflict(`plant ${id} already exists`);
-      throw error;
-    }
-  }
-
-  private sqlite(): SqliteDatabase {
-    return (this.dataSource.driver as unknown as { databaseConnection: SqliteDatabase }).databaseConnection;
   }
 }
 

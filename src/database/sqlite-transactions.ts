@@ -1,0 +1,127 @@
+import { E_TIMEOUT, Mutex, withTimeout, type MutexInterface } from 'async-mutex';
+import type { DataSource, ReplicationMode } from 'typeorm';
+import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel.js';
+import { BetterSqlite3QueryRunner } from 'typeorm/driver/better-sqlite3/BetterSqlite3QueryRunner.js';
+import type { BetterSqlite3Driver } from 'typeorm/driver/better-sqlite3/BetterSqlite3Driver.js';
+
+/** How long a statement waits for another request's transaction, as busy_timeout waits for another process. */
+export const TRANSACTION_WAIT_MS = 5000;
+
+/** A statement waited TRANSACTION_WAIT_MS for another transaction: a 503, like SQLITE_BUSY (database-errors.ts). */
+export class TransactionWaitTimeout extends Error {
+  readonly code = 'SQLITE_BUSY';
+
+  constructor() {
+    super(`the database was busy with another transaction for ${TRANSACTION_WAIT_MS} ms`);
+  }
+}
+
+/**
+ * One query runner per use, each taking its turn on the process's one SQLite connection: a
+ * runner holds the lock from BEGIN until its COMMIT or ROLLBACK, and every statement of any
+ * other runner (reads and writes, inside or outside a transaction of its own) waits for it.
+ */
+class IsolatedQueryRunner extends BetterSqlite3QueryRunner {
+  private unlock: MutexInterface.Releaser | null = null;
+
+  constructor(
+    driver: BetterSqlite3Driver,
+    private readonly lock: MutexInterface,
+    statements: Map<string, unknown>,
+  ) {
+    super(driver);
+    // The prepared statements stay shared as they were with one runner: a runner per use must not prepare anew.
+    (this as unknown as StatementCache).stmtCache = statements;
+  }
+
+  override async query(query: string, parameters?: unknown[], useStructuredResult = false): ReturnType<BetterSqlite3QueryRunner['query']> {
+    if (this.unlock) return super.query(query, parameters, useStructuredResult);
+    return this.lock.runExclusive(() => super.query(query, parameters, useStructuredResult)).catch(timeoutToBusy);
+  }
+
+  override async startTransaction(isolationLevel?: IsolationLevel): Promise<void> {
+    if (this.transactionDepth > 0) return super.startTransaction(isolationLevel);
+    this.unlock = await this.lock.acquire().catch(timeoutToBusy);
+    try {
+      await super.startTransaction(isolationLevel);
+    } catch (error) {
+      this.releaseLock();
+      throw error;
+    }
+  }
+
+  override async commitTransaction(): Promise<void> {
+    await super.commitTransaction();
+    if (!this.isTransactionActive) this.releaseLock();
+  }
+
+  override async rollbackTransaction(): Promise<void> {
+    try {
+      await super.rollbackTransaction();
+    } finally {
+      // A failed ROLLBACK still ends our turn: release() undoes what SQLite kept open.
+      if (!this.isTransactionActive) this.releaseLock();
+    }
+  }
+
+  /** TypeORM releases every runner it made; one whose transaction never ended must not keep the lock. */
+  override async release(): Promise<void> {
+    if (this.unlock) {
+      const connection = this.driver.databaseConnection as { inTransaction: boolean; exec(sql: string): void };
+      if (connection.inTransaction) connection.exec('ROLLBACK');
+      this.isTransactionActive = false;
+      this.transactionDepth = 0;
+      this.releaseLock();
+    }
+    return super.release();
+  }
+
+  private releaseLock(): void {
+    const unlock = this.unlock;
+    this.unlock = null;
+    unlock?.();
+  }
+}
+
+/** The runner's private cache of prepared statements (BetterSqlite3QueryRunner). */
+interface StatementCache {
+  stmtCache: Map<string, unknown>;
+}
+
+function timeoutToBusy(error: unknown): never {
+  throw error === E_TIMEOUT ? new TransactionWaitTimeout() : error;
+}
+
+/**
+ * Makes every transaction on the embedded SQLite database isolated from the rest of the
+ * process (issue 21), as a MySQL connection of its own would make it.
+ *
+ * TypeORM's better-sqlite3 driver hands every caller one shared query runner on one
+ * connection, so while a transaction awaits (the token `last_used` flush, the store import,
+ * a `save()`, which opens one of its own), other requests' statements run inside it: a
+ * rollback undid their acknowledged writes, a commit published their half-done work, and a
+ * second transaction became a savepoint of the first. Here each `createQueryRunner()` gives
+ * a runner of its own on the same connection, and a process-wide lock gives the connection
+ * to one transaction at a time; every other statement waits (at most TRANSACTION_WAIT_MS,
+ * then a 503) until it ends. Statements outside a transaction take the lock for themselves
+ * alone, so they never land inside someone else's transaction.
+ *
+ * The price: while a transaction is open, other statements wait for it, reads included (a
+ * store import holds the lock for the length of its write pass; searches are answered from
+ * the in-memory index and do not wait). Other processes on the same file (the command line)
+ * are kept apart by SQLite's own file lock and busy_timeout, as before.
+ *
+ * A departure from the framework (a driver's method replaced, a runner's statement cache
+ * shared): guarded by test/medium/sqlite-transactions.medium-spec.ts, which fails if TypeORM
+ * stops building its runners through `createQueryRunner`, and by the checks below.
+ */
+export function isolateSqliteTransactions(dataSource: DataSource): void {
+  if (dataSource.options.type !== 'better-sqlite3') return;
+  const driver = dataSource.driver as BetterSqlite3Driver;
+  if (typeof driver.createQueryRunner !== 'function') throw new Error('isolateSqliteTransactions: TypeORM\'s better-sqlite3 driver has no createQueryRunner');
+  const lock = withTimeout(new Mutex(), TRANSACTION_WAIT_MS);
+  const statements = new Map<string, unknown>();
+  const probe = new BetterSqlite3QueryRunner(driver) as unknown as StatementCache;
+  if (!(probe.stmtCache instanceof Map)) throw new Error('isolateSqliteTransactions: BetterSqlite3QueryRunner no longer keeps its statements in stmtCache');
+  driver.createQueryRunner = (_mode?: ReplicationMode) => new IsolatedQueryRunner(driver, lock, statements);
+}
