@@ -1,0 +1,140 @@
+import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { Plant } from '../../src/plants/plant.entity.js';
+import { PlantsModule } from '../../src/plants/plants.module.js';
+import { PlantsService } from '../../src/plants/plants.service.js';
+import { isDatabaseUnavailableError } from '../../src/database/database-errors.js';
+import { TRANSACTION_WAIT_MS } from '../../src/database/sqlite-transactions.js';
+import { LocationsModule } from '../../src/locations/locations.module.js';
+import { StoreImportService } from '../../src/locations/store-import.service.js';
+import { Store } from '../../src/locations/store.entity.js';
+import { storesCsv } from '../support/stores.js';
+import { engine } from '../support/test-app.js';
+import { newMediumContext, type MediumContext } from './medium.factory.js';
+
+/** Lets every other piece of work that is ready run, as the awaits of a real transaction do. */
+const yieldTurns = async (turns = 50) => {
+  for (let i = 0; i < turns; i++) await nextTurn();
+};
+
+class Rollback extends Error {}
+
+/**
+ * Issue 21: a transaction is isolated from the other requests of the process on both engines.
+ * On the embedded SQLite database every request shares one connection (sqlite-transactions.ts
+ * says how they take turns); on MySQL each transaction has a pooled connection of its own.
+ */
+describe('transactions are isolated from concurrent requests', () => {
+  let ctx: MediumContext;
+  let plants: PlantsService;
+  const plantNames = async (team: string) => (await ctx.dataSource.getRepository(Plant).find({ where: { team }, order: { id: 'ASC' } })).map((p) => p.name);
+
+  beforeAll(async () => {
+    ctx = await newMediumContext({ module: class TransactionsUnderTest {}, imports: [PlantsModule, LocationsModule] });
+    plants = ctx.module.get(PlantsService);
+  });
+  afterAll(() => ctx.close());
+  beforeEach(() => ctx.dataSource.getRepository(Plant).clear());
+
+  it("a rollback keeps another request's write that was acknowledged while the transaction was open", async () => {
+    let other: Promise<Plant> | undefined;
+    const rolledBack = ctx.dataSource.transaction(async (manager) => {
+      await manager.insert(Plant, { team: 'acme', id: 100, name: 'undone', tag: null });
+      other = plants.create('acme', { id: 7, name: 'kept' });
+      await yieldTurns();
+      throw new Rollback();
+    });
+    await expect(rolledBack).rejects.toBeInstanceOf(Rollback);
+    await expect(other).resolves.toMatchObject({ id: 7, name: 'kept' });
+    await expect(plantNames('acme')).resolves.toEqual(['kept']);
+  });
+
+  it("a read outside the transaction never sees its uncommitted rows", async () => {
+    let seen: Promise<number> | undefined;
+    const rolledBack = ctx.dataSource.transaction(async (manager) => {
+      await manager.insert(Plant, { team: 'acme', id: 1, name: 'uncommitted', tag: null });
+      seen = ctx.dataSource.getRepository(Plant).countBy({ team: 'acme' });
+      await yieldTurns();
+      throw new Rollback();
+    });
+    await expect(rolledBack).rejects.toBeInstanceOf(Rollback);
+    await expect(seen).resolves.toBe(0);
+  });
+
+  it("a commit does not publish another transaction's work, which it rolls back itself", async () => {
+    let second: Promise<unknown> | undefined;
+    await ctx.dataSource.transaction(async (manager) => {
+      await manager.insert(Plant, { team: 'acme', id: 1, name: 'committed', tag: null });
+      second = ctx.dataSource.transaction(async (other) => {
+        await other.insert(Plant, { team: 'acme', id: 2, name: 'half-done', tag: null });
+        await yieldTurns();
+        throw new Rollback();
+      });
+      await yieldTurns();
+    });
+    await expect(second).rejects.toBeInstanceOf(Rollback);
+    await expect(plantNames('acme')).resolves.toEqual(['committed']);
+  });
+
+  it('a store import that rolls back (its file changed between the passes) keeps the plants created meanwhile', async () => {
+    const imports = ctx.module.get(StoreImportService);
+    const stores = ctx.dataSource.getRepository(Store);
+    const before = await stores.count();
+    const many = (n: number, state = 'NY') => Array.from({ length: n }, (_, i) => ({ code: `T${String(i).padStart(4, '0')}`, name: `Store ${i}`, state }));
+    const valid = storesCsv(many(1200));
+    const changed = storesCsv([...many(1199), { code: 'T1199', name: 'now bad', state: 'XX' }]);
+    const creates: Array<Promise<Plant>> = [];
+    let pass = 0;
+    const open = () => {
+      pass++;
+      if (pass === 1) return Readable.from([valid]);
+      // The second pass writes in chunks, in the import's transaction; plants are created between them.
+      const lines = changed.split('\n');
+      return Readable.from(
+        (async function* () {
+          for (let i = 0; i < lines.length; i += 100) {
+            if (i > 0 && i % 500 === 0) creates.push(plants.create('acme', { name: `during ${i}` }));
+            yield lines.slice(i, i + 100).join('\n') + (i + 100 < lines.length ? '\n' : '');
+            await yieldTurns(5);
+          }
+        })(),
+      );
+    };
+    await expect(imports.import(open)).rejects.toThrow('changed between the two passes');
+    const created = await Promise.all(creates);
+    expect(created.length).toBeGreaterThanOrEqual(2);
+    await expect(plantNames('acme')).resolves.toEqual(created.map((p) => p.name));
+    await expect(stores.count()).resolves.toBe(before);
+  });
+
+  it('concurrent transactions each commit their own rows, none lost', async () => {
+    const writers = Array.from({ length: 20 }, (_, w) =>
+      ctx.dataSource.transaction(async (manager) => {
+        for (let i = 0; i < 5; i++) {
+          await manager.insert(Plant, { team: 'acme', id: w * 10 + i + 1, name: `w${w}-${i}`, tag: null });
+          await nextTurn();
+        }
+      }),
+    );
+    const results = await Promise.allSettled(writers);
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    await expect(ctx.dataSource.getRepository(Plant).countBy({ team: 'acme' })).resolves.toBe(100);
+  });
+
+  if (engine === 'sqlite') {
+    it(`a statement that waits ${TRANSACTION_WAIT_MS} ms for another transaction fails as the database being busy (a 503)`, async () => {
+      let waited: Promise<unknown> | undefined;
+      await ctx.dataSource.transaction(async () => {
+        waited = ctx.dataSource.getRepository(Plant).countBy({ team: 'acme' }).then(
+          () => 'answered',
+          (error: unknown) => error,
+        );
+        await new Promise((resolve) => setTimeout(resolve, TRANSACTION_WAIT_MS + 500));
+      });
+      const error = await waited;
+      expect(isDatabaseUnavailableError(error)).toBe(true);
+      // The lock is free again for everyone.
+      await expect(ctx.dataSource.getRepository(Plant).countBy({ team: 'acme' })).resolves.toBe(0);
+    }, 20_000);
+  }
+});
