@@ -55,7 +55,7 @@ describe(TokensService.name, () => {
       ['a lifetime of 0 days', { team: 'acme', expiresInDays: 0 }, 'expires-in-days must be a whole number from 1 to 3650'],
       ['a lifetime of 3651 days', { team: 'acme', expiresInDays: 3651 }, 'expires-in-days must be a whole number from 1 to 3650'],
       ['a lifetime of 1.5 days', { team: 'acme', expiresInDays: 1.5 }, 'expires-in-days must be a whole number from 1 to 3650'],
-      ['an unknown scope', { team: 'acme', scope: 'admin' as 'read' }, 'scope must be read or write, got "admin"'],
+      ['an unknown scope', { team: 'acme', scope: 'owner' as 'read' }, 'scope must be read or write or admin, got "owner"'],
     ])('refuses %s and writes nothing', async (_, options, message) => {
       const count = await rows().count();
       await expect(sut.create(options)).rejects.toThrow(message);
