@@ -1,5 +1,5 @@
 import { E_TIMEOUT, Mutex, withTimeout, type MutexInterface } from 'async-mutex';
-import type { DataSource, ReplicationMode } from 'typeorm';
+import { QueryFailedError, QueryResult, type DataSource, type ReplicationMode } from 'typeorm';
 import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel.js';
 import { BetterSqlite3QueryRunner } from 'typeorm/driver/better-sqlite3/BetterSqlite3QueryRunner.js';
 import type { BetterSqlite3Driver } from 'typeorm/driver/better-sqlite3/BetterSqlite3Driver.js';
@@ -28,6 +28,7 @@ class IsolatedQueryRunner extends BetterSqlite3QueryRunner {
     driver: BetterSqlite3Driver,
     private readonly lock: MutexInterface,
     statements: Map<string, unknown>,
+    private readonly snapshot: SnapshotReader,
   ) {
     super(driver);
     // The prepared statements stay shared as they were with one runner: a runner per use must not prepare anew.
@@ -36,6 +37,11 @@ class IsolatedQueryRunner extends BetterSqlite3QueryRunner {
 
   override async query(query: string, parameters?: unknown[], useStructuredResult = false): ReturnType<BetterSqlite3QueryRunner['query']> {
     if (this.unlock) return super.query(query, parameters, useStructuredResult);
+    // While another request's transaction is open, a lone read is answered from the last commit.
+    if (this.lock.isLocked()) {
+      const read = this.snapshot.read(query, parameters ?? []);
+      if (read) return useStructuredResult ? Object.assign(new QueryResult(), { raw: read, records: read }) : read;
+    }
     return this.lock.runExclusive(() => super.query(query, parameters, useStructuredResult)).catch(timeoutToBusy);
   }
 
@@ -83,6 +89,62 @@ class IsolatedQueryRunner extends BetterSqlite3QueryRunner {
   }
 }
 
+/** A statement of better-sqlite3 (the package ships no types). */
+interface Statement {
+  reader: boolean;
+  all(...parameters: unknown[]): unknown[];
+}
+
+/**
+ * A second, read-only connection to the same file: in WAL mode it reads the last committed
+ * state while the main connection is inside a transaction, so reads outside transactions need
+ * not wait for one (a store import holds the lock for seconds). Opened at its first use.
+ */
+class SnapshotReader {
+  private connection: { prepare(sql: string): Statement; close(): void } | null = null;
+  private readonly statements = new Map<string, Statement | null>();
+
+  constructor(private readonly driver: BetterSqlite3Driver) {}
+
+  /** The rows of a read-only statement, or undefined for any other statement (which then waits its turn). */
+  read(query: string, parameters: unknown[]): unknown[] | undefined {
+    const statement = this.statement(query);
+    if (!statement) return undefined;
+    const values = parameters.map((p) => (typeof p === 'boolean' ? Number(p) : p));
+    try {
+      return statement.all(...values);
+    } catch (error) {
+      throw new QueryFailedError(query, values, error as Error);
+    }
+  }
+
+  close(): void {
+    this.connection?.close();
+    this.connection = null;
+    this.statements.clear();
+  }
+
+  private statement(query: string): Statement | null {
+    let statement = this.statements.get(query);
+    if (statement === undefined) {
+      if (!/^\s*SELECT\b/i.test(query) || this.driver.options.database === ':memory:') return null;
+      this.connection ??= new (this.driver.sqlite as new (file: string, options: object) => NonNullable<SnapshotReader['connection']>)(this.driver.options.database, {
+        readonly: true,
+        fileMustExist: true,
+        timeout: TRANSACTION_WAIT_MS,
+      });
+      const prepared = this.connection.prepare(query);
+      statement = prepared.reader ? prepared : null;
+      this.statements.set(query, statement);
+      if (this.statements.size > SNAPSHOT_STATEMENTS) this.statements.delete(this.statements.keys().next().value!);
+    }
+    return statement;
+  }
+}
+
+/** Prepared statements kept by the snapshot reader (the runner's cache keeps 100). */
+const SNAPSHOT_STATEMENTS = 100;
+
 /** The runner's private cache of prepared statements (BetterSqlite3QueryRunner). */
 interface StatementCache {
   stmtCache: Map<string, unknown>;
@@ -106,10 +168,12 @@ function timeoutToBusy(error: unknown): never {
  * then a 503) until it ends. Statements outside a transaction take the lock for themselves
  * alone, so they never land inside someone else's transaction.
  *
- * The price: while a transaction is open, other statements wait for it, reads included (a
- * store import holds the lock for the length of its write pass; searches are answered from
- * the in-memory index and do not wait). Other processes on the same file (the command line)
- * are kept apart by SQLite's own file lock and busy_timeout, as before.
+ * A lone SELECT that comes while a transaction holds the lock does not wait: it is answered on
+ * a read-only connection from the last committed state (WAL mode), as a MySQL read outside
+ * the transaction would be, so a store import that holds the lock for seconds does not stall
+ * GET /plants or token look-ups. Writes wait (the price of one writer). Other processes on
+ * the same file (the command line) are kept apart by SQLite's own file lock and busy_timeout,
+ * as before.
  *
  * A departure from the framework (a driver's method replaced, a runner's statement cache
  * shared): guarded by test/medium/sqlite-transactions.medium-spec.ts, which fails if TypeORM
@@ -121,7 +185,13 @@ export function isolateSqliteTransactions(dataSource: DataSource): void {
   if (typeof driver.createQueryRunner !== 'function') throw new Error('isolateSqliteTransactions: TypeORM\'s better-sqlite3 driver has no createQueryRunner');
   const lock = withTimeout(new Mutex(), TRANSACTION_WAIT_MS);
   const statements = new Map<string, unknown>();
+  const snapshot = new SnapshotReader(driver);
+  const disconnect = driver.disconnect.bind(driver);
+  driver.disconnect = async () => {
+    snapshot.close();
+    return disconnect();
+  };
   const probe = new BetterSqlite3QueryRunner(driver) as unknown as StatementCache;
   if (!(probe.stmtCache instanceof Map)) throw new Error('isolateSqliteTransactions: BetterSqlite3QueryRunner no longer keeps its statements in stmtCache');
-  driver.createQueryRunner = (_mode?: ReplicationMode) => new IsolatedQueryRunner(driver, lock, statements);
+  driver.createQueryRunner = (_mode?: ReplicationMode) => new IsolatedQueryRunner(driver, lock, statements, snapshot);
 }

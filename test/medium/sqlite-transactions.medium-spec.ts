@@ -61,6 +61,24 @@ describe('transactions are isolated from concurrent requests', () => {
     await expect(seen).resolves.toBe(0);
   });
 
+  it('a read outside the transaction answers from the last commit without waiting for it to end', async () => {
+    await plants.create('acme', { id: 1, name: 'committed' });
+    const order: string[] = [];
+    let read: Promise<string[]> | undefined;
+    await ctx.dataSource.transaction(async (manager) => {
+      await manager.insert(Plant, { team: 'acme', id: 2, name: 'uncommitted', tag: null });
+      read = plantNames('acme').then((names) => {
+        order.push('read');
+        return names;
+      });
+      await yieldTurns();
+      order.push('commit');
+    });
+    await expect(read).resolves.toEqual(['committed']);
+    expect(order).toEqual(['read', 'commit']);
+    await expect(plantNames('acme')).resolves.toEqual(['committed', 'uncommitted']);
+  });
+
   it("a commit does not publish another transaction's work, which it rolls back itself", async () => {
     let second: Promise<unknown> | undefined;
     await ctx.dataSource.transaction(async (manager) => {
@@ -122,10 +140,10 @@ describe('transactions are isolated from concurrent requests', () => {
   });
 
   if (engine === 'sqlite') {
-    it(`a statement that waits ${TRANSACTION_WAIT_MS} ms for another transaction fails as the database being busy (a 503)`, async () => {
+    it(`a write that waits ${TRANSACTION_WAIT_MS} ms for another transaction fails as the database being busy (a 503)`, async () => {
       let waited: Promise<unknown> | undefined;
       await ctx.dataSource.transaction(async () => {
-        waited = ctx.dataSource.getRepository(Plant).countBy({ team: 'acme' }).then(
+        waited = plants.create('acme', { id: 1, name: 'late' }).then(
           () => 'answered',
           (error: unknown) => error,
         );
