@@ -103,6 +103,17 @@ describe('token lifecycle', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`token ${id} is revoked`);
   });
+
+  it('refuses to rotate a token a second time, naming its replacement, and issues nothing', async () => {
+    const { id } = await create(['--team', 'acme']);
+    await expect(runCli(t.database, ['tokens', 'rotate', String(id), '--grace', '1h'])).resolves.toMatchObject({ code: 0 });
+    const replacement = await repo().findOneByOrFail({ id });
+    const count = await repo().count();
+    const result = await runCli(t.database, ['tokens', 'rotate', String(id), '--grace', '1h']);
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr).toContain(`error: token ${id} was already rotated; its replacement is token ${replacement.replacedBy}`);
+    await expect(repo().count()).resolves.toBe(count);
+  });
 });
 
 describe('scopes', () => {

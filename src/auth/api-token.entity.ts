@@ -33,10 +33,14 @@ export class ApiToken {
   @Column({ name: 'last_used_at', type: 'datetime', precision: 3, nullable: true })
   lastUsedAt: Date | null;
 
-  /** `read`: list plants and search stores; `write`: also create and delete plants. */
+  /** `read`: list plants and search stores; `write`: also create and delete plants; `admin`: the /admin routes. */
   @Column({ type: 'varchar', length: 16, default: 'write' })
   scope: TokenScope;
 
   @Column({ name: 'revoked_at', type: 'datetime', precision: 3, nullable: true })
   revokedAt: Date | null;
+
+  /** The id of the token that rotate issued in its place; a token is rotated once. */
+  @Column({ name: 'replaced_by', type: 'integer', nullable: true })
+  replacedBy: number | null;
 }

@@ -1,4 +1,4 @@
-import { Injectable, Logger, NotFoundException, type OnModuleDestroy } from '@nestjs/common';
+import { ConflictException, Injectable, Logger, NotFoundException, type OnModuleDestroy } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
@@ -32,6 +32,11 @@ interface CachedToken {
   scope: TokenScope;
   expiresAt: number | null;
 }
+
+/** Rotate lost its race: the transaction rolls back. */
+class NotClaimed extends Error {}
+
+const alreadyRotated = (token: ApiToken) => new ConflictException(`token ${token.id} was already rotated; its replacement is token ${token.replacedBy}`);
 
 function checkLifetime(days: number | undefined): void {
   if (days !== undefined && !(Number.isInteger(days) && days >= 1 && days <= 3650)) {
@@ -71,7 +76,15 @@ export class TokensService implements OnModuleDestroy {
   }
 
   /** Returns the token itself: the only time it exists outside the caller's hands. */
-  async create({ team, name, expiresInDays, scope = 'write' }: CreateTokenOptions): Promise<{ token: string; record: ApiToken }> {
+  async create(options: CreateTokenOptions): Promise<{ token: string; record: ApiToken }> {
+    const { token, fields } = this.newToken(options);
+    // A fresh entity each try: save() fills in the id of the one it wrote.
+    const record = await retryWriteConflicts(() => this.tokens.save(this.tokens.create(fields)));
+    return { token, record };
+  }
+
+  /** A new token and the row that stands for it, after the checks every issued token passes. */
+  private newToken({ team, name, expiresInDays, scope = 'write' }: CreateTokenOptions) {
     if (!TEAM_SLUG.test(team)) {
       throw new Error(`team must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters), got "${team}"`);
     }
@@ -88,9 +101,7 @@ export class TokensService implements OnModuleDestroy {
       tokenHash: hashToken(token),
       expiresAt: days === undefined ? null : new Date(Date.now() + days * DAY_MS),
     };
-    // A fresh entity each try: save() fills in the id of the one it wrote.
-    const record = await retryWriteConflicts(() => this.tokens.save(this.tokens.create(fields)));
-    return { token, record };
+    return { token, fields };
   }
 
   list(team?: string): Promise<ApiToken[]> {
@@ -110,6 +121,9 @@ export class TokensService implements OnModuleDestroy {
   /**
    * Issues a replacement with the same team, name and scope, and lets the old token expire
    * after `graceMs` (sooner if it already expires sooner), so that clients can switch over.
+   * A token is replaced once: the replacement is issued and recorded on the old token in one
+   * transaction, on the condition that the old one has no replacement yet, so of two
+   * concurrent rotates exactly one succeeds and the other gets 409 with nothing written.
    */
   async rotate(id: number, graceMs: number, expiresInDays?: number): Promise<{ token: string; record: ApiToken; old: ApiToken }> {
     checkLifetime(expiresInDays);
@@ -117,14 +131,36 @@ export class TokensService implements OnModuleDestroy {
     const now = Date.now();
     if (old.revokedAt) throw new Error(`token ${id} is revoked; issue a new one with tokens create`);
     if (old.expiresAt && old.expiresAt.getTime() <= now) throw new Error(`token ${id} has expired; issue a new one with tokens create`);
+    if (old.replacedBy !== null) throw alreadyRotated(old);
     const graceEnd = new Date(now + graceMs);
-    const issued = await this.create({ team: old.team, name: old.name ?? undefined, scope: old.scope, expiresInDays });
-    if (!old.expiresAt || old.expiresAt > graceEnd) {
-      old.expiresAt = graceEnd;
-      await this.tokens.update({ id }, { expiresAt: graceEnd });
+    const expiresAt = old.expiresAt && old.expiresAt <= graceEnd ? old.expiresAt : graceEnd;
+    const issued = this.newToken({ team: old.team, name: old.name ?? undefined, scope: old.scope, expiresInDays });
+    const record = await retryWriteConflicts(() =>
+      this.tokens.manager.transaction(async (manager): Promise<ApiToken | null> => {
+        const saved = await manager.save(manager.create(ApiToken, issued.fields));
+        const claimed = await manager
+          .createQueryBuilder()
+          .update(ApiToken)
+          .set({ replacedBy: saved.id, expiresAt })
+          .where('id = :id AND replaced_by IS NULL AND revoked_at IS NULL', { id })
+          .execute();
+        // Replaced or revoked meanwhile: the replacement is rolled back, and the two told apart below.
+        if (!claimed.affected) throw new NotClaimed();
+        return saved;
+      }),
+    ).catch((error: unknown) => {
+      if (error instanceof NotClaimed) return null;
+      throw error;
+    });
+    if (!record) {
+      // Read after the rollback: inside it, MySQL's snapshot would still show the old state.
+      const current = await this.find(id);
+      if (current.replacedBy !== null) throw alreadyRotated(current);
+      throw new Error(`token ${id} is revoked; issue a new one with tokens create`);
     }
+    Object.assign(old, { replacedBy: record.id, expiresAt });
     this.evict(id);
-    return { ...issued, old };
+    return { token: issued.token, record, old };
   }
 
   /**

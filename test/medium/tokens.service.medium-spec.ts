@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { NotFoundException } from '@nestjs/common';
+import { ConflictException, NotFoundException } from '@nestjs/common';
 import { ApiToken } from '../../src/auth/api-token.entity.js';
 import { AuthModule } from '../../src/auth/auth.module.js';
 import { TokensService } from '../../src/auth/tokens.service.js';
@@ -191,6 +191,30 @@ describe(TokensService.name, () => {
       at(T0 + DAY - 1);
       await expect(sut.rotate(old.record.id, 2)).resolves.toMatchObject({ old: { expiresAt: new Date(T0 + DAY) } });
       await expect(row(old.record.id)).resolves.toMatchObject({ expiresAt: new Date(T0 + DAY) });
+    });
+
+    it('of two concurrent rotates of one token, exactly one issues a replacement; the other gets ConflictException and writes nothing', async () => {
+      for (let round = 0; round < 5; round++) {
+        const old = await sut.create({ team: 'race' });
+        const count = await rows().count();
+        const results = await Promise.allSettled([sut.rotate(old.record.id, HOUR), sut.rotate(old.record.id, HOUR)]);
+        const won = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        const lost = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+        expect(won).toHaveLength(1);
+        expect(lost).toEqual([new ConflictException(`token ${old.record.id} was already rotated; its replacement is token ${won[0].record.id}`)]);
+        await expect(rows().count()).resolves.toBe(count + 1);
+        await expect(row(old.record.id)).resolves.toMatchObject({ replacedBy: won[0].record.id });
+        await expect(rows().findOneBy({ tokenHash: hashToken(won[0].token) })).resolves.toMatchObject({ id: won[0].record.id, replacedBy: null });
+      }
+    });
+
+    it('refuses to rotate a token a second time, naming its replacement; the replacement can be rotated', async () => {
+      const old = await sut.create({ team: 'rotate' });
+      const { record } = await sut.rotate(old.record.id, HOUR);
+      const count = await rows().count();
+      await expect(sut.rotate(old.record.id, HOUR)).rejects.toThrow(new ConflictException(`token ${old.record.id} was already rotated; its replacement is token ${record.id}`));
+      await expect(rows().count()).resolves.toBe(count);
+      await expect(sut.rotate(record.id, HOUR)).resolves.toMatchObject({ old: { id: record.id, replacedBy: expect.any(Number) as number } });
     });
 
     it('refuses a token that expires exactly now, a revoked one, an unknown id and a bad lifetime, issuing nothing', async () => {
