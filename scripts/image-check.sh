@@ -17,7 +17,7 @@
 # Needs root, buildah, podman, debootstrap (apt-get install -y buildah podman debootstrap) and a
 # MariaDB/MySQL server (IMAGE_CHECK_DATABASE_URL, default mysql://root@127.0.0.1:3306/, whose user may
 # create and drop the database plantstore_image_check). Not part of `npm test` or CI (41 min cold,
-# 13.5 min with the layers cached, on the shared 2-core machine: see README, "Image check").
+# 13.5 min with the layers cached, on the shared 2-core machine: see docs/deployment.md, "Image check").
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -213,4 +213,4 @@ grep -E '"event":"shutdown' "$WORK/app.log" | cut -c1-200
 [ "$CODE" = 0 ] || { tail -20 "$WORK/app.log"; fail 'exit code'; }
 ok 'graceful shutdown, exit code 0'
 
-printf '\nimage:check passed. Logs in %s. See README "Image check" for what this proves and what it cannot.\n' "$WORK"
+printf '\nimage:check passed. Logs in %s. See docs/deployment.md, "Image check", for what this proves and what it cannot.\n' "$WORK"

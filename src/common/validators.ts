@@ -6,8 +6,8 @@ import { IsOptional, ValidateBy, type ValidationArguments } from 'class-validato
 /**
  * One decorator per kind of field gives both the check and the OpenAPI schema, so a bound is
  * written once, in the schema's own terms (minLength, maximum, …), and the check reads it from there.
- * `optional`: the field may be left out; JSON `null` counts as left out (documented in the
- * README), so the schema's `default`, if any, applies.
+ * `optional`: the field may be left out; JSON `null` counts as left out (documented in
+ * docs/api.md), so the schema's `default`, if any, applies.
  */
 export type FieldOptions = ApiPropertyOptions & { optional?: boolean };
 

@@ -49,37 +49,52 @@ export const DEFAULT_BODY_LIMIT_BYTES = 16_384;
  * variables; a bad value stops start-up with a message naming the variable.
  */
 export class EnvironmentVariables {
+  /**
+   * `development`, `production` or `test`. With `NODE_ENV=test` in the environment (the test suite
+   * sets it) `.env` is not read.
+   */
   @IsIn(['development', 'production', 'test'])
   NODE_ENV: 'development' | 'production' | 'test' = 'development';
 
+  /** HTTP port. */
   @IntegerSetting(0, 65535)
   PORT = 3000;
 
+  /** Interface to listen on (`127.0.0.1`: this machine only). */
   @IsString()
   @MinLength(1)
   HOST = '0.0.0.0';
 
   /**
-   * Port of the Prometheus endpoint (GET /metrics), a listener of its own so that metrics
-   * never share the public port or its bearer token; 0 turns metrics off.
+   * Port of the Prometheus endpoint `GET /metrics`, a listener of its own (never the public port, no
+   * token); `0`: metrics off. A port that cannot be bound stops start-up naming `METRICS_PORT`:
+   * instances side by side on one host each need their own (or `0`). See [Metrics and
+   * traces](operations.md#metrics-and-traces).
    */
   @IntegerSetting(0, 65535)
   METRICS_PORT = 9464;
 
-  /** Address the metrics listener binds; unset: the same as HOST. */
+  /**
+   * Interface of the metrics listener. Unset: the same as `HOST` (in a container, `0.0.0.0`, so that
+   * Prometheus can scrape the pod).
+   */
   @IsOptional()
   @IsString()
   @MinLength(1)
   METRICS_HOST?: string;
 
   /**
-   * Whether to believe X-Forwarded-For (Express "trust proxy"): false (default, the socket
-   * address is the client), true (any proxy), a hop count, or a comma list of proxy addresses/CIDRs.
+   * Whether to believe `X-Forwarded-For` (Express "trust proxy"): `false` (the socket address is the
+   * client), `true` (any proxy), a hop count, or a comma list of proxy addresses/CIDRs. Decides the
+   * client address of the rate limits and in the logs.
    */
   @Matches(/^(true|false|\d{1,2}|[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*)$/, { message: 'TRUST_PROXY must be true, false, a hop count or a comma list of addresses' })
   TRUST_PROXY = 'false';
 
-  /** mysql://user:password@host:3306/db (or mariadb://). Unset: embedded SQLite under DATA_DIR. Also DATABASE_URL_FILE. */
+  /**
+   * `mysql://user:password@host:3306/dbname` or `mariadb://…` selects MySQL/MariaDB (no `?options`).
+   * Unset: embedded SQLite. Or `DATABASE_URL_FILE` ([secrets from files](#secrets-from-files)).
+   */
   @IsOptional()
   // No ?options: TypeORM's URL parsing drops them, and a silently ignored ?ssl=… is worse than an error.
   @Matches(/^(mysql|mariadb):\/\/[^/?#]+\/[^/?#]+$/, {
@@ -88,11 +103,10 @@ export class EnvironmentVariables {
   DATABASE_URL?: string;
 
   /**
-   * TLS to MySQL: off, verify-ca (encrypted; the server's certificate must chain to
-   * DATABASE_TLS_CA_FILE, or to Node's public CAs when unset) or verify-full (the same, and the
-   * certificate must name the host of DATABASE_URL). No "encrypted but unverified" mode: anyone
-   * on the path could then pose as the database. See README, "TLS to the database".
+   * TLS to MySQL: `off`, `verify-ca` or `verify-full` (see [TLS to the
+   * database](deployment.md#tls-to-the-database)).
    */
+  // No "encrypted but unverified" mode: anyone on the path could then pose as the database.
   @ValidateIf((env: EnvironmentVariables) => env.DATABASE_TLS !== 'off')
   @ValidateBy({
     name: 'tlsNeedsHostName',
@@ -112,20 +126,23 @@ export class EnvironmentVariables {
   @IsIn(['off', 'verify-ca', 'verify-full'], { message: 'DATABASE_TLS must be off, verify-ca or verify-full' })
   DATABASE_TLS: 'off' | 'verify-ca' | 'verify-full' = 'off';
 
-  /** PEM file of the CA certificate(s) the database server's certificate must chain to; unset: Node's public CAs. */
+  /**
+   * PEM file of the CA(s) the database server's certificate must be signed by. Unset: Node's public
+   * CAs.
+   */
   @IsOptional()
   @PemFile('certificate')
   @TlsOn()
   DATABASE_TLS_CA_FILE?: string;
 
-  /** PEM client certificate presented to the database server (with DATABASE_TLS_KEY_FILE), for users created REQUIRE X509/SUBJECT. */
+  /** A client certificate and its unencrypted key (PEM), both or neither. */
   @ValidateIf((env: EnvironmentVariables) => env.DATABASE_TLS_CERT_FILE !== undefined || env.DATABASE_TLS_KEY_FILE !== undefined)
   @PemFile('certificate')
   @TlsOn()
   @IsString({ message: 'DATABASE_TLS_CERT_FILE must be set when DATABASE_TLS_KEY_FILE is set' })
   DATABASE_TLS_CERT_FILE?: string;
 
-  /** PEM private key (unencrypted) of DATABASE_TLS_CERT_FILE. */
+  /** A client certificate and its unencrypted key (PEM), both or neither. */
   @ValidateIf((env: EnvironmentVariables) => env.DATABASE_TLS_CERT_FILE !== undefined || env.DATABASE_TLS_KEY_FILE !== undefined)
   @ValidateBy({
     name: 'keyMatchesCertificate',
@@ -139,117 +156,156 @@ export class EnvironmentVariables {
   @IsString({ message: 'DATABASE_TLS_KEY_FILE must be set when DATABASE_TLS_CERT_FILE is set' })
   DATABASE_TLS_KEY_FILE?: string;
 
+  /**
+   * Directory of the SQLite file `plant-store.sqlite` (created if missing). Unused with
+   * `DATABASE_URL`.
+   */
   @IsString()
   @MinLength(1)
   DATA_DIR = './data';
 
-  /** Connections in the MySQL pool. */
+  /** Connections in the MySQL pool (1–1000). */
   @IntegerSetting(1, 1000)
   DB_POOL_SIZE = 10;
 
-  /** mysql2's connect timeout: how long a new connection may take before the request gets a 503. */
+  /**
+   * MySQL: longest time to open a connection, and to wait for a free one in the pool; then 503.
+   */
   @IntegerSetting(100, 60_000)
   DB_CONNECT_TIMEOUT_MS = 3000;
 
-  /** A MySQL query taking longer is abandoned (its connection closed) and the request gets a 503, so none hangs. */
+  /**
+   * MySQL: a query running longer is abandoned and its connection closed; the request gets 503.
+   */
   @IntegerSetting(100, 600_000)
   DB_QUERY_TIMEOUT_MS = 5000;
 
-  /** The server retries an unreachable database at start-up for this long, then exits non-zero. */
+  /**
+   * How long the server retries an unreachable database at start-up (every 2 s) before it exits with
+   * code 1.
+   */
   @IntegerSetting(0, 3_600_000)
   DB_STARTUP_TIMEOUT_MS = 60_000;
 
-  /** Apply pending migrations when the server or the CLI starts. */
+  /** Apply pending migrations when the server or the command line starts. */
   @BooleanSetting()
   MIGRATIONS_RUN = true;
 
-  /** Serve Swagger UI at /docs and the OpenAPI document at /docs-json. */
+  /** Serve Swagger UI (`/docs`) and the OpenAPI document (`/docs-json`), production included. */
   @BooleanSetting()
   DOCS_ENABLED = true;
 
-  /** On the embedded database only: load the demo stores and a `demo` token on first start. */
+  /**
+   * Embedded SQLite only: on the first start (no stores and no tokens yet) load the demo stores and
+   * log a token for team `demo`. Never on MySQL.
+   */
   @BooleanSetting()
   DEMO_SEED = true;
 
   /**
-   * How often (ms) each instance checks whether the store list changed (an import by another
-   * instance or the CLI) and reloads its in-memory search index: the staleness bound.
+   * How often each instance checks whether the store list changed elsewhere and reloads its
+   * in-memory search index (250–3600000). See [Store
+   * search](operations.md#store-search-at-chain-scale).
    */
   @IntegerSetting(250, 3_600_000)
   STORE_INDEX_REFRESH_MS = 5000;
 
   /**
-   * How often (ms) each instance deletes `Idempotency-Key`s older than 24 hours (in bounded
-   * batches). Expiry itself does not wait for it: an expired key is ignored when used again.
+   * How often each instance deletes `Idempotency-Key`s older than 24 hours, in batches of 1000
+   * (1000–86400000). See [Idempotent creates](api.md#idempotent-creates).
    */
   @IntegerSetting(1000, 86_400_000)
   IDEMPOTENCY_CLEANUP_INTERVAL_MS = 600_000;
 
+  /**
+   * Lowest level logged: `fatal`, `error`, `warn`, `log`, `debug`, `verbose`. The demo token is
+   * logged at `warn`, so it shows unless the level is `error` or `fatal`.
+   */
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
 
-  /** Lifetime of a token issued without --expires-in-days, in days; 0: such tokens never expire. */
+  /**
+   * Lifetime of a token issued without `--expires-in-days` (0–3650; `0`: such tokens never expire).
+   */
   @IntegerSetting(0, 3650)
   TOKEN_DEFAULT_TTL_DAYS = 90;
 
   /**
-   * How long a token look-up is reused in this process, in seconds (0: look up on every
-   * request). At most 5: a revoked token must stop working everywhere within 5 s (contract §2).
+   * How long an instance reuses a token look-up (0–5; `0`: a database look-up on every request). A
+   * revocation reaches every instance within this time.
    */
   @IntegerSetting(0, 5)
   TOKEN_CACHE_SECONDS = 2;
 
-  /** Failed authentications per client address per minute before that address gets 429 (0: no limit). */
+  /**
+   * Failed authentications per client address per minute; past it, every request from that address
+   * gets 429 until the minute is over (`0`: no limit).
+   */
   @IntegerSetting(0, 1_000_000)
   AUTH_FAILURE_LIMIT_PER_MINUTE = 30;
 
-  /** Authenticated requests per token (or SSO subject) per minute before 429 (0: no limit). */
+  /** Requests per token (or SSO subject) per minute before 429 (`0`: no limit). */
   @IntegerSetting(0, 100_000_000)
   TOKEN_RATE_LIMIT_PER_MINUTE = 60_000;
 
-  /** redis://… : rate-limit counters live there, shared by every instance. Unset: in memory, per instance. Also REDIS_URL_FILE. */
+  /**
+   * `redis://[:password@]host:6379[/db]` (`rediss://` for TLS): the rate-limit counters live there,
+   * shared by every instance. Unset: in memory, per instance. Or `REDIS_URL_FILE`.
+   */
   @IsOptional()
   @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must look like redis://host:6379 (or rediss:// for TLS)' })
   REDIS_URL?: string;
 
-  /** Prefix of every Redis key the service writes, so that several services can share one Redis. */
+  /** Prefix of every Redis key the service writes. */
   @IsString()
   @MinLength(1)
   REDIS_KEY_PREFIX = 'plant-store:';
 
-  /** OIDC issuer whose JWT access tokens are accepted besides opaque tokens (unset: none). */
+  /** Single sign-on: also accept JWT access tokens of this OIDC issuer (its `iss`, exactly). */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['https', 'http'] }, { message: 'OIDC_ISSUER must be an http(s) URL' })
   OIDC_ISSUER?: string;
 
-  /** Required `aud` of those JWTs; required when OIDC_ISSUER is set. */
+  /** Required `aud` of those JWTs; must be set with `OIDC_ISSUER`. */
   @ValidateIf((env: EnvironmentVariables) => env.OIDC_ISSUER !== undefined)
   @MinLength(1)
   @IsString({ message: 'OIDC_AUDIENCE must be set when OIDC_ISSUER is set' })
   OIDC_AUDIENCE?: string;
 
-  /** The issuer's key set; unset: the `jwks_uri` of the issuer's /.well-known/openid-configuration. */
+  /**
+   * The issuer's key set. Unset: the `jwks_uri` of `<OIDC_ISSUER>/.well-known/openid-configuration`.
+   */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['https', 'http'] }, { message: 'OIDC_JWKS_URL must be an http(s) URL' })
   OIDC_JWKS_URL?: string;
 
-  /** The JWT claim that names the caller's team. */
+  /** The JWT claim that names the caller's team (a team slug). */
   @IsString()
   @MinLength(1)
   OIDC_TEAM_CLAIM = 'team';
-  /** After SIGTERM, how long readiness reports 503 while requests are still served, so load balancers stop sending traffic. */
+
+  /**
+   * On `SIGTERM`: how long `/health/ready` answers 503 while requests are still served, before the
+   * listener closes.
+   */
   @IntegerSetting(0, 600_000)
   SHUTDOWN_DRAIN_MS = 5000;
 
-  /** After the listener closed, how long in-flight requests may take before their connections are cut. */
+  /**
+   * After the listener closed: how long in-flight requests may still run before their connections
+   * are cut.
+   */
   @IntegerSetting(0, 600_000)
   SHUTDOWN_GRACE_MS = 10_000;
 
-  /** Largest accepted request body in bytes (contract: 16 KiB). */
+  /** Largest request body (2–10485760 bytes); larger → 413. */
   @IntegerSetting(2, 10_485_760)
   BODY_LIMIT_BYTES = DEFAULT_BODY_LIMIT_BYTES;
 
-  /** Comma list of origins allowed to call from a browser (CORS); unset: CORS off. */
+  /**
+   * Comma list of browser origins allowed to call the API
+   * (`https://shop.example.com,http://localhost:8080`). Unset: CORS off, no CORS headers.
+   */
   @IsOptional()
   @Matches(/^https?:\/\/[^\s,/]+(\s*,\s*https?:\/\/[^\s,/]+)*$/, {
     message: 'CORS_ORIGINS must be a comma list of origins such as https://shop.example.com,http://localhost:8080',

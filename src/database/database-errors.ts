@@ -27,7 +27,7 @@ export function isDuplicateKeyError(error: unknown): boolean {
  */
 export function isRetryableLockError(error: unknown): boolean {
   const { code, errno, sqlState } = driverError(error);
-  // 9007: TiDB's "Write conflict" in optimistic transactions (README "Scaling out").
+  // 9007: TiDB's "Write conflict" in optimistic transactions (docs/deployment.md, "Other engines").
   return code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT' || errno === 1213 || errno === 1205 || errno === 9007 || sqlState === '40001';
 }
 

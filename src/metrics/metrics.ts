@@ -30,7 +30,7 @@ export function poolStats(pool: unknown): { inUse: number; idle: number; waiting
 }
 
 /**
- * The service's Prometheus metrics, one registry per application (README "Operations").
+ * The service's Prometheus metrics, one registry per application (docs/operations.md, "Metrics").
  * Services count into it; only the server exposes it (metrics-server.ts, on METRICS_PORT).
  * The command line has its own, never read: a short-lived process is not scraped.
  */

@@ -85,7 +85,7 @@ describe('database outage under load', () => {
 
     // During the outage: fast 503s, for every kind of request that needs the database. A
     // search needs none while its token is in the token cache: it is answered from the
-    // in-memory store index (README, "Store search at chain scale"), and stays correct.
+    // in-memory store index (docs/operations.md, "Store search at chain scale"), and stays correct.
     expect(outage.length).toBeGreaterThan(0);
     expect(outage.filter((r) => r.status !== 503 && r.kind !== 'invalid' && !(r.kind === 'nearest' && r.status === 200))).toEqual([]);
     expect(outage.filter((r) => r.kind !== 'nearest' && r.kind !== 'invalid' && r.status === 503).length).toBeGreaterThan(0);
