@@ -40,6 +40,7 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
     .addTag('locations', 'Store locations nearest to a customer\'s US ZIP code.')
     .addTag('plants', "The caller's team's plant catalogue: create, list (paged), delete.")
     .addTag('health', 'Probes for load balancers and orchestrators; no token needed.')
+    .addTag('admin', 'For operators, not part of the Plant Store Service interface: tokens of every team and the store list. Needs a token with scope admin, which the other operations refuse.')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque (pst_…)', description: 'An opaque token `pst_…` issued by `npm run cli -- tokens create`, or (when the service is configured for single sign-on) a JWT access token of the OIDC issuer.' });
   const config = builder.build();
   // DocumentBuilder starts with an empty contact; package.json may have none to give.

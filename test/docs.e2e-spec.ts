@@ -151,7 +151,7 @@ describe('the published OpenAPI document, as a client team meets it', () => {
   it('has a relative server, a description for every tag, and the license and contact of package.json', () => {
     expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
     const used = new Set(all().flatMap(({ op }) => op.tags ?? []));
-    expect([...used].sort()).toEqual(['health', 'locations', 'plants']);
+    expect([...used].sort()).toEqual(['admin', 'health', 'locations', 'plants']);
     for (const name of used) expect(doc.tags!.find((tag) => tag.name === name)?.description).toEqual(expect.stringMatching(/\w/));
     expect(doc.info.license).toEqual({ name: PACKAGE.license });
     expect(doc.info.contact).toEqual({ name: PACKAGE.author.name });
@@ -164,24 +164,27 @@ describe('the published OpenAPI document, as a client team meets it', () => {
       for (const [status, response] of Object.entries(op.responses) as Array<[string, ResponseObject]>) {
         const expected = ['X-Request-Id', 'Cache-Control'];
         if (authenticated && status !== '401') expected.push('RateLimit-Policy', 'RateLimit');
+        const admin = path.startsWith('/admin/');
         if (status === '201') expected.push('Location');
+        if (admin && method === 'get' && !path.endsWith('}') && status === '200') expected.push('Link');
         if (status === '401') expected.push('WWW-Authenticate');
         if (status === '429') expected.push('Retry-After');
         if (method === 'get' && path === '/plants' && status === '200') expected.push('Link');
         const headers = response.headers ?? {};
         const documented = Object.keys(headers).sort();
         if (JSON.stringify(documented) !== JSON.stringify(expected.sort())) wrong.push({ where: `${method} ${path} ${status}`, documented, expected });
-        // Each is described once, under components.headers.
+        // Each is described once, under components.headers; the admin API's Location and Link apart from the plants'.
         for (const [name, header] of Object.entries(headers)) {
-          const definition = doc.components!.headers![name] as HeaderObject | undefined;
-          if (!('$ref' in header) || header.$ref !== `#/components/headers/${name}` || !definition?.description || !definition.schema) wrong.push({ where: `${method} ${path} ${status}`, header: name });
+          const component = admin && ['Location', 'Link'].includes(name) ? `Admin${name}` : name;
+          const definition = doc.components!.headers![component] as HeaderObject | undefined;
+          if (!('$ref' in header) || header.$ref !== `#/components/headers/${component}` || !definition?.description || !definition.schema) wrong.push({ where: `${method} ${path} ${status}`, header: name });
         }
       }
     }
     expect(wrong).toEqual([]);
     // Always sent where documented: required. Sent only sometimes: not required.
     const required = Object.entries(doc.components!.headers! as Record<string, HeaderObject>).filter(([, h]) => h.required).map(([name]) => name);
-    expect(required.sort()).toEqual(['Cache-Control', 'Location', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id']);
+    expect(required.sort()).toEqual(['AdminLocation', 'Cache-Control', 'Location', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id']);
   });
 
   it('documents the body errors a probe really answers (a probe sent a body)', async () => {

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from 'jose';
+import { ApiToken } from '../src/auth/api-token.entity.js';
 import { Plant } from '../src/plants/plant.entity.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
@@ -64,11 +65,27 @@ describe('single sign-on with OIDC access tokens', () => {
   beforeAll(async () => {
     await issuer.start();
     key = await issuer.newKey('k1');
-    t = await createTestApp({ env: { OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: AUDIENCE, OIDC_TEAM_CLAIM: 'team', AUTH_FAILURE_LIMIT_PER_MINUTE: '0' } });
+    t = await createTestApp({
+      env: { OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: AUDIENCE, OIDC_TEAM_CLAIM: 'team', OIDC_ADMIN_CLAIM: 'roles', OIDC_ADMIN_VALUE: 'plant-store-admin', AUTH_FAILURE_LIMIT_PER_MINUTE: '0' },
+    });
   });
   afterAll(async () => {
     await t.close();
     await issuer.stop();
+  });
+
+  it('OIDC_ADMIN_CLAIM: a token whose claim holds OIDC_ADMIN_VALUE is an admin token (the /admin routes, nothing of a team); a scope claim of admin grants nothing', async () => {
+    for (const roles of [['viewer', 'plant-store-admin'], 'viewer plant-store-admin']) {
+      const jwt = await issuer.sign(key, 'k1', { roles });
+      const issued = await t.http.post('/admin/tokens').set(bearer(jwt)).send({ team: 'acme', scope: 'read' }).expect(201);
+      await expect(t.dataSource.getRepository(ApiToken).findOneBy({ id: issued.body.id })).resolves.toMatchObject({ team: 'acme', scope: 'read' });
+      await t.http.get('/plants').set(bearer(jwt)).expect(403);
+    }
+    for (const claims of [{ roles: ['viewer'] }, { roles: 'plant-store-admins' }, { scope: 'openid admin write' }, {}]) {
+      const jwt = await issuer.sign(key, 'k1', claims);
+      const refused = await t.http.get('/admin/tokens').set(bearer(jwt)).expect(403);
+      expect(refused.body).toEqual({ error: 403, message: 'this token is not an admin token; listing tokens needs scope admin' });
+    }
   });
 
   it('accepts a valid token: the team comes from the claim, the scope from `scope`', async () => {

@@ -74,8 +74,12 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'tr
 type Operation = { responses: Record<string, { content?: Record<string, { schema: Schema }> }> };
 
 /** Every operation of the document, with its method and path. */
+/** The admin API (issue 22) is the service's own, apart from the spec: its paths and schemas are left out here. */
+const isAdmin = (pathOrSchema: string) => pathOrSchema.startsWith('/admin/') || pathOrSchema.startsWith('Admin');
+
+/** The operations of the spec (and the health probes). */
 function operations(doc: OpenAPIObject): Array<{ where: string; operation: Operation }> {
-  return Object.entries(doc.paths).flatMap(([path, item]) =>
+  return Object.entries(doc.paths).filter(([path]) => !isAdmin(path)).flatMap(([path, item]) =>
     METHODS.flatMap((method) => {
       const operation = (item as Record<string, Operation | undefined>)[method];
       return operation ? [{ where: `${method.toUpperCase()} ${path}`, operation }] : [];
@@ -115,7 +119,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('has every schema of the spec and the spec\'s name for each (and the response schemas of its resources)', () => {
-    expect(Object.keys(doc.components!.schemas!).sort()).toEqual(Object.keys(SPEC).sort());
+    expect(Object.keys(doc.components!.schemas!).filter((name) => !isAdmin(name)).sort()).toEqual(Object.keys(SPEC).sort());
     expect(Object.keys(SPEC)).toEqual(expect.arrayContaining(Object.keys(RESPONSE_SCHEMAS)));
   });
 

@@ -26,6 +26,8 @@ export class OidcService {
   private readonly audience?: string;
   private readonly teamClaim: string;
   private readonly jwksUrl?: string;
+  private readonly adminClaim?: string;
+  private readonly adminValue?: string;
   private keySet?: Promise<JWTVerifyGetKey>;
 
   constructor(env: ConfigService<EnvironmentVariables, true>) {
@@ -34,6 +36,8 @@ export class OidcService {
     this.audience = env.get('OIDC_AUDIENCE', { infer: true }) || undefined;
     this.teamClaim = env.get('OIDC_TEAM_CLAIM', { infer: true });
     this.jwksUrl = env.get('OIDC_JWKS_URL', { infer: true }) || undefined;
+    this.adminClaim = env.get('OIDC_ADMIN_CLAIM', { infer: true }) || undefined;
+    this.adminValue = env.get('OIDC_ADMIN_VALUE', { infer: true }) || undefined;
   }
 
   get enabled(): boolean {
@@ -69,6 +73,12 @@ export class OidcService {
     }
     const team = payload[this.teamClaim];
     if (typeof team !== 'string' || !TEAM_SLUG.test(team) || typeof payload.sub !== 'string') return null;
+    // An administrator by the identity provider's word (issue 22): the admin scope, and nothing of a team's.
+    if (this.adminClaim !== undefined && this.adminValue !== undefined) {
+      const claim = payload[this.adminClaim];
+      const values = Array.isArray(claim) ? claim : typeof claim === 'string' ? claim.split(' ') : [];
+      if (values.includes(this.adminValue)) return { tokenId: `oidc:${payload.sub}`, team, scopes: ['admin'] };
+    }
     const granted = typeof payload.scope === 'string' ? payload.scope.split(' ') : [];
     // `admin` is never granted by the scope claim: an identity provider's scope names are not ours.
     const scopes = (['read', 'write'] as TokenScope[]).filter((s) => granted.includes(s) || (s === 'read' && granted.includes('write')));

@@ -1,9 +1,10 @@
-import { ConflictException, Injectable, Logger, NotFoundException, type OnModuleDestroy } from '@nestjs/common';
+import { timingSafeEqual } from 'node:crypto';
+import { BadRequestException, ConflictException, Injectable, Logger, NotFoundException, type OnModuleDestroy } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
-import { Repository } from 'typeorm';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { MoreThan, Repository } from 'typeorm';
+import { readAdminToken, type EnvironmentVariables } from '../config/environment.js';
 import { retryWriteConflicts } from '../database/database-errors.js';
 import { ApiToken } from './api-token.entity.js';
 import { scopesOf, TOKEN_SCOPES, type Caller, type TokenScope } from './caller.js';
@@ -33,6 +34,9 @@ interface CachedToken {
   expiresAt: number | null;
 }
 
+/** The bearer of ADMIN_TOKEN_FILE's token, as audit lines and rate limits know it. */
+export const ADMIN_FILE_CALLER: Caller = { tokenId: 'admin-file', team: 'admin', scopes: ['admin'] };
+
 /** Rotate lost its race: the transaction rolls back. */
 class NotClaimed extends Error {}
 
@@ -40,7 +44,7 @@ const alreadyRotated = (token: ApiToken) => new ConflictException(`token ${token
 
 function checkLifetime(days: number | undefined): void {
   if (days !== undefined && !(Number.isInteger(days) && days >= 1 && days <= 3650)) {
-    throw new Error('expires-in-days must be a whole number from 1 to 3650');
+    throw new BadRequestException('expires-in-days must be a whole number from 1 to 3650');
   }
 }
 
@@ -57,6 +61,8 @@ export class TokensService implements OnModuleDestroy {
   private pendingUses = new Map<number, Date>();
   private readonly flushTimer: NodeJS.Timeout;
   private readonly defaultTtlDays: number;
+  /** Digest of ADMIN_TOKEN_FILE's token: a caller with scope admin that no row stands for. */
+  private readonly adminFileDigest: Buffer | null;
 
   constructor(
     @InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>,
@@ -64,6 +70,8 @@ export class TokensService implements OnModuleDestroy {
     private readonly metrics: Metrics,
   ) {
     this.defaultTtlDays = env.get('TOKEN_DEFAULT_TTL_DAYS', { infer: true });
+    const adminToken = readAdminToken(env.get('ADMIN_TOKEN_FILE', { infer: true }) || undefined);
+    this.adminFileDigest = adminToken === undefined ? null : Buffer.from(hashToken(adminToken), 'hex');
     const cacheSeconds = env.get('TOKEN_CACHE_SECONDS', { infer: true });
     this.cache = cacheSeconds > 0 ? new LRUCache({ max: CACHE_ENTRIES, ttl: cacheSeconds * 1000, ttlAutopurge: false }) : null;
     this.flushTimer = setInterval(() => void this.flushLastUsed(), LAST_USED_FLUSH_MS).unref();
@@ -86,11 +94,11 @@ export class TokensService implements OnModuleDestroy {
   /** A new token and the row that stands for it, after the checks every issued token passes. */
   private newToken({ team, name, expiresInDays, scope = 'write' }: CreateTokenOptions) {
     if (!TEAM_SLUG.test(team)) {
-      throw new Error(`team must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters), got "${team}"`);
+      throw new BadRequestException(`team must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters), got "${team}"`);
     }
-    if (name !== undefined && (name.length === 0 || name.length > 100)) throw new Error('name must be 1 to 100 characters');
+    if (name !== undefined && (name.length === 0 || name.length > 100)) throw new BadRequestException('name must be 1 to 100 characters');
     checkLifetime(expiresInDays);
-    if (!TOKEN_SCOPES.includes(scope)) throw new Error(`scope must be ${TOKEN_SCOPES.join(' or ')}, got "${scope}"`);
+    if (!TOKEN_SCOPES.includes(scope)) throw new BadRequestException(`scope must be ${TOKEN_SCOPES.join(' or ')}, got "${scope}"`);
     const days = expiresInDays ?? (this.defaultTtlDays || undefined);
     const token = generateToken();
     const fields = {
@@ -106,6 +114,19 @@ export class TokensService implements OnModuleDestroy {
 
   list(team?: string): Promise<ApiToken[]> {
     return this.tokens.find({ where: team === undefined ? {} : { team }, order: { id: 'ASC' } });
+  }
+
+  /** One page of tokens by id, as GET /plants pages: `nextAfter` is set when more follow. */
+  async page({ team, limit, after = 0 }: { team?: string; limit: number; after?: number }): Promise<{ tokens: ApiToken[]; nextAfter?: number }> {
+    const tokens = await this.tokens.find({ where: { ...(team === undefined ? {} : { team }), id: MoreThan(after) }, order: { id: 'ASC' }, take: limit + 1 });
+    if (tokens.length <= limit) return { tokens };
+    tokens.length = limit;
+    return { tokens, nextAfter: tokens[limit - 1].id };
+  }
+
+  /** The token with this id, or NotFoundException. */
+  get(id: number): Promise<ApiToken> {
+    return this.find(id);
   }
 
   async revoke(id: number): Promise<ApiToken> {
@@ -129,8 +150,8 @@ export class TokensService implements OnModuleDestroy {
     checkLifetime(expiresInDays);
     const old = await this.find(id);
     const now = Date.now();
-    if (old.revokedAt) throw new Error(`token ${id} is revoked; issue a new one with tokens create`);
-    if (old.expiresAt && old.expiresAt.getTime() <= now) throw new Error(`token ${id} has expired; issue a new one with tokens create`);
+    if (old.revokedAt) throw new ConflictException(`token ${id} is revoked; issue a new one with tokens create`);
+    if (old.expiresAt && old.expiresAt.getTime() <= now) throw new ConflictException(`token ${id} has expired; issue a new one with tokens create`);
     if (old.replacedBy !== null) throw alreadyRotated(old);
     const graceEnd = new Date(now + graceMs);
     const expiresAt = old.expiresAt && old.expiresAt <= graceEnd ? old.expiresAt : graceEnd;
@@ -156,7 +177,7 @@ export class TokensService implements OnModuleDestroy {
       // Read after the rollback: inside it, MySQL's snapshot would still show the old state.
       const current = await this.find(id);
       if (current.replacedBy !== null) throw alreadyRotated(current);
-      throw new Error(`token ${id} is revoked; issue a new one with tokens create`);
+      throw new ConflictException(`token ${id} is revoked; issue a new one with tokens create`);
     }
     Object.assign(old, { replacedBy: record.id, expiresAt });
     this.evict(id);
@@ -170,6 +191,7 @@ export class TokensService implements OnModuleDestroy {
   async authenticate(token: string): Promise<Caller | null> {
     if (!isWellFormedToken(token)) return null;
     const hash = hashToken(token);
+    if (this.adminFileDigest && timingSafeEqual(this.adminFileDigest, Buffer.from(hash, 'hex'))) return ADMIN_FILE_CALLER;
     let entry = this.cache?.get(hash);
     this.metrics.tokenCacheLookups.inc({ result: entry ? 'hit' : 'miss' });
     if (!entry) {

@@ -30,6 +30,15 @@ const RESPONSE_HEADERS = {
     description: 'Present when more plants follow: the next page (RFC 8288), with the same `limit` and `tag` and `after` set to the last id of this page.',
     schema: { type: 'string', example: '</plants?limit=100&after=100>; rel="next"' },
   },
+  AdminLocation: {
+    description: 'Path of the new resource of the admin API, carrying its id.',
+    required: true,
+    schema: { type: 'string', example: '/admin/tokens/12' },
+  },
+  AdminLink: {
+    description: 'Present when more items follow: the next page (RFC 8288), with the same filters and `after` set to the last item of this page.',
+    schema: { type: 'string', example: '</admin/tokens?limit=100&after=100>; rel="next"' },
+  },
   'WWW-Authenticate': {
     description: 'The bearer challenge (RFC 6750): `Bearer realm="plant-store"` when the header was missing, with `, error="invalid_token"` when the token was refused.',
     required: true,
@@ -52,6 +61,11 @@ export type ResponseHeader = keyof typeof RESPONSE_HEADERS;
 /** The `headers` of a documented response: references to the named headers. */
 export function responseHeaders(...names: ResponseHeader[]): Record<string, ReferenceObject> {
   return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+}
+
+/** The admin API's Location and Link, described apart from the plant operations' own. */
+export function adminHeaders(...names: Array<'Location' | 'Link'>): Record<string, ReferenceObject> {
+  return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/Admin${name}` }]));
 }
 
 /** Headers on every response, whatever the operation and status (contract §1). */

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { applyDecorators } from '@nestjs/common';
 import { plainToInstance, Transform } from 'class-transformer';
+import { isWellFormedToken } from '../auth/token-format.js';
 import {
   IsBoolean,
   IsIn,
@@ -285,6 +286,37 @@ export class EnvironmentVariables {
   OIDC_TEAM_CLAIM = 'team';
 
   /**
+   * A JWT claim that makes its holder an administrator (scope `admin`: the /admin routes only), e.g.
+   * `roles`; with `OIDC_ADMIN_VALUE`. The claim may be a string (space-separated values) or an array.
+   */
+  @ValidateIf((env: EnvironmentVariables) => env.OIDC_ADMIN_VALUE !== undefined || env.OIDC_ADMIN_CLAIM !== undefined)
+  @MinLength(1)
+  @IsString({ message: 'OIDC_ADMIN_CLAIM must be set when OIDC_ADMIN_VALUE is set' })
+  OIDC_ADMIN_CLAIM?: string;
+
+  /** The value of `OIDC_ADMIN_CLAIM` that grants the admin scope, e.g. `plant-store-admin`. */
+  @ValidateIf((env: EnvironmentVariables) => env.OIDC_ADMIN_VALUE !== undefined || env.OIDC_ADMIN_CLAIM !== undefined)
+  @MinLength(1)
+  @IsString({ message: 'OIDC_ADMIN_VALUE must be set when OIDC_ADMIN_CLAIM is set' })
+  OIDC_ADMIN_VALUE?: string;
+
+  /**
+   * A file holding one token (`pst_…`, as `tokens create` prints it) that the service accepts as an
+   * admin token, for container platforms where nobody runs the command line: mount it from a secret.
+   * Only its digest is kept; audit lines name it `admin-file`. An unreadable file or one that holds no
+   * well-formed token stops start-up.
+   */
+  @IsOptional()
+  @ValidateBy({
+    name: 'adminTokenFile',
+    validator: {
+      validate: (value) => adminTokenProblem(value as string) === undefined,
+      defaultMessage: (args) => `ADMIN_TOKEN_FILE: ${adminTokenProblem(args?.value as string)}`,
+    },
+  })
+  ADMIN_TOKEN_FILE?: string;
+
+  /**
    * On `SIGTERM`: how long `/health/ready` answers 503 while requests are still served, before the
    * listener closes.
    */
@@ -364,6 +396,22 @@ export function readSecretFiles(env: Record<string, string | undefined>): void {
     delete env[`${name}_FILE`];
   }
   if (problems.length > 0) throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+}
+
+/** Why ADMIN_TOKEN_FILE cannot serve, or undefined when it can. */
+function adminTokenProblem(path: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    return `cannot read the file (${(error as Error).message})`;
+  }
+  return isWellFormedToken(text) ? undefined : 'the file must hold one token as `tokens create` prints it (pst_ and 49 letters and digits)';
+}
+
+/** The admin token of ADMIN_TOKEN_FILE (checked at start-up), or undefined. */
+export function readAdminToken(path: string | undefined): string | undefined {
+  return path ? readFileSync(path, 'utf8').replace(/\r?\n$/, '') : undefined;
 }
 
 function databaseHost(env: EnvironmentVariables): string | undefined {

@@ -1,3 +1,4 @@
+import { Logger, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { OpenAPIObject } from '@nestjs/swagger';
@@ -22,11 +23,15 @@ let cached: Promise<OpenAPIObject> | undefined;
  */
 export function openApiDocument(): Promise<OpenAPIObject> {
   cached ??= (async () => {
+    // `logger: false` replaces Nest's one process-wide logger: the test app's (an audit capture,
+    // say) is put back afterwards, or the first request of a file would silence it for good.
+    const previous = (Logger as unknown as { staticInstanceRef?: LoggerService }).staticInstanceRef;
     const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), { preview: true, logger: false, bodyParser: false });
     try {
       return buildOpenApiDocument(app);
     } finally {
       await app.close();
+      Logger.overrideLogger(previous ?? false);
     }
   })();
   return cached;
