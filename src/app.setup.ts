@@ -9,6 +9,7 @@ import { ErrorBody } from './common/error-body.js';
 import { jsonBody } from './common/json-body.js';
 import { requestContext } from './common/request-context.middleware.js';
 import type { AppConfig } from './config/config.module.js';
+import { STORE_IMPORT_PATH } from './locations/admin-stores.controller.js';
 import { Metrics } from './metrics/metrics.js';
 
 /** The package.json fields the document's `info` is taken from. */
@@ -81,7 +82,7 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   const corsOrigins = config.get('CORS_ORIGINS', { infer: true });
   // CORS stays off (no Access-Control-* headers at all) unless origins are listed.
   if (corsOrigins) app.enableCors({ origin: corsOrigins.split(',').map((o) => o.trim()), exposedHeaders: ['Location', 'Link', 'X-Request-Id', 'RateLimit-Policy', 'RateLimit', 'Retry-After'], maxAge: 600 });
-  app.use(jsonBody(config.get('BODY_LIMIT_BYTES', { infer: true })));
+  app.use(jsonBody(config.get('BODY_LIMIT_BYTES', { infer: true }), [STORE_IMPORT_PATH]));
   if (options.docs) {
     SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json', yamlDocumentUrl: 'docs-yaml' });
   }

@@ -133,6 +133,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/stores": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List stores
+         * @description Stores by code, a page at a time.
+         */
+        get: operations["adminListStores"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/stores/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the store list
+         * @description Every store as CSV, ordered by code, in the format the import takes back. Streamed.
+         */
+        get: operations["adminExportStores"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/stores/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a store
+         * @description One store by its code.
+         */
+        get: operations["adminGetStore"];
+        /**
+         * Create or replace a store
+         * @description The store with this code, checked as a row of the import; 201 when it is new, 200 when it replaced one.
+         */
+        put: operations["adminPutStore"];
+        post?: never;
+        /**
+         * Delete a store
+         * @description Deletes the store with this code.
+         */
+        delete: operations["adminDeleteStore"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/stores/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a store list (CSV)
+         * @description The CSV of `locations import`, uploaded as `text/csv` and streamed to a temporary file: every row is checked first, then all are written in one transaction, upserting by code. A bad file writes nothing and answers 422 listing the bad lines (the first 50, then how many more). An upload cut off writes nothing.
+         */
+        post: operations["adminImportStores"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -577,6 +665,290 @@ export interface components {
             Code: string;
             /** @description Locations within max_distance, nearest first (ties by name, then store code); empty when none. */
             locations: components["schemas"]["Location"][];
+        };
+        /** @description A store as stored: what searches answer with, and its code. */
+        AdminStore: {
+            /**
+             * @description The store's code, its key.
+             * @example NY-0042
+             */
+            code: string;
+            /**
+             * @description Name.
+             * @example Fern & Fig Chelsea
+             */
+            name: string;
+            /**
+             * @description Street address.
+             * @example 1083 Cedar Lane
+             */
+            address: string;
+            /**
+             * @description City.
+             * @example New York
+             */
+            city: string;
+            /**
+             * @description State or territory code.
+             * @example NY
+             */
+            state: string;
+            /**
+             * @description ZIP code.
+             * @example 10001
+             */
+            zip: string;
+            /**
+             * @description Latitude, six decimals.
+             * @example 40.755823
+             */
+            lat: string;
+            /**
+             * @description Longitude, six decimals.
+             * @example -74.001164
+             */
+            lng: string;
+            /**
+             * @description Monday hours.
+             * @example 9:00 AM - 6:00 PM
+             */
+            monday: string;
+            /**
+             * @description Tuesday hours.
+             * @example 9:00 AM - 6:00 PM
+             */
+            tuesday: string;
+            /**
+             * @description Wednesday hours.
+             * @example 9:00 AM - 6:00 PM
+             */
+            wednesday: string;
+            /**
+             * @description Thursday hours.
+             * @example 9:00 AM - 6:00 PM
+             */
+            thursday: string;
+            /**
+             * @description Friday hours.
+             * @example 9:00 AM - 6:00 PM
+             */
+            friday: string;
+            /**
+             * @description Saturday hours.
+             * @example 10:00 AM - 4:00 PM
+             */
+            saturday: string;
+            /**
+             * @description Sunday hours.
+             * @example Closed
+             */
+            sunday: string;
+            /**
+             * Format: date-time
+             * @description When it last changed (ISO 8601, UTC).
+             * @example 2026-11-24T10:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. */
+        AdminStoreRequest: {
+            /**
+             * @description Name, 1 to 200 characters.
+             * @example Fern & Fig Chelsea
+             */
+            name: string;
+            /**
+             * @description Street address, 1 to 200 characters.
+             * @example 1083 Cedar Lane
+             */
+            address: string;
+            /**
+             * @description City, 1 to 100 characters.
+             * @example New York
+             */
+            city: string;
+            /**
+             * @description US state or territory code, any case (stored upper case).
+             * @example NY
+             */
+            state: string;
+            /**
+             * @description ZIP code: 12345 or 12345-6789.
+             * @example 10001
+             */
+            zip: string;
+            /**
+             * @description Latitude in decimal degrees (kept to 6 decimals). Leave out with lng to use the ZIP code's point.
+             * @example 40.755823
+             */
+            lat?: string;
+            /**
+             * @description Longitude in decimal degrees (kept to 6 decimals), with lat.
+             * @example -74.001164
+             */
+            lng?: string;
+            /**
+             * @description Hours: `Closed`, or ranges like `9:00 AM - 6:00 PM` joined by `, `, each closing after it opens, in order.
+             * @example 9:00 AM - 6:00 PM
+             */
+            monday: string;
+            /**
+             * @description Hours: `Closed`, or ranges like `9:00 AM - 6:00 PM` joined by `, `, each closing after it opens, in order.
+             * @example 9:00 AM - 6:00 PM
+             */
+            tuesday: string;
+            /**
+             * @description Hours: `Closed`, or ranges like `9:00 AM - 6:00 PM` joined by `, `, each closing after it opens, in order.
+             * @example 9:00 AM - 6:00 PM
+             */
+            wednesday: string;
+            /**
+             * @description Hours: `Closed`, or ranges like `9:00 AM - 6:00 PM` joined by `, `, each closing after it opens, in order.
+             * @example 9:00 AM - 6:00 PM
+             */
+            thursday: string;
+            /**
+             * @description Hours: `Closed`, or ranges like `9:00 AM - 6:00 PM` joined by `, `, each closing after it opens, in order.
+             * @example 9:00 AM - 6:00 PM
+             */
+            friday: string;
+            /**
+             * @description Hours: `Closed`, or ranges like `9:00 AM - 6:00 PM` joined by `, `, each closing after it opens, in order.
+             * @example 10:00 AM - 4:00 PM
+             */
+            saturday: string;
+            /**
+             * @description Hours: `Closed`, or ranges like `9:00 AM - 6:00 PM` joined by `, `, each closing after it opens, in order.
+             * @example Closed
+             */
+            sunday: string;
+        };
+        /** @description The store as stored, and the warnings of its check (coordinates far from the ZIP code). */
+        AdminStoreWritten: {
+            /**
+             * @description The store's code, its key.
+             * @example NY-0042
+             */
+            code: string;
+            /**
+             * @description Name.
+             * @example Fern & Fig Chelsea
+             */
+            name: string;
+            /**
+             * @description Street address.
+             * @example 1083 Cedar Lane
+             */
+            address: string;
+            /**
+             * @description City.
+             * @example New York
+             */
+            city: string;
+            /**
+             * @description State or territory code.
+             * @example NY
+             */
+            state: string;
+            /**
+             * @description ZIP code.
+             * @example 10001
+             */
+            zip: string;
+            /**
+             * @description Latitude, six decimals.
+             * @example 40.755823
+             */
+            lat: string;
+            /**
+             * @description Longitude, six decimals.
+             * @example -74.001164
+             */
+            lng: string;
+            /**
+             * @description Monday hours.
+             * @example 9:00 AM - 6:00 PM
+             */
+            monday: string;
+            /**
+             * @description Tuesday hours.
+             * @example 9:00 AM - 6:00 PM
+             */
+            tuesday: string;
+            /**
+             * @description Wednesday hours.
+             * @example 9:00 AM - 6:00 PM
+             */
+            wednesday: string;
+            /**
+             * @description Thursday hours.
+             * @example 9:00 AM - 6:00 PM
+             */
+            thursday: string;
+            /**
+             * @description Friday hours.
+             * @example 9:00 AM - 6:00 PM
+             */
+            friday: string;
+            /**
+             * @description Saturday hours.
+             * @example 10:00 AM - 4:00 PM
+             */
+            saturday: string;
+            /**
+             * @description Sunday hours.
+             * @example Closed
+             */
+            sunday: string;
+            /**
+             * Format: date-time
+             * @description When it last changed (ISO 8601, UTC).
+             * @example 2026-11-24T10:00:00.000Z
+             */
+            updated_at: string;
+            /**
+             * @description Warnings, e.g. `lat: is more than 100 miles from ZIP 10001`; empty when none.
+             * @example []
+             */
+            warnings: string[];
+        };
+        /** @description What an import did (or, in a dry run, would do). */
+        AdminStoreImport: {
+            /**
+             * @description Rows read (the header not counted).
+             * @example 391
+             */
+            read: number;
+            /**
+             * @description Stores added.
+             * @example 3
+             */
+            inserted: number;
+            /**
+             * @description Stores changed.
+             * @example 5
+             */
+            updated: number;
+            /**
+             * @description Rows equal to the stored store.
+             * @example 383
+             */
+            unchanged: number;
+            /**
+             * @description Stores deleted by `prune`.
+             * @example 0
+             */
+            pruned: number;
+            /**
+             * @description Whether nothing was written (`dry_run`).
+             * @example false
+             */
+            dry_run: boolean;
+            /**
+             * @description Warnings by line (the first 50), e.g. coordinates far from the ZIP code.
+             * @example []
+             */
+            warnings: string[];
         };
     };
     responses: never;
@@ -2116,6 +2488,951 @@ export interface operations {
                      * @example {
                      *       "error": 415,
                      *       "message": "request body must be sent as application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminListStores: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of stores to return: 1 to 1000. Default: 100. */
+                limit?: number;
+                /** @description Cursor: only stores whose code sorts after this one. The `Link` header of a page gives the next one. */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stores. */
+            200: {
+                headers: {
+                    Link: components["headers"]["AdminLink"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminStore"][];
+                };
+            };
+            /** @description A query parameter is invalid or unknown. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "limit must be an integer from 1 to 1000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; listing stores needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminExportStores: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV, with its header row. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; exporting stores needs scope admin"
+                     *     }
+                     */
+                    "text/csv": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminGetStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The store's code (its key in the CSV), 1 to 64 characters. */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The store. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminStore"];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; reading stores needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No store with this code. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 404,
+                     *       "message": "store \"NY-0042\" not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminPutStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The store's code (its key in the CSV), 1 to 64 characters. */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminStoreRequest"];
+            };
+        };
+        responses: {
+            /** @description Replaced (or already equal). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminStoreWritten"];
+                };
+            };
+            /** @description Created; `Location` is the store. */
+            201: {
+                headers: {
+                    Location: components["headers"]["AdminLocation"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminStoreWritten"];
+                };
+            };
+            /** @description A field is missing, not text, or breaks a rule of the store CSV; the message names each, with the import's words. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "state: \"XX\" is not a US state or territory code"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; changing stores needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (BODY_LIMIT_BYTES, by default 16384 bytes). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 413,
+                     *       "message": "request body exceeds the limit of 16384 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 415,
+                     *       "message": "request body must be sent as application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminDeleteStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The store's code (its key in the CSV), 1 to 64 characters. */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. No body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; changing stores needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No store with this code. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 404,
+                     *       "message": "store \"NY-0042\" not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminImportStores: {
+        parameters: {
+            query?: {
+                /** @description Check and report, write nothing. Default: false. */
+                dry_run?: boolean;
+                /** @description Also delete the stores whose code is not in the file (only once the whole file is valid). Default: false. */
+                prune?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The CSV, header `code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday`. */
+        requestBody: {
+            content: {
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Imported (or, with `dry_run`, checked). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminStoreImport"];
+                };
+            };
+            /** @description A query parameter is invalid or unknown. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "dry_run must be true or false"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; importing stores needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is larger than STORE_IMPORT_MAX_BYTES (50 MiB by default). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 413,
+                     *       "message": "the file exceeds the limit of 52428800 bytes (STORE_IMPORT_MAX_BYTES)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as text/csv. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 415,
+                     *       "message": "the store list must be sent as text/csv"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file has bad rows; nothing was written. The message lists each bad line and column with its reason. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 422,
+                     *       "message": "the file was not imported, 1 problem found:\n  line 3, state: \"XX\" is not a US state or territory code"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

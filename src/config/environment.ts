@@ -335,6 +335,13 @@ export class EnvironmentVariables {
   BODY_LIMIT_BYTES = DEFAULT_BODY_LIMIT_BYTES;
 
   /**
+   * Largest store list `POST /admin/stores/import` takes, in bytes; larger → 413. The upload is
+   * streamed to a temporary file, so memory does not grow with it; the JSON body limit above stays.
+   */
+  @IntegerSetting(1024, 1_073_741_824)
+  STORE_IMPORT_MAX_BYTES = 52_428_800;
+
+  /**
    * Comma list of browser origins allowed to call the API
    * (`https://shop.example.com,http://localhost:8080`). Unset: CORS off, no CORS headers.
    */

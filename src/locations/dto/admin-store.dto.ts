@@ -1,0 +1,123 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsString, ValidateBy, type ValidationArguments } from 'class-validator';
+import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
+import type { Store } from '../store.entity.js';
+import { WEEKDAYS } from '../store.entity.js';
+
+/** Text as a CSV field holds it; the rules of a store row (store-csv.ts) check it afterwards, with the import's messages. */
+const Field = (options: FieldOptions) => ValidateField({ type: 'string', ...options }, IsString({ message: ({ property }) => `${property} must be a string` }));
+const HOURS = 'Hours: `Closed`, or ranges like `9:00 AM - 6:00 PM` joined by `, `, each closing after it opens, in order.';
+
+@ApiSchema({ name: 'AdminStoreRequest', description: 'A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row.' })
+export class StoreRequest {
+  @Field({ description: 'Name, 1 to 200 characters.', example: 'Fern & Fig Chelsea' })
+  name: string;
+
+  @Field({ description: 'Street address, 1 to 200 characters.', example: '1083 Cedar Lane' })
+  address: string;
+
+  @Field({ description: 'City, 1 to 100 characters.', example: 'New York' })
+  city: string;
+
+  @Field({ description: 'US state or territory code, any case (stored upper case).', example: 'NY' })
+  state: string;
+
+  @Field({ description: 'ZIP code: 12345 or 12345-6789.', example: '10001' })
+  zip: string;
+
+  @Field({ optional: true, description: 'Latitude in decimal degrees (kept to 6 decimals). Leave out with lng to use the ZIP code\'s point.', example: '40.755823' })
+  lat?: string;
+
+  @Field({ optional: true, description: 'Longitude in decimal degrees (kept to 6 decimals), with lat.', example: '-74.001164' })
+  lng?: string;
+
+  @Field({ description: HOURS, example: '9:00 AM - 6:00 PM' }) monday: string;
+  @Field({ description: HOURS, example: '9:00 AM - 6:00 PM' }) tuesday: string;
+  @Field({ description: HOURS, example: '9:00 AM - 6:00 PM' }) wednesday: string;
+  @Field({ description: HOURS, example: '9:00 AM - 6:00 PM' }) thursday: string;
+  @Field({ description: HOURS, example: '9:00 AM - 6:00 PM' }) friday: string;
+  @Field({ description: HOURS, example: '10:00 AM - 4:00 PM' }) saturday: string;
+  @Field({ description: HOURS, example: 'Closed' }) sunday: string;
+}
+
+@ApiSchema({ name: 'AdminStore', description: 'A store as stored: what searches answer with, and its code.' })
+export class StoreView {
+  @ApiProperty({ description: "The store's code, its key.", example: 'NY-0042' })
+  code: string;
+  @ApiProperty({ description: 'Name.', example: 'Fern & Fig Chelsea' }) name: string;
+  @ApiProperty({ description: 'Street address.', example: '1083 Cedar Lane' }) address: string;
+  @ApiProperty({ description: 'City.', example: 'New York' }) city: string;
+  @ApiProperty({ description: 'State or territory code.', example: 'NY' }) state: string;
+  @ApiProperty({ description: 'ZIP code.', example: '10001' }) zip: string;
+  @ApiProperty({ description: 'Latitude, six decimals.', example: '40.755823' }) lat: string;
+  @ApiProperty({ description: 'Longitude, six decimals.', example: '-74.001164' }) lng: string;
+  @ApiProperty({ description: 'Monday hours.', example: '9:00 AM - 6:00 PM' }) monday: string;
+  @ApiProperty({ description: 'Tuesday hours.', example: '9:00 AM - 6:00 PM' }) tuesday: string;
+  @ApiProperty({ description: 'Wednesday hours.', example: '9:00 AM - 6:00 PM' }) wednesday: string;
+  @ApiProperty({ description: 'Thursday hours.', example: '9:00 AM - 6:00 PM' }) thursday: string;
+  @ApiProperty({ description: 'Friday hours.', example: '9:00 AM - 6:00 PM' }) friday: string;
+  @ApiProperty({ description: 'Saturday hours.', example: '10:00 AM - 4:00 PM' }) saturday: string;
+  @ApiProperty({ description: 'Sunday hours.', example: 'Closed' }) sunday: string;
+  @ApiProperty({ description: 'When it last changed (ISO 8601, UTC).', format: 'date-time', example: '2026-11-24T10:00:00.000Z' })
+  updated_at: string;
+}
+
+@ApiSchema({ name: 'AdminStoreWritten', description: 'The store as stored, and the warnings of its check (coordinates far from the ZIP code).' })
+export class StoreWrittenView extends StoreView {
+  @ApiProperty({ description: 'Warnings, e.g. `lat: is more than 100 miles from ZIP 10001`; empty when none.', type: [String], example: [] })
+  warnings: string[];
+}
+
+export class ListStoresQuery {
+  @ValidateInteger({ optional: true, query: true, minimum: 1, maximum: 1000, description: 'Maximum number of stores to return: 1 to 1000. Default: 100.' })
+  limit: number = 100;
+
+  @ValidateText({ optional: true, maxLength: 64, description: 'Cursor: only stores whose code sorts after this one. The `Link` header of a page gives the next one.' })
+  after?: string;
+}
+
+/** A query flag: `true` or `false`, nothing else ("1", "yes" and a repeated parameter are refused). */
+const QueryFlag = (description: string) =>
+  ValidateField(
+    { type: 'boolean', optional: true, description },
+    Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value)),
+    ValidateBy({
+      name: 'isFlag',
+      validator: { validate: (value: unknown) => typeof value === 'boolean', defaultMessage: ({ property }: ValidationArguments) => `${property} must be true or false` },
+    }),
+  );
+
+export class ImportQuery {
+  @QueryFlag('Check and report, write nothing. Default: false.')
+  dry_run?: boolean;
+
+  @QueryFlag('Also delete the stores whose code is not in the file (only once the whole file is valid). Default: false.')
+  prune?: boolean;
+}
+
+@ApiSchema({ name: 'AdminStoreImport', description: 'What an import did (or, in a dry run, would do).' })
+export class ImportView {
+  @ApiProperty({ description: 'Rows read (the header not counted).', type: 'integer', example: 391 }) read: number;
+  @ApiProperty({ description: 'Stores added.', type: 'integer', example: 3 }) inserted: number;
+  @ApiProperty({ description: 'Stores changed.', type: 'integer', example: 5 }) updated: number;
+  @ApiProperty({ description: 'Rows equal to the stored store.', type: 'integer', example: 383 }) unchanged: number;
+  @ApiProperty({ description: 'Stores deleted by `prune`.', type: 'integer', example: 0 }) pruned: number;
+  @ApiProperty({ description: 'Whether nothing was written (`dry_run`).', example: false }) dry_run: boolean;
+  @ApiProperty({ description: 'Warnings by line (the first 50), e.g. coordinates far from the ZIP code.', type: [String], example: [] }) warnings: string[];
+}
+
+export function storeView(store: Store): StoreView {
+  return {
+    code: store.code,
+    name: store.name,
+    address: store.address,
+    city: store.city,
+    state: store.state,
+    zip: store.zip,
+    lat: store.lat.toFixed(6),
+    lng: store.lng.toFixed(6),
+    ...Object.fromEntries(WEEKDAYS.map((day) => [day, store[day]])),
+    updated_at: store.updatedAt.toISOString(),
+  } as StoreView;
+}

@@ -1,0 +1,85 @@
+import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, MoreThan } from 'typeorm';
+import { retryWriteConflicts } from '../database/database-errors.js';
+import { STORE_CSV_COLUMNS, validateStoreRecord, type StoreRow } from './store-csv.js';
+import { STORES_IMPORTED, type StoresImported } from './store-import.service.js';
+import { Store, WEEKDAYS } from './store.entity.js';
+import { ZipGeocoder } from './zip-geocoder.js';
+
+/** The fields of one store as the admin API takes them: the CSV row's, as text. */
+export type StoreFields = Omit<Record<(typeof STORE_CSV_COLUMNS)[number], string>, 'code' | 'lat' | 'lng'> & { lat?: string; lng?: string };
+
+const STORED_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
+const BUMP_VERSION = 'UPDATE store_catalog SET version = version + 1 WHERE id = 1';
+
+/**
+ * One store at a time, for the admin API (issue 22): the same checks as a row of the CSV import
+ * (validateStoreRecord, the same texts), and like an import each change bumps
+ * `store_catalog.version` in its transaction, so that every instance's search index takes it
+ * within STORE_INDEX_REFRESH_MS (this one at once).
+ */
+@Injectable()
+export class StoreAdminService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly geocoder: ZipGeocoder,
+    @Inject(STORES_IMPORTED) private readonly storesImported: StoresImported,
+  ) {}
+
+  /** Creates or replaces the store `code`; `created` tells which. Invalid fields: 400 naming each. */
+  async upsert(code: string, fields: StoreFields): Promise<{ store: Store; created: boolean; warnings: string[] }> {
+    const record = STORE_CSV_COLUMNS.map((column) => (column === 'code' ? code : (fields[column] ?? '')));
+    const { row, problems, warnings } = validateStoreRecord(record, 0, (zip) => this.geocoder.lookup(zip));
+    if (!row) throw new BadRequestException(problems.map((p) => (p.column ? `${p.column}: ${p.reason}` : p.reason)).join('; '));
+    // The path is the code as given; a code with surrounding spaces would be stored trimmed under another key.
+    if (row.code !== code) throw new BadRequestException('code: has white space around it');
+    const result = await retryWriteConflicts(() =>
+      this.dataSource.transaction(async (manager) => {
+        const current = await manager.findOneBy(Store, { code });
+        if (current && STORED_FIELDS.every((field) => current[field] === row[field])) return { store: current, created: false, changed: false };
+        if (current) await manager.update(Store, { id: current.id }, { ...pick(row), updatedAt: new Date() });
+        else await manager.insert(Store, { ...row });
+        await manager.query(BUMP_VERSION);
+        return { store: await manager.findOneByOrFail(Store, { code }), created: !current, changed: true };
+      }),
+    );
+    if (result.changed) await this.storesImported();
+    return { store: result.store, created: result.created, warnings: warnings.map((w) => `${w.column}: ${w.reason}`) };
+  }
+
+  async remove(code: string): Promise<Store> {
+    const store = await retryWriteConflicts(() =>
+      this.dataSource.transaction(async (manager) => {
+        const current = await manager.findOneBy(Store, { code });
+        if (!current) return null;
+        await manager.delete(Store, { id: current.id });
+        await manager.query(BUMP_VERSION);
+        return current;
+      }),
+    );
+    if (!store) throw notFound(code);
+    await this.storesImported();
+    return store;
+  }
+
+  async get(code: string): Promise<Store> {
+    const store = await this.dataSource.getRepository(Store).findOneBy({ code });
+    if (!store) throw notFound(code);
+    return store;
+  }
+
+  /** One page by code, as GET /plants pages by id: `nextAfter` is set when more follow. */
+  async page({ limit, after }: { limit: number; after?: string }): Promise<{ stores: Store[]; nextAfter?: string }> {
+    const stores = await this.dataSource.getRepository(Store).find({ where: after === undefined ? {} : { code: MoreThan(after) }, order: { code: 'ASC' }, take: limit + 1 });
+    if (stores.length <= limit) return { stores };
+    stores.length = limit;
+    return { stores, nextAfter: stores[limit - 1].code };
+  }
+}
+
+const notFound = (code: string) => new NotFoundException(`store ${JSON.stringify(code)} not found`);
+
+function pick(row: StoreRow): Partial<Store> {
+  return Object.fromEntries(STORED_FIELDS.map((field) => [field, row[field]]));
+}
