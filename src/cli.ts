@@ -6,6 +6,7 @@ import { Presets, SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { ApiToken } from './auth/api-token.entity.js';
 import { TOKEN_SCOPES, type TokenScope } from './auth/caller.js';
+import { generateToken } from './auth/token-format.js';
 import { TokensService } from './auth/tokens.service.js';
 import { appConfigModule } from './config/config.module.js';
 import { loadEnvironment } from './config/environment.js';
@@ -146,6 +147,13 @@ tokens
       say(`token ${id} revoked`);
     }),
   );
+
+tokens
+  .command('generate')
+  .description('Print a new token without storing it: the content of ADMIN_TOKEN_FILE (needs no database).')
+  .action(() => {
+    process.stdout.write(`${generateToken()}\n`);
+  });
 
 tokens
   .command('rotate')
