@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { ROOT, cli, fmt, freePort, freshDatabase } from './lib.mjs';
 import { plantRows } from './plants.mjs';
-import { benchScenarios } from './scenarios.mjs';
+import { benchScenarios, searchDuringImport } from './scenarios.mjs';
 
 const LIMIT_MB = Number(process.env.MEMORY_LIMIT_MB ?? 256);
 const DURATION = Number(process.env.DURATION ?? 10);
@@ -133,6 +133,18 @@ for (const scenario of scenarios) {
   }
 }
 
+// A 100,000-row store list uploaded to the admin API while searches run (issue 22): the upload is
+// spooled to a file and imported in two streamed passes, so it must fit in the same limit.
+let duringImport;
+if (!exit) {
+  const importFile = join(work, 'import.csv');
+  execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), importFile, '43'], { stdio: 'ignore' });
+  const adminToken = await cli(env, 'tokens', 'create', '--team', 'ops', '--scope', 'admin');
+  console.error('importing a store list through the admin API while searching…');
+  duringImport = await searchDuringImport({ url, teamToken: tokens[0], adminToken, csvFile: importFile });
+  rows.push({ name: `POST /locations/nearest 5 mi during an import of ${STORES} rows`, rps: duringImport.duringRps, p99: NaN, failed: duringImport.searchFailures + (duringImport.importStatus === 200 ? 0 : 1), peak: readNumber('memory.max_usage_in_bytes') / MiB });
+}
+
 const cores = exit ? NaN : (cpuSeconds() - cpuBefore) / ((Date.now() - loadStarted) / 1000);
 const alive = !exit && (await fetch(`${url}/health/ready`).then((r) => r.ok, () => false));
 const samePid = alive && readFileSync(cg('cgroup.procs'), 'utf8').trim().split('\n').map(Number).includes(pid);
@@ -152,6 +164,7 @@ for (const r of rows) console.log(`| ${r.name} | ${fmt(r.rps)} | ${r.p99} | ${r.
 console.log(`\nmemory.max_usage_in_bytes: ${fmt(peak)} MiB of ${LIMIT_MB} MiB (page cache included)`);
 console.log(`at the end: rss ${fmt(stat.total_rss / MiB)} MiB, cache ${fmt(stat.total_cache / MiB)} MiB (memory.stat); process VmRSS ${fmt(rssNow)} MiB, VmHWM (its peak RSS) ${fmt(rssPeak)} MiB`);
 console.log(`CPU: ${fmt(cores, 2)} cores busy on average under the load (the machine has ${availableParallelism()}, shared with autocannon and the database)`);
+if (duringImport) console.log(`store import through the admin API: ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}); searches ${fmt(duringImport.duringRps)} req/s during it against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %)`);
 console.log(`memory.failcnt: ${failcnt}; oom_kill: ${oom.oom_kill ?? 'n/a'}; under_oom: ${oom.under_oom}`);
 console.log(`service: ${alive ? `alive, same pid ${pid}` : `GONE (${JSON.stringify(exit)})`}; failed requests: ${failedRequests}; log in ${logFile}`);
 

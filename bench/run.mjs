@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { ROOT, cli, fmt, freePort, freshDatabase, startProcess } from './lib.mjs';
-import { benchScenarios } from './scenarios.mjs';
+import { benchScenarios, searchDuringImport } from './scenarios.mjs';
 import { plantRows } from './plants.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 10);
@@ -106,6 +106,12 @@ for (const scenario of scenarios.filter((s) => !SCENARIOS || SCENARIOS.some((pre
   }
   for (const variant of VARIANTS) results.push({ scenario, variant, s: combine(runs[variant]), b: scenario.baseline ? combine(runs.b) : undefined });
 }
+// Searches while the admin API imports another 100,000-row list (issue 22): every row changes.
+const importFile = join(mkdtempSync(join(tmpdir(), 'plant-store-bench-import-')), 'stores.csv');
+execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), importFile, '43'], { stdio: 'ignore' });
+const adminToken = await cli(env, 'tokens', 'create', '--team', 'ops', '--scope', 'admin');
+console.error('running searches during an import…');
+const duringImport = await searchDuringImport({ url: services[0].url, teamToken: tokens[0], adminToken, csvFile: importFile });
 for (const service of services) await service.stop();
 await baseline.stop();
 sink.close();
@@ -140,5 +146,9 @@ if (plantsBaseline && searchRps(scenarios[1]) && searchRps(scenarios[2])) {
 }
 if (VARIANTS.includes('tracing')) console.log(`The tracing set-up exported ${fmt(exportedBytes / 1e6, 1)} MB of spans to the OTLP sink.`);
 console.log(`Service RSS (max during the runs): ${fmt(serviceRss)} MB. The service logged one line per request into ${logDir}/<set-up>.log.`);
+console.log(
+  `\nSearch (5 mi, 16 connections) while POST /admin/stores/import took ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}): ` +
+    `${fmt(duringImport.duringRps)} req/s against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %), ${duringImport.searchFailures} searches not answered 200.`,
+);
 console.log('\n| cold start to ready | best ms | median ms |\n|---|---:|---:|');
 for (const [label, best, median] of cold) console.log(`| ${label} | ${fmt(best)} | ${fmt(median)} |`);

@@ -1,3 +1,5 @@
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
 import { load } from './lib.mjs';
 
 /**
@@ -32,4 +34,49 @@ export function benchScenarios({ tokens, duration }) {
     },
     { name: 'invalid token (401)', baseline: true, expect: [401], run: (url) => load({ url, duration, path: '/plants?limit=20', headers: { authorization: `Bearer pst_${'A'.repeat(49)}` } }) },
   ];
+}
+
+/**
+ * Searches while a store list is imported through the admin API (issue 22): search req/s for
+ * `idleSeconds` first, then in one-second runs for as long as the upload of `csvFile` to
+ * POST /admin/stores/import takes (streamed from disk, as curl --data-binary does). Returns
+ * both rates, the import's rows/s and status, and the searches that did not answer 200.
+ */
+export async function searchDuringImport({ url, teamToken, adminToken, csvFile, idleSeconds = 5 }) {
+  const search = (duration) =>
+    load({
+      url,
+      duration,
+      connections: 16,
+      method: 'POST',
+      path: '/locations/nearest',
+      body: JSON.stringify({ customer_address: { zip: '10001' }, max_distance: 5 }),
+      headers: { authorization: `Bearer ${teamToken}`, 'content-type': 'application/json' },
+    });
+  const failed = (r) => r.errors + Object.entries(r.statusCodes).filter(([code]) => code !== '200').reduce((n, [, s]) => n + s.count, 0);
+  const idle = await search(idleSeconds);
+  const started = Date.now();
+  let done = false;
+  const importing = fetch(`${url}/admin/stores/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'text/csv' },
+    body: Readable.toWeb(createReadStream(csvFile)),
+    duplex: 'half',
+  })
+    .then(async (res) => ({ status: res.status, body: await res.json(), seconds: (Date.now() - started) / 1000 }))
+    .finally(() => (done = true));
+  const during = [];
+  while (!done) during.push(await search(1));
+  const result = await importing;
+  const mean = during.reduce((n, r) => n + r.rps, 0) / Math.max(during.length, 1);
+  return {
+    idleRps: idle.rps,
+    duringRps: mean,
+    ratio: mean / idle.rps,
+    searchFailures: failed(idle) + during.reduce((n, r) => n + failed(r), 0),
+    importStatus: result.status,
+    rows: result.body.read,
+    importSeconds: result.seconds,
+    rowsPerSecond: result.body.read / result.seconds,
+  };
 }

@@ -310,6 +310,13 @@ export function consistencyProblems(docs, defaults = environmentVariables()) {
   const workloads = docs.filter((d) => ['Deployment', 'Job'].includes(d.object?.kind));
   if (!workloads.some((d) => d.object.kind === 'Deployment')) problems.push('no Deployment among the manifests');
   if (!workloads.some((d) => d.object.kind === 'Job')) problems.push('no migration Job among the manifests');
+  // With an autoscaler in charge, `replicas` in the Deployment makes every `kubectl apply` scale it back (the Kubernetes docs' advice: leave it out).
+  for (const hpa of docs.filter((d) => d.object?.kind === 'HorizontalPodAutoscaler')) {
+    const target = hpa.object.spec?.scaleTargetRef;
+    const scaled = workloads.find((d) => d.object.kind === target?.kind && d.object.metadata?.name === target?.name);
+    if (!scaled) problems.push(`${label(hpa)}: scaleTargetRef ${target?.kind} ${target?.name} is not among the manifests`);
+    else if (scaled.object.spec?.replicas !== undefined) problems.push(`${label(scaled)}: spec.replicas must be left out: ${label(hpa)} owns the number of replicas, and kubectl apply would reset it`);
+  }
   for (const doc of workloads) {
     const { object } = doc;
     for (const p of securityProblems(object)) problems.push(`${label(doc)} ${p}`);

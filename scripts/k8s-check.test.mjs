@@ -144,6 +144,12 @@ describe('consistency with the service', () => {
     assert.match(consistencyProblems(docs).join('\n'), /startupProbe allows 90 s, less than the database retry window DB_STARTUP_TIMEOUT_MS=120000 ms/);
   });
 
+  it('reports replicas in a Deployment that the HorizontalPodAutoscaler scales', () => {
+    const docs = fresh();
+    kindOf(docs, 'Deployment').spec.replicas = 3;
+    assert.match(consistencyProblems(docs).join('\n'), /spec.replicas must be left out: .*HorizontalPodAutoscaler.* owns the number of replicas/);
+  });
+
   it('reports a grace period shorter than drain + grace', () => {
     const docs = fresh();
     kindOf(docs, 'Deployment').spec.template.spec.terminationGracePeriodSeconds = 15;

@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { ConsoleLogger } from '@nestjs/common';
 import { ApiToken } from '../src/auth/api-token.entity.js';
 import { ADMIN_ON_TEAM_ROUTE } from '../src/auth/auth.decorators.js';
-import { generateToken, hashToken } from '../src/auth/token-format.js';
+import { hashToken, isWellFormedToken } from '../src/auth/token-format.js';
 import { TokensService } from '../src/auth/tokens.service.js';
 import { Plant } from '../src/plants/plant.entity.js';
-import { bearer, createTestApp, type TestApp } from './support/test-app.js';
+import { runCli } from './support/cli.js';
+import { bearer, createTestApp, createTestDatabase, type TestApp } from './support/test-app.js';
 
 /** This file's settings, given each time: createTestApp keeps what an earlier app set. */
 const ENV = { TOKEN_DEFAULT_TTL_DAYS: '0', TOKEN_CACHE_SECONDS: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', TOKEN_RATE_LIMIT_PER_MINUTE: '0', OIDC_ISSUER: '', REDIS_URL: '', ADMIN_TOKEN_FILE: '' };
@@ -239,8 +240,13 @@ describe('admin API: tokens (issue 22)', () => {
 });
 
 describe('admin tokens from elsewhere', () => {
-  it('ADMIN_TOKEN_FILE: the token in the file is an admin token (named admin-file in audit lines); only its digest is kept', async () => {
-    const token = generateToken();
+  it('ADMIN_TOKEN_FILE: the token in the file (from tokens generate) is an admin token, named admin-file in audit lines; only its digest is kept', async () => {
+    const scratch = await createTestDatabase();
+    const generated = await runCli(scratch, ['tokens', 'generate']);
+    await scratch.drop();
+    expect(generated.code).toBe(0);
+    const token = generated.stdout.trim();
+    expect(isWellFormedToken(token)).toBe(true);
     const file = join(mkdtempSync(join(tmpdir(), 'plant-store-admin-')), 'admin-token');
     writeFileSync(file, `${token}\n`);
     const audit = new AuditCapture();
@@ -262,6 +268,18 @@ describe('admin tokens from elsewhere', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'plant-store-admin-')), 'admin-token');
     if (content !== null) writeFileSync(file, content);
     await expect(createTestApp({ env: { ...ENV, ADMIN_TOKEN_FILE: file } })).rejects.toThrow(message);
+  });
+
+  it("counts admin requests against the acting token's limit (TOKEN_RATE_LIMIT_PER_MINUTE)", async () => {
+    const t = await createTestApp({ env: { ...ENV, TOKEN_RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      const { token } = await t.app.get(TokensService).create({ team: 'ops', scope: 'admin' });
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await t.http.get('/admin/tokens').set(bearer(token))).status);
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    } finally {
+      await t.close();
+    }
   });
 
   it('a token revoked through one instance fails on another within TOKEN_CACHE_SECONDS', async () => {

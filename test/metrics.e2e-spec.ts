@@ -77,7 +77,8 @@ describe('Prometheus metrics (GET /metrics on METRICS_PORT)', () => {
     statuses.push((await server.http.get('/plants')).status);
     statuses.push((await server.http.get('/nowhere/123').set(auth)).status);
     statuses.push((await server.http.get('/nowhere/456')).status);
-    expect(statuses).toEqual([201, 201, 201, 409, 200, 200, 204, 404, 404, 401, 404, 404]);
+    statuses.push((await server.http.put('/plants/5').set(auth)).status);
+    expect(statuses).toEqual([201, 201, 201, 409, 200, 200, 204, 404, 404, 401, 404, 404, 405]);
     const expected = new Map([
       ['POST /plants 201', 3],
       ['POST /plants 409', 1],
@@ -86,12 +87,14 @@ describe('Prometheus metrics (GET /metrics on METRICS_PORT)', () => {
       ['DELETE /plants/:id 404', 2],
       ['GET /plants 401', 1],
       ['GET unmatched 404', 2],
+      // A 405 has the template of the path's route (issue 21), not `unmatched`.
+      ['PUT /plants/:id 405', 1],
     ]);
     const delta = (samples: Sample[]) => {
       const after = requestCounts(samples);
       return new Map([...after].map(([key, n]) => [key, n - (before.get(key) ?? 0)]).filter(([, n]) => n !== 0) as Array<[string, number]>);
     };
-    const samples = await scrapeUntil(metricsUrl, (s) => [...delta(s).values()].reduce((a, b) => a + b, 0) >= 12);
+    const samples = await scrapeUntil(metricsUrl, (s) => [...delta(s).values()].reduce((a, b) => a + b, 0) >= 13);
     expect(Object.fromEntries(delta(samples))).toEqual(Object.fromEntries(expected));
     // Route templates only: a raw path would make a series per plant id.
     for (const s of samples.filter((x) => x.name.startsWith('http_server_request_duration_seconds'))) {

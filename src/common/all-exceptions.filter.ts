@@ -4,8 +4,15 @@ import { isDatabaseUnavailableError } from '../database/database-errors.js';
 import { redactUrl } from './logger.js';
 
 interface RouteLayer {
-  route?: { methods: Record<string, boolean> };
+  route?: { path: string; methods: Record<string, boolean> };
   match(path: string): boolean;
+}
+
+declare module 'express' {
+  interface Request {
+    /** The template of the route a 405 answered for (no route matched its method): for the request's log line and metric. */
+    routeTemplate?: string;
+  }
 }
 
 /**
@@ -14,15 +21,17 @@ interface RouteLayer {
  * (`app.router.stack`, including the /docs routes Swagger registers outside Nest); the 405
  * tests of test/http.e2e-spec.ts fail if an Express update changes that shape.
  */
-function allowedMethods(req: Request): string[] {
+function allowedMethods(req: Request): { methods: string[]; template?: string } {
   const stack: RouteLayer[] = (req.app as unknown as { router?: { stack: RouteLayer[] } }).router?.stack ?? [];
   const methods = new Set<string>();
+  let template: string | undefined;
   for (const layer of stack) {
     if (!layer.route || !layer.match(req.path)) continue;
+    template ??= layer.route.path;
     for (const [method, on] of Object.entries(layer.route.methods)) if (on && method !== '_all') methods.add(method.toUpperCase());
   }
   if (methods.has('GET')) methods.add('HEAD');
-  return [...methods].sort();
+  return { methods: [...methods].sort(), template };
 }
 
 function messageOf(exception: HttpException): string {
@@ -62,8 +71,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const status = exception.getStatus();
       // Nest's router throws a 404 when no route matched: say 405 if the path exists for another method.
       if (exception instanceof NotFoundException && !req.route) {
-        const allowed = allowedMethods(req);
+        const { methods: allowed, template } = allowedMethods(req);
         if (allowed.length > 0) {
+          // Counted under its route template (`/plants/:id`), not with the paths that match nothing.
+          req.routeTemplate = template;
           res.setHeader('Allow', allowed.join(', '));
           return { status: HttpStatus.METHOD_NOT_ALLOWED, message: `method ${req.method} is not allowed on ${req.path}` };
         }

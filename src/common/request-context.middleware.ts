@@ -42,7 +42,7 @@ export function requestContext({ log, durations }: { log?: Logger; durations?: D
       const started = performance.now();
       res.once('close', () => {
         const seconds = (performance.now() - started) / 1000;
-        const route = (req.route as { path?: string } | undefined)?.path;
+        const route = (req.route as { path?: string } | undefined)?.path ?? req.routeTemplate;
         if (log) logRequest(log, req, res, fields, route ?? null, seconds);
         durations?.observe({ http_request_method: req.method, http_route: route ?? UNMATCHED_ROUTE, http_response_status_code: res.statusCode }, seconds);
       });

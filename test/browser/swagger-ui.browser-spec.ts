@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { DataSource } from 'typeorm';
+import { STORE_CSV_COLUMNS } from '../../src/locations/store-csv.js';
+import { Store } from '../../src/locations/store.entity.js';
 import { Plant } from '../../src/plants/plant.entity.js';
+import { runCli } from '../support/cli.js';
 import { startServer, type ServerProcess } from '../support/server.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-app.js';
 
@@ -39,7 +42,7 @@ describe('Swagger UI at /docs, in Chromium', () => {
     while (!/pst_[0-9A-Za-z]{49}/.test(server.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     token = server.output().match(/pst_[0-9A-Za-z]{49}/)?.[0] as string;
     expect(token).toBeDefined();
-    db = await new DataSource({ type: 'better-sqlite3', database: join(database.env.DATA_DIR, 'plant-store.sqlite'), readonly: true, entities: [Plant] }).initialize();
+    db = await new DataSource({ type: 'better-sqlite3', database: join(database.env.DATA_DIR, 'plant-store.sqlite'), readonly: true, entities: [Plant, Store] }).initialize();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       // headless: Playwright passes --headless itself.
@@ -131,6 +134,28 @@ describe('Swagger UI at /docs, in Chromium', () => {
     for (const location of response.locations) expect(location.distance).toBeLessThanOrEqual(5);
 
     // Nothing was fetched from anywhere but the service, and the page threw nothing.
+    expect(outside).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('authorizes with an admin token and uploads a store list through "Try it out" (issue 22)', async () => {
+    const issued = await runCli(database, ['tokens', 'create', '--team', 'ops', '--scope', 'admin']);
+    expect(issued.code).toBe(0);
+    await page.goto(`${server.url}/docs`);
+    await page.locator('.swagger-ui .info .title').waitFor();
+    await page.locator('.auth-wrapper .authorize').click();
+    const dialog = page.locator('.modal-ux');
+    await dialog.getByLabel('auth-bearer-value').fill(issued.stdout.trim());
+    await dialog.getByRole('button', { name: 'Apply credentials' }).click();
+    await dialog.getByRole('button', { name: 'Close', exact: true }).click();
+
+    const upload = await tryOut('adminImportStores', 'admin');
+    const csv = `${STORE_CSV_COLUMNS.join(',')}\nUI-1,Uploaded In The Browser,1 Test Street,New York,NY,10001,,,Closed,Closed,Closed,Closed,Closed,Closed,Closed\n`;
+    await upload.locator('input[type=file]').setInputFiles({ name: 'stores.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    const imported = await execute(upload);
+    expect(imported.status).toBe(200);
+    expect(JSON.parse(imported.body)).toMatchObject({ read: 1, inserted: 1, dry_run: false });
+    await expect(db.getRepository(Store).findOneBy({ code: 'UI-1' })).resolves.toMatchObject({ name: 'Uploaded In The Browser', state: 'NY' });
     expect(outside).toEqual([]);
     expect(pageErrors).toEqual([]);
   });
