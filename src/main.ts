@@ -1,11 +1,13 @@
 import 'reflect-metadata';
+import { resolve } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
 import { configureApp } from './app.setup.js';
 import { handleShutdownSignals } from './common/graceful-shutdown.js';
 import { createLoggers, PinoLoggerService } from './common/logger.js';
-import { loadEnvironment } from './config/environment.js';
+import { loadEnvironment, type EnvironmentVariables } from './config/environment.js';
+import { SQLITE_FILE } from './database/database-options.js';
 import { Metrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 
@@ -31,7 +33,22 @@ async function bootstrap(): Promise<void> {
     logger.log(`metrics on http://${host}:${env.METRICS_PORT}/metrics`, 'Main');
   }
   await app.listen(env.PORT, env.HOST);
-  logger.log(`listening on http://${env.HOST}:${env.PORT}`, 'Main');
+  for (const line of startupSummary(env)) logger.log(line, 'Main');
+}
+
+/** What a first start must say at a glance (issue 21): where to send requests, where to read, where the data is. */
+function startupSummary(env: EnvironmentVariables): string[] {
+  const host = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(env.HOST) ? 'localhost' : env.HOST;
+  const url = `http://${host}:${env.PORT}`;
+  const lines = [`listening on http://${env.HOST}:${env.PORT}: ${url}`];
+  if (env.DOCS_ENABLED) lines.push(`API docs (Swagger UI): ${url}/docs`);
+  if (env.DATABASE_URL) {
+    const database = new URL(env.DATABASE_URL);
+    lines.push(`data: ${database.protocol.replace(':', '')} database ${database.pathname.slice(1)} on ${database.host}`);
+  } else {
+    lines.push(`data: embedded SQLite database ${resolve(env.DATA_DIR, SQLITE_FILE)}`);
+  }
+  return lines;
 }
 
 bootstrap().catch((error: unknown) => {

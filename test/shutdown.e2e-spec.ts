@@ -175,7 +175,7 @@ describe('graceful shutdown (SIGTERM)', () => {
 
   it('cuts requests still running after SHUTDOWN_GRACE_MS and exits 0', async () => {
     const token = await tokenFor('acme');
-    const server = await startServer(database, { SHUTDOWN_DRAIN_MS: '0', SHUTDOWN_GRACE_MS: '500' });
+    const server = await startServer(database, { SHUTDOWN_DRAIN_MS: '0', SHUTDOWN_GRACE_MS: '500', LOG_LEVEL: 'log' });
     const agent = new Agent({ keepAlive: true });
     try {
       const stuck = slowPost(server, agent, token, { name: 'never finished' });
@@ -186,11 +186,14 @@ describe('graceful shutdown (SIGTERM)', () => {
       // An answer on a later connection means the server has accepted the stuck one and read its headers.
       expect((await get(server, new Agent(), '/health/live')).status).toBe(200);
       await sleep(100);
-      const started = Date.now();
+      // The stuck request never ends by itself: the process exits only because the grace ran out.
       expect(await server.stop('SIGTERM')).toBe(0);
-      expect(Date.now() - started).toBeLessThan(10_000);
       expect(await outcome).toBe('ECONNRESET');
-      expect(server.output()).toContain('1 requests still running after SHUTDOWN_GRACE_MS=500');
+      // In this order: the grace ran out with the request still running, its connection was cut, then the shutdown completed.
+      const output = server.output();
+      const cut = output.indexOf('1 requests still running after SHUTDOWN_GRACE_MS=500');
+      expect(cut).toBeGreaterThanOrEqual(0);
+      expect(output.indexOf('"event":"shutdown complete"')).toBeGreaterThan(cut);
     } finally {
       agent.destroy();
     }

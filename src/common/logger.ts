@@ -16,6 +16,8 @@ const PINO_LEVEL: Record<EnvironmentVariables['LOG_LEVEL'], Level> = {
 };
 
 const REDACTED = '[REDACTED]';
+/** Contexts of Nest's start-up lines (modules initialised, routes mapped, "started"): logged at debug. */
+const FRAMEWORK_WIRING = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
 /** Log lines are written once this many bytes have gathered… */
 export const LOG_BATCH_BYTES = 8192;
 /** …or this long after the previous write, so a quiet service's lines still arrive promptly. */
@@ -109,10 +111,12 @@ export class PinoLoggerService implements LoggerService {
     this.write('trace', message, params);
   }
 
-  private write(level: Level, message: unknown, params: unknown[]): void {
-    if (!this.pino.isLevelEnabled(level)) return;
+  private write(requested: Level, message: unknown, params: unknown[]): void {
     const rest = [...params];
     const context = rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
+    // Nest's wiring report (a line per module and route) is for debugging, not for every start.
+    const level = requested === 'info' && context !== undefined && FRAMEWORK_WIRING.has(context) ? 'debug' : requested;
+    if (!this.pino.isLevelEnabled(level)) return;
     const fields: Record<string, unknown> = context ? { context } : {};
     const stack = rest.find((p) => typeof p === 'string');
     if (level === 'error' && typeof stack === 'string') fields.stack = stack;

@@ -139,6 +139,9 @@ function discardOnTimeout(connection: mysql.PoolConnection): void {
   };
 }
 
+/** The embedded database's file under DATA_DIR. */
+export const SQLITE_FILE = 'plant-store.sqlite';
+
 /** Written once, used by the Nest app, the command line and the TypeORM CLI (data-source.ts). */
 export function databaseOptions(
   env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS'> & TlsSettings,
@@ -177,7 +180,7 @@ export function databaseOptions(
   return {
     ...common,
     type: 'better-sqlite3',
-    database: join(dir, 'plant-store.sqlite'),
+    database: join(dir, SQLITE_FILE),
     enableWAL: true,
     // Concurrent writers (server and CLI) wait for each other instead of failing at once.
     prepareDatabase: (db: { pragma(sql: string): unknown }) => {

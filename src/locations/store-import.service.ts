@@ -23,6 +23,33 @@ export interface ImportOptions {
   /** Delete stores whose code is not in the file (only after the whole file is valid). */
   prune?: boolean;
   onProgress?: (progress: ImportProgress) => void;
+  /**
+   * The share of this process's time the import may take, from 0 (exclusive) to 1 (the default:
+   * as fast as it goes). The server's import takes half, so that searches and other requests
+   * keep at least about half of their throughput while a large file is imported (issue 22).
+   */
+  cpuShare?: number;
+}
+
+/** How long the import works before it pauses for the others (see Pacer). */
+const SLICE_MS = 20;
+
+/**
+ * Keeps a long import to a share of the event loop: after each slice of SLICE_MS of work it waits
+ * for (1 - share) / share of the time that slice took, during which other requests run.
+ */
+class Pacer {
+  private since = performance.now();
+
+  constructor(private readonly share: number) {}
+
+  async pause(): Promise<void> {
+    if (this.share >= 1) return;
+    const worked = performance.now() - this.since;
+    if (worked < SLICE_MS) return;
+    await new Promise((resolve) => setTimeout(resolve, (worked * (1 - this.share)) / this.share));
+    this.since = performance.now();
+  }
 }
 
 export interface ImportSummary {
@@ -90,7 +117,8 @@ export class StoreImportService {
 
   /** `open` is called once per pass and must give the same content each time. */
   async import(open: () => Readable, options: ImportOptions = {}): Promise<ImportSummary> {
-    const { codes, read, warnings } = await this.validate(open, options.onProgress);
+    const pacer = new Pacer(options.cpuShare ?? 1);
+    const { codes, read, warnings } = await this.validate(open, pacer, options.onProgress);
     const summary: ImportSummary = { read, inserted: 0, updated: 0, unchanged: 0, pruned: 0, warnings: warnings.map(formatProblem) };
     const write = () => this.dataSource.transaction(async (manager) => {
       Object.assign(summary, { inserted: 0, updated: 0, unchanged: 0, pruned: 0 });
@@ -100,6 +128,7 @@ export class StoreImportService {
         batch = [];
       };
       for await (const { row, rows, bytes } of this.rows(open)) {
+        await pacer.pause();
         batch.push(row);
         if (batch.length === CHUNK) await flush();
         if (rows % PROGRESS_EVERY_ROWS === 0) options.onProgress?.({ phase: 'write', rows, bytes });
@@ -122,13 +151,14 @@ export class StoreImportService {
   }
 
   /** First pass: every row checked, every problem collected; throws StoreImportError if there is any. */
-  private async validate(open: () => Readable, onProgress?: (p: ImportProgress) => void) {
+  private async validate(open: () => Readable, pacer: Pacer, onProgress?: (p: ImportProgress) => void) {
     const problems: RowProblem[] = [];
     const warnings: RowProblem[] = [];
     const codes = new Map<string, number>();
     let read = 0;
     let sawHeader = false;
     for await (const { record, info, bytes, header } of this.records(open)) {
+      await pacer.pause();
       if (header) {
         sawHeader = true;
         const names = record.map((name) => name.trim().toLowerCase());
