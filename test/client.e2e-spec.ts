@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import createClient from 'openapi-fetch';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { TokensService } from '../src/auth/tokens.service.js';
+import { Store } from '../src/locations/store.entity.js';
 import { createPlantStoreClient, type PlantResponse, type paths } from '../clients/typescript/index.js';
 import { Plant } from '../src/plants/plant.entity.js';
 import { openApiDocument, responseChecker } from './support/openapi.js';
@@ -110,6 +112,24 @@ describe('a client generated from the OpenAPI document', () => {
     const bad = await client.POST('/locations/nearest', { body: { customer_address: { zip: '00000' } } });
     expect(bad.response.status).toBe(400);
     expect(bad.error).toEqual({ error: 400, message: 'unknown ZIP code 00000' });
+  });
+
+  it('drives the admin API with an admin token: issue a token, list it, upsert and read a store (issue 22)', async () => {
+    const { token: adminToken } = await t.app.get(TokensService).create({ team: 'ops', scope: 'admin' });
+    const admin = createPlantStoreClient({ baseUrl: server.url, token: adminToken });
+    const issued = await admin.POST('/admin/tokens', { body: { team: 'partner', scope: 'read' } });
+    expect(issued.response.status).toBe(201);
+    expect(issued.data).toMatchObject({ team: 'partner', scope: 'read', token: expect.stringMatching(/^pst_/) as string });
+    const listed = await admin.GET('/admin/tokens', { params: { query: { team: 'partner' } } });
+    expect(listed.data?.map((row) => row.id)).toEqual([issued.data!.id]);
+    const hours = { monday: 'Closed', tuesday: 'Closed', wednesday: 'Closed', thursday: 'Closed', friday: 'Closed', saturday: 'Closed', sunday: 'Closed' };
+    const put = await admin.PUT('/admin/stores/{code}', { params: { path: { code: 'CL-1' } }, body: { name: 'Client Store', address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...hours } });
+    expect(put.response.status).toBe(201);
+    const read = await admin.GET('/admin/stores/{code}', { params: { path: { code: 'CL-1' } } });
+    expect(read.data).toMatchObject({ code: 'CL-1', name: 'Client Store', sunday: 'Closed' });
+    await expect(t.dataSource.getRepository(Store).findOneBy({ code: 'CL-1' })).resolves.toMatchObject({ name: 'Client Store' });
+    const refused = await client.GET('/admin/tokens');
+    expect(refused.response.status).toBe(403);
   });
 
   it('gets the Error body for a missing token', async () => {
