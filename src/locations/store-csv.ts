@@ -86,6 +86,25 @@ export function validateStoreRecord(
   return { row: { ...value, state, lat: point.lat, lng: point.lng }, problems, warnings };
 }
 
+const LINE_BREAK = /\r\n?|\n/g;
+
+/**
+ * Gives each CSV record the line it starts on, from csv-parse's records in file order with
+ * its running count of skipped empty lines (`info.empty_lines`). csv-parse's own
+ * `info.lines` is a record's last line, and in csv-parse 7 it counts a CRLF inside a quoted
+ * field as two lines, so every line number after one would be one too high.
+ */
+export function recordFirstLines(): (record: string[], emptyLinesSoFar: number) => number {
+  let next = 1;
+  let emptyLinesBefore = 0;
+  return (record, emptyLinesSoFar) => {
+    const first = next + emptyLinesSoFar - emptyLinesBefore;
+    emptyLinesBefore = emptyLinesSoFar;
+    next = first + 1 + record.reduce((breaks, field) => breaks + (field.match(LINE_BREAK)?.length ?? 0), 0);
+    return first;
+  };
+}
+
 export function formatProblem({ line, column, reason }: RowProblem): string {
   return column ? `line ${line}, ${column}: ${reason}` : `line ${line}: ${reason}`;
 }

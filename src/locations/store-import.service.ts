@@ -5,7 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { parse } from 'csv-parse';
 import { DataSource, In, type EntityManager } from 'typeorm';
 import { retryWriteConflicts } from '../database/database-errors.js';
-import { STORE_CSV_COLUMNS, formatProblem, validateStoreRecord, type RowProblem, type StoreRow } from './store-csv.js';
+import { STORE_CSV_COLUMNS, formatProblem, recordFirstLines, validateStoreRecord, type RowProblem, type StoreRow } from './store-csv.js';
 import { Store, WEEKDAYS } from './store.entity.js';
 import { ZipGeocoder } from './zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -85,7 +85,7 @@ function sameStore(row: StoreRow, store: Store): boolean {
   return STORED_FIELDS.every((field) => row[field] === store[field]);
 }
 
-type Record = { record: string[]; info: { lines: number } };
+type Record = { record: string[]; info: { empty_lines: number } };
 
 /**
  * Runs after an import that wrote (not after a dry run): the server reloads its in-memory
@@ -157,24 +157,24 @@ export class StoreImportService {
     const codes = new Map<string, number>();
     let read = 0;
     let sawHeader = false;
-    for await (const { record, info, bytes, header } of this.records(open)) {
+    for await (const { record, line, bytes, header } of this.records(open)) {
       await pacer.pause();
       if (header) {
         sawHeader = true;
         const names = record.map((name) => name.trim().toLowerCase());
         if (names.join(',') !== STORE_CSV_COLUMNS.join(',')) {
-          throw new StoreImportError([{ line: info.lines, reason: `the header must be exactly: ${STORE_CSV_COLUMNS.join(',')}` }]);
+          throw new StoreImportError([{ line, reason: `the header must be exactly: ${STORE_CSV_COLUMNS.join(',')}` }]);
         }
         continue;
       }
       read++;
-      const result = validateStoreRecord(record, info.lines, (zip) => this.geocoder.lookup(zip));
+      const result = validateStoreRecord(record, line, (zip) => this.geocoder.lookup(zip));
       problems.push(...result.problems);
       warnings.push(...result.warnings);
       if (result.row) {
         const seen = codes.get(result.row.code);
-        if (seen !== undefined) problems.push({ line: info.lines, column: 'code', reason: `"${result.row.code}" already appears on line ${seen}` });
-        else codes.set(result.row.code, info.lines);
+        if (seen !== undefined) problems.push({ line, column: 'code', reason: `"${result.row.code}" already appears on line ${seen}` });
+        else codes.set(result.row.code, line);
       }
       if (read % PROGRESS_EVERY_ROWS === 0) onProgress?.({ phase: 'validate', rows: read, bytes });
     }
@@ -186,17 +186,18 @@ export class StoreImportService {
     return { codes, read, warnings };
   }
 
-  /** The CSV records of one pass, with the byte count read so far. */
-  private async *records(open: () => Readable): AsyncGenerator<Record & { bytes: number; header: boolean }> {
+  /** The CSV records of one pass, each with the line it starts on and the byte count read so far. */
+  private async *records(open: () => Readable): AsyncGenerator<{ record: string[]; line: number; bytes: number; header: boolean }> {
     const input = open();
     let bytes = 0;
     input.on('data', (chunk: Buffer | string) => (bytes += chunk.length));
     const parser = input.pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true }));
     input.on('error', (error) => parser.destroy(error));
+    const firstLine = recordFirstLines();
     let header = true;
     try {
-      for await (const item of parser as AsyncIterable<Record>) {
-        yield { ...item, bytes, header };
+      for await (const { record, info } of parser as AsyncIterable<Record>) {
+        yield { record, line: firstLine(record, info.empty_lines), bytes, header };
         header = false;
       }
     } catch (error) {
@@ -211,10 +212,10 @@ export class StoreImportService {
   /** Second pass: the rows, already known to be valid. */
   private async *rows(open: () => Readable): AsyncGenerator<{ row: StoreRow; rows: number; bytes: number }> {
     let rows = 0;
-    for await (const { record, info, bytes, header } of this.records(open)) {
+    for await (const { record, line, bytes, header } of this.records(open)) {
       if (header) continue;
-      const { row } = validateStoreRecord(record, info.lines, (zip) => this.geocoder.lookup(zip));
-      if (!row) throw new Error(`line ${info.lines} changed between the two passes over the file`);
+      const { row } = validateStoreRecord(record, line, (zip) => this.geocoder.lookup(zip));
+      if (!row) throw new Error(`line ${line} changed between the two passes over the file`);
       rows++;
       yield { row, rows, bytes };
     }

@@ -57,11 +57,31 @@ describe(StoreImportService.name, () => {
       await expect(problems(csv)).resolves.toEqual([{ line: 6, column: 'state', reason: '"ZZ" is not a US state or territory code' }]);
     });
 
-    it('counts each line of a quoted field that spans lines; its problems are reported at its last line', async () => {
-      const csv = [HEADER, line('ML', '"Two\nlines"'), line('BAD').replace(',New York,', ',,'), line('ML2', '"Three\nline\nname"').replace(',NY,', ',ZZ,')].join('\n');
+    it.each([
+      ['LF', '\n'],
+      ['CRLF', '\r\n'],
+    ])('counts each line of a quoted field that spans lines and reports a record at its first line (%s line ends)', async (_, eol) => {
+      const csv = [
+        HEADER,
+        line('ML', `"Two${eol}lines"`), // lines 2-3
+        line('BAD').replace(',New York,', ',,'), // 4
+        line('ML2', `"Three${eol}line${eol}name"`).replace(',NY,', ',ZZ,'), // 5-7
+        '', // 8
+        line('ML'), // 9
+        line('ML3', `"Two${eol}lines"`).replace(',NY,', ',ZZ,'), // 10-11
+        line('LAST', `"Four${eol}${eol}line${eol}name"`), // 12-15
+        line('LAST').replace(',NY,', ',ZZ,'), // 16
+        line('ML3'), // 17
+        line('LAST', `"a${eol}b"`), // 18-19
+        '',
+      ].join(eol);
       await expect(problems(csv)).resolves.toEqual([
         { line: 4, column: 'city', reason: 'is empty' },
-        { line: 7, column: 'state', reason: '"ZZ" is not a US state or territory code' },
+        { line: 5, column: 'state', reason: '"ZZ" is not a US state or territory code' },
+        { line: 9, column: 'code', reason: '"ML" already appears on line 2' },
+        { line: 10, column: 'state', reason: '"ZZ" is not a US state or territory code' },
+        { line: 16, column: 'state', reason: '"ZZ" is not a US state or territory code' },
+        { line: 18, column: 'code', reason: '"LAST" already appears on line 12' },
       ]);
     });
 
