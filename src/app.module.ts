@@ -8,6 +8,8 @@ import { createValidationPipe } from './common/validation.js';
 import { appConfigModule } from './config/config.module.js';
 import { databaseModule } from './database/database.module.js';
 import { DemoSeedService } from './demo/demo-seed.service.js';
+import { EventsModule } from './events/events.module.js';
+import { OutboxRelay } from './events/outbox-relay.js';
 import { HealthModule } from './health/health.module.js';
 import { LocationsModule } from './locations/locations.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -19,7 +21,7 @@ export class AppModule {
   static forRoot(): DynamicModule {
     return {
       module: AppModule,
-      imports: [appConfigModule(), databaseModule({ retry: true }), MetricsModule, AuthModule, PlantsModule, LocationsModule, HealthModule],
+      imports: [appConfigModule(), databaseModule({ retry: true }), MetricsModule, EventsModule, AuthModule, PlantsModule, LocationsModule, HealthModule],
       providers: [
         // Guards run in this order: who is calling first, then whether the body could be read.
         { provide: APP_GUARD, useClass: BearerAuthGuard },
@@ -27,6 +29,8 @@ export class AppModule {
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         DemoSeedService,
+        // The server publishes the outbox; the command line only writes to it.
+        OutboxRelay,
       ],
     };
   }

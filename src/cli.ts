@@ -11,6 +11,7 @@ import { TokensService } from './auth/tokens.service.js';
 import { appConfigModule } from './config/config.module.js';
 import { loadEnvironment } from './config/environment.js';
 import { databaseModule } from './database/database.module.js';
+import { EventsModule } from './events/events.module.js';
 import { StoreExportService } from './locations/store-export.service.js';
 import { STORES_IMPORTED, StoreImportError, StoreImportService, type ImportProgress } from './locations/store-import.service.js';
 import { Store } from './locations/store.entity.js';
@@ -28,7 +29,7 @@ class CliModule {
   static forRoot(): DynamicModule {
     return {
       module: CliModule,
-      imports: [appConfigModule(), databaseModule(), MetricsModule, TypeOrmModule.forFeature([ApiToken, Store])],
+      imports: [appConfigModule(), databaseModule(), MetricsModule, EventsModule, TypeOrmModule.forFeature([ApiToken, Store])],
       providers: [
         TokensService,
         StoreImportService,

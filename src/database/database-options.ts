@@ -14,9 +14,10 @@ import { TokenScope1763800000000 } from './migrations/1763800000000-token-scope.
 import { StoreCatalogVersion1763900000000 } from './migrations/1763900000000-store-catalog-version.js';
 import { IdempotencyKeys1764000000000 } from './migrations/1764000000000-idempotency-keys.js';
 import { TokenReplacedBy1764100000000 } from './migrations/1764100000000-token-replaced-by.js';
+import { EventOutbox1764200000000 } from './migrations/1764200000000-event-outbox.js';
 
 export const entities = [ApiToken, Plant, Store, IdempotencyKey];
-export const migrations = [InitialSchema1763700000000, TokenScope1763800000000, StoreCatalogVersion1763900000000, IdempotencyKeys1764000000000, TokenReplacedBy1764100000000];
+export const migrations = [InitialSchema1763700000000, TokenScope1763800000000, StoreCatalogVersion1763900000000, IdempotencyKeys1764000000000, TokenReplacedBy1764100000000, EventOutbox1764200000000];
 
 /**
  * Every MySQL session runs in strict mode with UTC and utf8mb4, whatever the server's

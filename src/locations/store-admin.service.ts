@@ -2,6 +2,7 @@ import { BadRequestException, Inject, Injectable, NotFoundException } from '@nes
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, MoreThan } from 'typeorm';
 import { retryWriteConflicts } from '../database/database-errors.js';
+import { OutboxService } from '../events/outbox.service.js';
 import { STORE_CSV_COLUMNS, validateStoreRecord, type StoreRow } from './store-csv.js';
 import { STORES_IMPORTED, type StoresImported } from './store-import.service.js';
 import { Store, WEEKDAYS } from './store.entity.js';
@@ -25,6 +26,7 @@ export class StoreAdminService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly geocoder: ZipGeocoder,
     @Inject(STORES_IMPORTED) private readonly storesImported: StoresImported,
+    private readonly outbox: OutboxService,
   ) {}
 
   /** Creates or replaces the store `code`; `created` tells which. Invalid fields: 400 naming each. */
@@ -41,6 +43,7 @@ export class StoreAdminService {
         if (current) await manager.update(Store, { id: current.id }, { ...pick(row), updatedAt: new Date() });
         else await manager.insert(Store, { ...row });
         await manager.query(BUMP_VERSION);
+        await this.outbox.storesChanged(manager, { added: current ? 0 : 1, updated: current ? 1 : 0, removed: 0 });
         return { store: await manager.findOneByOrFail(Store, { code }), created: !current, changed: true };
       }),
     );
@@ -55,6 +58,7 @@ export class StoreAdminService {
         if (!current) return null;
         await manager.delete(Store, { id: current.id });
         await manager.query(BUMP_VERSION);
+        await this.outbox.storesChanged(manager, { added: 0, updated: 0, removed: 1 });
         return current;
       }),
     );

@@ -9,6 +9,7 @@ import { STORE_CSV_COLUMNS, formatProblem, recordFirstLines, validateStoreRecord
 import { Store, WEEKDAYS } from './store.entity.js';
 import { ZipGeocoder } from './zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
+import { OutboxService } from '../events/outbox.service.js';
 
 export interface ImportProgress {
   phase: 'validate' | 'write';
@@ -108,6 +109,7 @@ export class StoreImportService {
     private readonly geocoder: ZipGeocoder,
     private readonly metrics: Metrics,
     @Inject(STORES_IMPORTED) private readonly storesImported: StoresImported,
+    private readonly outbox: OutboxService,
   ) {}
 
   importFile(path: string, options: ImportOptions = {}): Promise<ImportSummary> {
@@ -139,6 +141,7 @@ export class StoreImportService {
       if (options.dryRun) return;
       if (summary.inserted + summary.updated + summary.pruned > 0) {
         await manager.query('UPDATE store_catalog SET version = version + 1 WHERE id = 1');
+        await this.outbox.storesChanged(manager, { added: summary.inserted, updated: summary.updated, removed: summary.pruned });
       }
     });
     // A write conflict rolls the whole transaction back: the next try starts from the file again.

@@ -83,6 +83,25 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Change events (issue 20): what waits in the outbox, as the relay of this instance last counted it. */
+  readonly eventsBacklogRows = new Gauge({
+    name: 'plant_store_events_backlog_rows',
+    help: 'Change events written to the outbox and not yet acknowledged by the broker (EVENTS_NATS_URL), as this instance last counted them.',
+    registers: [this.registry],
+  });
+
+  readonly eventsBacklogAge = new Gauge({
+    name: 'plant_store_events_backlog_age_seconds',
+    help: 'Age of the oldest change event still in the outbox; 0 when it is empty. A growing age: the broker does not take the events.',
+    registers: [this.registry],
+  });
+
+  readonly eventsPublished = new Counter({
+    name: 'plant_store_events_published_total',
+    help: 'Change events this instance published and the broker acknowledged.',
+    registers: [this.registry],
+  });
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     const age: Gauge = new Gauge({
       name: 'plant_store_search_index_age_seconds',

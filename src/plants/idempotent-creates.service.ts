@@ -12,6 +12,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { EnvironmentVariables } from '../config/environment.js';
+import { OutboxService, type Actor } from '../events/outbox.service.js';
 import { isDuplicateKeyError, isRetryableLockError } from '../database/database-errors.js';
 import { requestFingerprint, type StoredResponse } from './idempotency.js';
 import { MAX_PLANT_ID } from './plant-id.js';
@@ -81,6 +82,7 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: ConfigService<EnvironmentVariables, true>,
+    private readonly outbox: OutboxService,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
   }
@@ -98,11 +100,11 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
    * Runs the create once per (team, key), or gives back what the first run answered.
    * `plantId` is set when this call created the plant.
    */
-  async create(team: string, key: string, plant: NewPlant): Promise<Outcome> {
+  async create(team: string, key: string, plant: NewPlant, actor: Actor = 'system'): Promise<Outcome> {
     const hash = requestFingerprint(plant);
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       try {
-        return await this.run(team, key, hash, plant);
+        return await this.run(team, key, hash, plant, actor);
       } catch (error) {
         if (error instanceof KeyTaken) {
           const stored = await this.find(team, key);
@@ -183,7 +185,7 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
    * maximum again); on SQLite, which knows no such level, with the process's transaction lock
    * (sqlite-transactions.ts), so nothing else runs in between.
    */
-  private run(team: string, key: string, hash: string, plant: NewPlant): Promise<Outcome> {
+  private run(team: string, key: string, hash: string, plant: NewPlant, actor: Actor): Promise<Outcome> {
     const work = async (manager: EntityManager) => {
       try {
         await manager.query(CLAIM, [team, key, hash]);
@@ -191,6 +193,8 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
         throw isDuplicateKeyError(error) ? new KeyTaken() : error;
       }
       const outcome = await this.insertPlant(manager, team, plant);
+      // The event of a plant made here is written with it; a replay of the key writes nothing.
+      if (outcome.plantId !== undefined) await this.outbox.plantCreated(manager, { team, id: outcome.plantId, name: plant.name, tag: plant.tag ?? null }, actor);
       await manager.query(COMPLETE, [outcome.status, outcome.location, JSON.stringify(outcome.body), team, key]);
       return outcome;
     };

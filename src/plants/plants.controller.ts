@@ -56,11 +56,11 @@ export class PlantsController {
   @ApiIdempotencyKey()
   async create(@CurrentCaller() caller: Caller, @Body() body: PlantDto, @IdempotencyKeyHeader() key: string | undefined, @Res({ passthrough: true }) res: Response) {
     if (key !== undefined) {
-      const outcome = await this.idempotent.create(caller.team, key, body);
+      const outcome = await this.idempotent.create(caller.team, key, body, caller.tokenId);
       if (outcome.plantId !== undefined) this.audit.log({ event: 'plant.created', team: caller.team, tokenId: caller.tokenId, plantId: outcome.plantId });
       return sendStored(outcome, res);
     }
-    const plant = await this.plants.create(caller.team, body);
+    const plant = await this.plants.create(caller.team, body, caller.tokenId);
     this.audit.log({ event: 'plant.created', team: caller.team, tokenId: caller.tokenId, plantId: plant.id });
     res.setHeader('Location', `/plants/${plant.id}`);
     return toBody(plant);
@@ -91,7 +91,7 @@ export class PlantsController {
   @ApiBadRequestResponse({ description: 'The id is not a positive integer in plain decimal.', type: ErrorBody, example: { error: 400, message: `plant id must be a positive integer no larger than ${MAX_PLANT_ID}` } })
   @ApiNotFoundResponse({ description: "No plant with this id in the caller's team (whether or not another team has one).", type: ErrorBody, example: { error: 404, message: 'plant 7 not found' } })
   async remove(@CurrentCaller() caller: Caller, @Param('id', ParsePlantIdPipe) id: number): Promise<void> {
-    await this.plants.remove(caller.team, id);
+    await this.plants.remove(caller.team, id, caller.tokenId);
     this.audit.log({ event: 'plant.deleted', team: caller.team, tokenId: caller.tokenId, plantId: id });
   }
 }

@@ -1,6 +1,7 @@
 import { ConflictException, Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { Repository, type EntityManager } from 'typeorm';
+import { OutboxService, type Actor } from '../events/outbox.service.js';
 import { isDuplicateKeyError, isRetryableLockError, retryWriteConflicts } from '../database/database-errors.js';
 import { preparedRead, type SqlValue } from '../database/prepared-read.js';
 import { Plant } from './plant.entity.js';
@@ -29,7 +30,10 @@ export class PlantsService {
   /** Tail of the queue of id assignments per team in this process (see create). */
   private readonly assigning = new Map<string, Promise<unknown>>();
 
-  constructor(@InjectRepository(Plant) private readonly plants: Repository<Plant>) {}
+  constructor(
+    @InjectRepository(Plant) private readonly plants: Repository<Plant>,
+    private readonly outbox: OutboxService,
+  ) {}
 
   /**
    * A given id is inserted as is: the (team, id) primary key decides a race, so of two
@@ -39,17 +43,17 @@ export class PlantsService {
    * A write conflict (a deadlock; on Galera a concurrent commit on another node) is tried
    * again (retryWriteConflicts) until the key decides: the loser then gets its 409.
    */
-  async create(team: string, plant: NewPlant): Promise<Plant> {
+  async create(team: string, plant: NewPlant, actor: Actor = 'system'): Promise<Plant> {
     if (plant.id !== undefined) {
       const id = plant.id;
       try {
-        return await retryWriteConflicts(() => this.insert(team, id, plant));
+        return await retryWriteConflicts(() => this.insert(team, id, plant, actor));
       } catch (error) {
         if (isDuplicateKeyError(error)) throw new ConflictException(`plant ${plant.id} already exists`);
         throw error;
       }
     }
-    return this.queued(team, () => this.insertWithNextId(team, plant));
+    return this.queued(team, () => this.insertWithNextId(team, plant, actor));
   }
 
   /**
@@ -75,12 +79,23 @@ export class PlantsService {
     return { plants, nextAfter: plants[limit - 1].id };
   }
 
-  async remove(team: string, id: number): Promise<void> {
-    const result = await retryWriteConflicts(() => this.plants.delete({ team, id }));
-    if (!result.affected) throw new NotFoundException(`plant ${id} not found`);
+  /** With change events on, the plant is read first (its event names it) and deleted in the event's transaction. */
+  async remove(team: string, id: number, actor: Actor = 'system'): Promise<void> {
+    const deleted = this.outbox.enabled
+      ? await retryWriteConflicts(() =>
+          this.plants.manager.transaction(async (manager) => {
+            const plant = await manager.findOneBy(Plant, { team, id });
+            if (!plant) return false;
+            await manager.delete(Plant, { team, id });
+            await this.outbox.plantDeleted(manager, plant, actor);
+            return true;
+          }),
+        )
+      : Boolean((await retryWriteConflicts(() => this.plants.delete({ team, id }))).affected);
+    if (!deleted) throw new NotFoundException(`plant ${id} not found`);
   }
 
-  private async insertWithNextId(team: string, plant: NewPlant): Promise<Plant> {
+  private async insertWithNextId(team: string, plant: NewPlant, actor: Actor): Promise<Plant> {
     const attempt = async () => {
       const row = await this.plants
         .createQueryBuilder('plant')
@@ -89,7 +104,7 @@ export class PlantsService {
         .getRawOne<{ max: string | number | null }>();
       const id = Number(row?.max ?? 0) + 1;
       if (id > MAX_PLANT_ID) throw new ConflictException(`no plant id is left above ${MAX_PLANT_ID}; give an id explicitly`);
-      return this.insert(team, id, plant);
+      return this.insert(team, id, plant, actor);
     };
     try {
       return await retryWriteConflicts(attempt, { attempts: ASSIGN_ATTEMPTS, retryOn: (error) => isDuplicateKeyError(error) || isRetryableLockError(error) });
@@ -99,9 +114,17 @@ export class PlantsService {
     }
   }
 
-  private async insert(team: string, id: number, { name, tag }: NewPlant): Promise<Plant> {
+  /** With change events on, the plant and its event are written in one transaction (the outbox). */
+  private async insert(team: string, id: number, { name, tag }: NewPlant, actor: Actor): Promise<Plant> {
     const plant = this.plants.create({ team, id, name, tag: tag ?? null });
-    await this.plants.createQueryBuilder().insert().into(Plant).values(plant).updateEntity(false).execute();
+    const write = (manager: EntityManager) => manager.createQueryBuilder().insert().into(Plant).values(plant).updateEntity(false).execute();
+    if (!this.outbox.enabled) await write(this.plants.manager);
+    else {
+      await this.plants.manager.transaction(async (manager) => {
+        await write(manager);
+        await this.outbox.plantCreated(manager, plant, actor);
+      });
+    }
     return plant;
   }
 

@@ -4,6 +4,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { appConfigModule } from '../../src/config/config.module.js';
 import { databaseModule } from '../../src/database/database.module.js';
+import { EventsModule } from '../../src/events/events.module.js';
 import { MetricsModule } from '../../src/metrics/metrics.module.js';
 import { createTestDatabase } from '../support/test-app.js';
 
@@ -26,7 +27,7 @@ export async function newMediumContext(feature: Type | DynamicModule, env: Recor
     delete process.env.DATABASE_URL;
     delete process.env.DATA_DIR;
     Object.assign(process.env, { NODE_ENV: 'test', ...database.env, ...env });
-    const module = await Test.createTestingModule({ imports: [appConfigModule(), databaseModule(), MetricsModule, feature] }).compile();
+    const module = await Test.createTestingModule({ imports: [appConfigModule(), databaseModule(), MetricsModule, EventsModule, feature] }).compile();
     module.useLogger(['fatal', 'error']);
     await module.init();
     return {

@@ -44,7 +44,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return { env: { DATABASE_URL: url.toString() }, drop: () => admin(`DROP DATABASE IF EXISTS \`${name}\``) };
 }
 
-const MANAGED_ENV = ['ADMIN_TOKEN_FILE', 'DATABASE_URL', 'DATA_DIR', 'DEMO_SEED', 'DOCS_ENABLED', 'MIGRATIONS_RUN', 'LOG_LEVEL', 'NODE_ENV', 'CORS_ORIGINS', 'BODY_LIMIT_BYTES', 'TRUST_PROXY'];
+const MANAGED_ENV = ['ADMIN_TOKEN_FILE', 'EVENTS_NATS_URL', 'EVENTS_STREAM', 'EVENTS_OUTBOX_MAX_ROWS', 'EVENTS_RELAY_INTERVAL_MS', 'DATABASE_URL', 'DATA_DIR', 'DEMO_SEED', 'DOCS_ENABLED', 'MIGRATIONS_RUN', 'LOG_LEVEL', 'NODE_ENV', 'CORS_ORIGINS', 'BODY_LIMIT_BYTES', 'TRUST_PROXY'];
 
 export interface TestApp {
   app: NestExpressApplication;

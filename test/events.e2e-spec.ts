@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { ConsoleLogger } from '@nestjs/common';
+import { TokensService } from '../src/auth/tokens.service.js';
+import { EVENT_SOURCE } from '../src/events/outbox.service.js';
+import { StoreImportService } from '../src/locations/store-import.service.js';
+import { Metrics } from '../src/metrics/metrics.js';
+import { Plant } from '../src/plants/plant.entity.js';
+import { TestNats, type PublishedEvent } from './support/nats.js';
+import { importStores, storesCsv, WEEK_OPEN } from './support/stores.js';
+import { bearer, createTestApp, createTestDatabase, type TestApp } from './support/test-app.js';
+
+/** A stream of this test's own, so that runs and files never mix. */
+const stream = () => `T${randomBytes(6).toString('hex').toUpperCase()}`;
+const env = (nats: TestNats, extra: Record<string, string> = {}) => ({
+  EVENTS_NATS_URL: nats.url,
+  EVENTS_STREAM: stream(),
+  EVENTS_RELAY_INTERVAL_MS: '100',
+  TOKEN_CACHE_SECONDS: '0',
+  TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+  AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
+  ...extra,
+});
+const outboxRows = async (t: TestApp) => Number((await t.dataSource.query<Array<{ n: number | string }>>('SELECT COUNT(*) AS n FROM event_outbox'))[0].n);
+/** Waits, by count of checks (every 100 ms, at most `tries`), until the outbox is empty. */
+async function drained(t: TestApp, tries = 100): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if ((await outboxRows(t)) === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the outbox still holds ${await outboxRows(t)} rows`);
+}
+const brief = (e: PublishedEvent) => ({ subject: e.natsSubject, type: e.event.type, data: e.event.data });
+
+class WarningCapture extends ConsoleLogger {
+  readonly warnings: string[] = [];
+  warn(message: unknown, context?: string) {
+    if (context === 'Events') this.warnings.push(String(message));
+  }
+}
+
+describe('change events through the outbox to NATS JetStream (issue 20)', () => {
+  let nats: TestNats;
+  beforeAll(async () => {
+    nats = await TestNats.create();
+  });
+  afterAll(() => nats.close());
+
+  it('publishes exactly one CloudEvent per acknowledged write, in order; refused writes and idempotent replays publish nothing', async () => {
+    const settings = env(nats);
+    const t = await createTestApp({ env: settings });
+    try {
+      const { token, record } = await t.app.get(TokensService).create({ team: 'acme' });
+      const { token: reader } = await t.app.get(TokensService).create({ team: 'acme', scope: 'read' });
+      const { token: admin, record: adminRecord } = await t.app.get(TokensService).create({ team: 'ops', scope: 'admin' });
+      await t.http.post('/plants').set(bearer(token)).send({ name: 'Fern', tag: 'green' }).expect(201);
+      await t.http.post('/plants').set(bearer(token)).send({ id: 7, name: 'Cactus' }).expect(201);
+      await t.http.post('/plants').set(bearer(token)).send({ id: 7, name: 'Again' }).expect(409);
+      await t.http.post('/plants').set(bearer(token)).send({ name: '' }).expect(400);
+      await t.http.post('/plants').set(bearer(reader)).send({ name: 'Nope' }).expect(403);
+      await t.http.post('/plants').set(bearer(token)).set('Idempotency-Key', 'k-1').send({ name: 'Pilea' }).expect(201);
+      await t.http.post('/plants').set(bearer(token)).set('Idempotency-Key', 'k-1').send({ name: 'Pilea' }).expect(201);
+      await t.http.post('/plants').set(bearer(token)).set('Idempotency-Key', 'k-2').send({ id: 7, name: 'Taken' }).expect(409);
+      await t.http.delete('/plants/7').set(bearer(token)).expect(204);
+      await t.http.delete('/plants/7').set(bearer(token)).expect(404);
+      await t.http.put('/admin/stores/NY-1').set(bearer(admin)).send({ name: 'Store', address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...WEEK_OPEN }).expect(201);
+      await importStores(t, storesCsv([{ code: 'A', name: 'A' }, { code: 'B', name: 'B' }]));
+      await importStores(t, storesCsv([{ code: 'A', name: 'A' }, { code: 'B', name: 'B' }])); // unchanged: no event
+      // An import rolled back (its file changed between the passes) publishes nothing.
+      const changing = [storesCsv([{ code: 'C', name: 'C' }]), storesCsv([{ code: 'C', name: 'C', state: 'XX' }])];
+      await expect(t.app.get(StoreImportService).import(() => Readable.from([changing.shift()!]))).rejects.toThrow('changed between the two passes');
+      await drained(t);
+
+      const events = await nats.events(settings.EVENTS_STREAM);
+      expect(events.map(brief)).toEqual([
+        { subject: 'plantstore.acme.plant.created', type: 'com.plantstore.plant.created', data: { team: 'acme', id: 1, name: 'Fern', tag: 'green', tokenId: record.id } },
+        { subject: 'plantstore.acme.plant.created', type: 'com.plantstore.plant.created', data: { team: 'acme', id: 7, name: 'Cactus', tag: null, tokenId: record.id } },
+        { subject: 'plantstore.acme.plant.created', type: 'com.plantstore.plant.created', data: { team: 'acme', id: 8, name: 'Pilea', tag: null, tokenId: record.id } },
+        { subject: 'plantstore.acme.plant.deleted', type: 'com.plantstore.plant.deleted', data: { team: 'acme', id: 7, name: 'Cactus', tag: null, tokenId: record.id } },
+        { subject: 'plantstore.stores.changed', type: 'com.plantstore.stores.changed', data: { added: 1, updated: 0, removed: 0 } },
+        { subject: 'plantstore.stores.changed', type: 'com.plantstore.stores.changed', data: { added: 2, updated: 0, removed: 0 } },
+      ]);
+      for (const { event, msgId } of events) {
+        expect(event).toMatchObject({ specversion: '1.0', source: EVENT_SOURCE, datacontenttype: 'application/json', id: msgId });
+        expect(new Date(event.time).toISOString()).toBe(event.time);
+      }
+      expect(events.map((e) => e.event.subject)).toEqual(['plants/1', 'plants/7', 'plants/8', 'plants/7', 'stores', 'stores']);
+      expect(new Set(events.map((e) => e.event.id)).size).toBe(events.length);
+      expect(adminRecord.id).toBeGreaterThan(0);
+      await expect(t.app.get(Metrics).registry.getSingleMetricAsString('plant_store_events_backlog_rows')).resolves.toContain('plant_store_events_backlog_rows 0');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('starts and serves with the broker down: ready stays 200, events wait in the outbox (metric and warning), then drain in order once it is up', async () => {
+    const down = await TestNats.create({ start: false });
+    const logger = new WarningCapture();
+    const settings = env(down);
+    const t = await createTestApp({ env: settings, logger });
+    try {
+      await t.http.get('/health/ready').expect(200);
+      const token = await t.tokenFor('acme');
+      for (let i = 1; i <= 5; i++) await t.http.post('/plants').set(bearer(token)).send({ id: i, name: `p${i}` }).expect(201);
+      await t.http.delete('/plants/3').set(bearer(token)).expect(204);
+      await expect(outboxRows(t)).resolves.toBe(6);
+      await t.http.get('/health/ready').expect(200);
+      // The relay counted them (its next round) and said so, once (a warning every 30 s at most).
+      const backlog = () => t.app.get(Metrics).registry.getSingleMetricAsString('plant_store_events_backlog_rows');
+      for (let i = 0; i < 50 && !(await backlog()).includes('plant_store_events_backlog_rows 6'); i++) await new Promise((r) => setTimeout(r, 100));
+      await expect(backlog()).resolves.toContain('plant_store_events_backlog_rows 6');
+      expect(logger.warnings).toEqual([expect.stringMatching(/^\d change events wait in the outbox, the oldest for \d+ s: the broker is unreachable/) as string]);
+
+      await down.start();
+      await drained(t);
+      const events = await down.events(settings.EVENTS_STREAM);
+      expect(events.map((e) => `${e.event.type.split('.').pop()} ${String(e.event.data.id)}`)).toEqual(['created 1', 'created 2', 'created 3', 'created 4', 'created 5', 'deleted 3']);
+      await expect(t.dataSource.getRepository(Plant).count()).resolves.toBe(4);
+    } finally {
+      await t.close();
+      await down.close();
+    }
+  });
+
+  it('refuses writes with 503 once EVENTS_OUTBOX_MAX_ROWS wait, writing nothing; reads go on', async () => {
+    const down = await TestNats.create({ start: false });
+    const t = await createTestApp({ env: env(down, { EVENTS_OUTBOX_MAX_ROWS: '100' }) });
+    try {
+      const token = await t.tokenFor('acme');
+      for (let i = 1; i <= 100; i++) await t.http.post('/plants').set(bearer(token)).send({ id: i, name: `p${i}` }).expect(201);
+      const refused = await t.http.post('/plants').set(bearer(token)).send({ id: 101, name: 'one too many' }).expect(503);
+      expect(refused.body.message).toMatch(/^change events cannot be delivered right now and 100 wait already \(EVENTS_OUTBOX_MAX_ROWS\)/);
+      await t.http.delete('/plants/1').set(bearer(token)).expect(503);
+      await expect(t.dataSource.getRepository(Plant).count()).resolves.toBe(100);
+      await expect(outboxRows(t)).resolves.toBe(100);
+      await t.http.get('/plants?limit=1').set(bearer(token)).expect(200);
+    } finally {
+      await t.close();
+      await down.close();
+    }
+  });
+
+  it('writes no outbox row without EVENTS_NATS_URL', async () => {
+    const database = await createTestDatabase();
+    const t = await createTestApp({ database, env: { EVENTS_NATS_URL: '' } });
+    try {
+      const token = await t.tokenFor('acme');
+      await t.http.post('/plants').set(bearer(token)).send({ name: 'Fern' }).expect(201);
+      await t.http.delete('/plants/1').set(bearer(token)).expect(204);
+      await expect(outboxRows(t)).resolves.toBe(0);
+    } finally {
+      await t.close();
+      await database.drop();
+    }
+  });
+});

@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { freePort } from './server.js';
+
+/** A CloudEvent as the relay publishes it, with the subject and message id it was published under. */
+export interface PublishedEvent {
+  natsSubject: string;
+  msgId: string | undefined;
+  event: { specversion: string; id: string; source: string; type: string; subject: string; time: string; datacontenttype: string; data: Record<string, unknown> };
+}
+
+/**
+ * A nats-server of the test's own (Debian's package, `-js`, a spare port, a temporary store
+ * directory), so that a test can stop and restart the broker without touching anyone else's.
+ */
+export class TestNats {
+  readonly url: string;
+  private child?: ChildProcess;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'plant-store-nats-'));
+
+  private constructor(readonly port: number) {
+    this.url = `nats://127.0.0.1:${port}`;
+  }
+
+  static async create({ start = true } = {}): Promise<TestNats> {
+    const nats = new TestNats(await freePort());
+    if (start) await nats.start();
+    return nats;
+  }
+
+  async start(): Promise<void> {
+    this.child = spawn(process.env.NATS_SERVER ?? '/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], { stdio: 'ignore' });
+    for (let i = 0; i < 100; i++) {
+      const up = await connect({ servers: this.url, timeout: 200, reconnect: false }).then(
+        (nc) => nc.close().then(() => true),
+        () => false,
+      );
+      if (up) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`nats-server did not start on ${this.url}`);
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Every message of the stream, in stream order. */
+  async events(stream: string): Promise<PublishedEvent[]> {
+    const nc = await connect({ servers: this.url });
+    try {
+      const manager = await jetstreamManager(nc);
+      const info = await manager.streams.info(stream).catch(() => undefined);
+      if (!info) return [];
+      const events: PublishedEvent[] = [];
+      for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
+        const message = await manager.streams.getMessage(stream, { seq });
+        if (!message) continue;
+        events.push({ natsSubject: message.subject, msgId: message.header?.get('Nats-Msg-Id'), event: message.json() });
+      }
+      return events;
+    } finally {
+      await nc.close();
+    }
+  }
+}
