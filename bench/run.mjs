@@ -112,6 +112,21 @@ execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, Stri
 const adminToken = await cli(env, 'tokens', 'create', '--team', 'ops', '--scope', 'admin');
 console.error('running searches during an import…');
 const duringImport = await searchDuringImport({ url: services[0].url, teamToken: tokens[0], adminToken, csvFile: importFile });
+// Change events (issue 20): POST + DELETE with the outbox and its relay to NATS JetStream
+// (BENCH_NATS_URL, default the machine's nats://127.0.0.1:4222) against the first set-up, alternating.
+const natsUrl = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
+const eventsService = await startProcess(`${ROOT}dist/main.js`, { ...env, METRICS_PORT: '0', EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: `BENCH${process.pid}` }, { logFile: join(logDir, 'events.log') });
+const writes = scenarios.find((s) => s.name.startsWith('POST + DELETE'));
+const eventRuns = { on: [], off: [] };
+console.error('running POST + DELETE with change events on and off…');
+for (let round = 0; round < ROUNDS; round++) {
+  eventRuns.on.push(await writes.run(eventsService.url));
+  eventRuns.off.push(await writes.run(services[0].url));
+}
+const counter = await mysql.createConnection(DATABASE_URL);
+const [[{ n: outboxLeft }]] = await counter.query('SELECT COUNT(*) AS n FROM event_outbox');
+await counter.end();
+await eventsService.stop();
 for (const service of services) await service.stop();
 await baseline.stop();
 sink.close();
@@ -149,6 +164,11 @@ console.log(`Service RSS (max during the runs): ${fmt(serviceRss)} MB. The servi
 console.log(
   `\nSearch (5 mi, 16 connections) while POST /admin/stores/import took ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}): ` +
     `${fmt(duringImport.duringRps)} req/s against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %), ${duringImport.searchFailures} searches not answered 200.`,
+);
+const events = { on: combine(eventRuns.on), off: combine(eventRuns.off) };
+console.log(
+  `\nPOST + DELETE /plants with change events (outbox + relay to ${natsUrl}): ${fmt(events.on.rps)} req/s (p99 ${events.on.p99} ms, ${errorsOf(events.on, writes.expect)} errors) ` +
+    `against ${fmt(events.off.rps)} req/s without (${fmt((events.on.rps / events.off.rps - 1) * 100, 1)} %); ${outboxLeft} events left in the outbox at the end.`,
 );
 console.log('\n| cold start to ready | best ms | median ms |\n|---|---:|---:|');
 for (const [label, best, median] of cold) console.log(`| ${label} | ${fmt(best)} | ${fmt(median)} |`);

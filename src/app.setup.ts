@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Request, Response } from 'express';
 import { ConfigService } from '@nestjs/config';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import helmet, { type HelmetOptions } from 'helmet';
@@ -64,6 +66,9 @@ export function trustProxy(value = 'false'): boolean | number | string {
   return /^\d+$/.test(value) ? Number(value) : value;
 }
 
+/** The AsyncAPI document of the change events (lint: `npm run docs:lint:events`). */
+const ASYNCAPI_FILE = fileURLToPath(new URL('../assets/asyncapi.yaml', import.meta.url));
+
 /**
  * Everything the HTTP app needs beyond its modules; shared by main.ts and the e2e tests
  * so that the tests exercise the real pipeline. `requestLog` (main.ts) adds the per-request log
@@ -85,5 +90,11 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   app.use(jsonBody(config.get('BODY_LIMIT_BYTES', { infer: true }), [STORE_IMPORT_PATH]));
   if (options.docs) {
     SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json', yamlDocumentUrl: 'docs-yaml' });
+    // The change events (issue 20), beside the OpenAPI document: an AsyncAPI 3 document, public like it.
+    const events = readFileSync(ASYNCAPI_FILE);
+    app.use('/docs/events.yaml', (req: Request, res: Response, next: () => void) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+      res.type('application/yaml').send(events);
+    });
   }
 }

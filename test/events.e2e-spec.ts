@@ -148,6 +148,11 @@ describe('change events through the outbox to NATS JetStream (issue 20)', () => 
       await t.http.post('/plants').set(bearer(token)).send({ name: 'Fern' }).expect(201);
       await t.http.delete('/plants/1').set(bearer(token)).expect(204);
       await expect(outboxRows(t)).resolves.toBe(0);
+      // The events are documented beside the OpenAPI document, without a token.
+      const asyncapi = await t.http.get('/docs/events.yaml').expect(200);
+      expect(asyncapi.headers['content-type']).toMatch(/^application\/yaml/);
+      expect(asyncapi.text).toMatch(/^asyncapi: 3\.1\.0$/m);
+      expect(asyncapi.text).toContain('plantstore.{team}.plant.created');
     } finally {
       await t.close();
       await database.drop();
