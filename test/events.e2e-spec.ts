@@ -84,9 +84,11 @@ describe('change events through the outbox to NATS JetStream (issue 20)', () => 
         expect(event).toMatchObject({ specversion: '1.0', source: EVENT_SOURCE, datacontenttype: 'application/json', id: msgId });
         expect(new Date(event.time).toISOString()).toBe(event.time);
       }
-      expect(events.map((e) => e.event.subject)).toEqual(['plants/1', 'plants/7', 'plants/8', 'plants/7', 'stores', 'stores']);
+      expect(events.map((e) => e.event.subject)).toEqual(['teams/acme/plants/1', 'teams/acme/plants/7', 'teams/acme/plants/8', 'teams/acme/plants/7', 'stores', 'stores']);
       expect(new Set(events.map((e) => e.event.id)).size).toBe(events.length);
       expect(adminRecord.id).toBeGreaterThan(0);
+      // The gauge is the relay's count, taken every EVENTS_RELAY_INTERVAL_MS (100 ms here).
+      await new Promise((r) => setTimeout(r, 300));
       await expect(t.app.get(Metrics).registry.getSingleMetricAsString('plant_store_events_backlog_rows')).resolves.toContain('plant_store_events_backlog_rows 0');
     } finally {
       await t.close();

@@ -172,7 +172,9 @@ export function databaseOptions(
       connectTimeout: env.DB_CONNECT_TIMEOUT_MS,
       maxQueryExecutionTime: env.DB_QUERY_TIMEOUT_MS,
       enableQueryTimeout: true,
-      extra: { enableKeepAlive: true, maxIdle: env.DB_POOL_SIZE, queueLimit: env.DB_POOL_SIZE * 20 },
+      // multipleStatements: a write and its change event go as one query (statements-transaction.ts).
+      // Every value of every query is a `?` parameter, so no client text reaches the SQL itself.
+      extra: { enableKeepAlive: true, maxIdle: env.DB_POOL_SIZE, queueLimit: env.DB_POOL_SIZE * 20, multipleStatements: true },
       ssl: tlsOptions(env),
     };
   }

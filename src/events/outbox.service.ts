@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, ServiceUnavailableException } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import type { EntityManager } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import type { EnvironmentVariables } from '../config/environment.js';
+import type { Statement } from '../database/statements-transaction.js';
 
 /** The CloudEvents `type` of each event, under this service's reverse-DNS prefix. */
 export const EVENT_TYPES = {
@@ -37,22 +39,33 @@ const INSERT = 'INSERT INTO event_outbox (event_id, subject, payload) VALUES (?,
  * the change's own transaction, so that it exists if and only if the change was committed; the
  * relay (outbox-relay.ts) publishes it afterwards. Without EVENTS_NATS_URL nothing is written.
  *
- * A full outbox (EVENTS_OUTBOX_MAX_ROWS, as the relay last counted it) refuses the write with
- * 503 instead of dropping events: a consumer may rely on getting every event, and the client
- * may retry the write once the broker is back.
+ * A full outbox (EVENTS_OUTBOX_MAX_ROWS) refuses the write with 503 instead of dropping events:
+ * a consumer may rely on getting every event, and the client may retry the write once the broker
+ * is back. The rows are those of every instance (COUNT(*) of the table), counted by this
+ * process's relay every EVENTS_RELAY_INTERVAL_MS, plus this process's writes and minus its
+ * publications since; a process without a running relay (the command line) counts in the write's
+ * own transaction. So the bound holds for the sum of all instances, give or take what the other
+ * instances wrote within the last interval.
  */
 @Injectable()
 export class OutboxService {
   readonly enabled: boolean;
   private readonly prefix: string;
   private readonly maxRows: number;
-  /** Rows in the outbox, as last counted (by the relay), plus those written here since. */
+  /** A count older than this is not trusted: the write counts again (the command line, a relay that stopped). */
+  private readonly countValidMs: number;
+  /** Rows in the outbox, as last counted, plus those written here since and minus those published. */
   private backlog = 0;
+  private countedAt = -Infinity;
 
-  constructor(config: ConfigService<EnvironmentVariables, true>) {
+  constructor(
+    config: ConfigService<EnvironmentVariables, true>,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {
     this.enabled = Boolean(config.get('EVENTS_NATS_URL', { infer: true }));
     this.prefix = config.get('EVENTS_SUBJECT_PREFIX', { infer: true });
     this.maxRows = config.get('EVENTS_OUTBOX_MAX_ROWS', { infer: true });
+    this.countValidMs = 2 * config.get('EVENTS_RELAY_INTERVAL_MS', { infer: true });
   }
 
   /** Set by this process's relay: called after a row is written, so that it goes out without waiting for the next round. */
@@ -61,14 +74,53 @@ export class OutboxService {
   /** The relay's count of the rows waiting. */
   counted(rows: number): void {
     this.backlog = rows;
+    this.countedAt = performance.now();
+  }
+
+  /** The relay published and deleted this many rows. */
+  removed(rows: number): void {
+    this.backlog = Math.max(0, this.backlog - rows);
   }
 
   plantCreated(manager: EntityManager, plant: PlantChange, actor: Actor): Promise<void> {
-    return this.record(manager, `${this.prefix}.${plant.team}.plant.created`, EVENT_TYPES.plantCreated, `plants/${plant.id}`, { ...plantData(plant), tokenId: actor });
+    return this.record(manager, `${this.prefix}.${plant.team}.plant.created`, EVENT_TYPES.plantCreated, plantSubject(plant), { ...plantData(plant), tokenId: actor });
   }
 
-  plantDeleted(manager: EntityManager, plant: PlantChange, actor: Actor): Promise<void> {
-    return this.record(manager, `${this.prefix}.${plant.team}.plant.deleted`, EVENT_TYPES.plantDeleted, `plants/${plant.id}`, { ...plantData(plant), tokenId: actor });
+  /**
+   * The outbox row of a plant's creation, as a statement for the creating transaction
+   * (runStatements); call `recorded(1)` once it committed. Refuses with 503 when the outbox is full.
+   */
+  async plantCreatedStatement(plant: PlantChange, actor: Actor): Promise<Statement> {
+    await this.checkRoom(this.dataSource.manager);
+    const event = this.event(EVENT_TYPES.plantCreated, plantSubject(plant), { ...plantData(plant), tokenId: actor });
+    return { sql: INSERT, params: [event.id, `${this.prefix}.${plant.team}.plant.created`, JSON.stringify(event)] };
+  }
+
+  /**
+   * The outbox row of a plant's deletion, read from the plant's row by the statement itself
+   * (`INSERT … SELECT`, before the DELETE in the same transaction): no read of the plant in a
+   * round trip of its own, and no row when there is no such plant. Its name and tag are quoted
+   * into the JSON by the database (JSON_QUOTE, json_quote on SQLite).
+   */
+  async plantDeletedStatement(team: string, id: number, actor: Actor): Promise<Statement> {
+    await this.checkRoom(this.dataSource.manager);
+    const event = this.event(EVENT_TYPES.plantDeleted, plantSubject({ team, id }), { team, id });
+    // `…,"data":{"team":…,"id":…` + `,"name":<name>,"tag":<tag>,"tokenId":<actor>}}`: the keys in the order of a creation's.
+    const head = `${JSON.stringify(event).slice(0, -2)},"name":`;
+    const tail = `,"tokenId":${JSON.stringify(actor)}}}`;
+    const mysql = this.dataSource.options.type !== 'better-sqlite3';
+    const payload = mysql ? "CONCAT(?, JSON_QUOTE(name), ',\"tag\":', COALESCE(JSON_QUOTE(tag), 'null'), ?)" : "? || json_quote(name) || ',\"tag\":' || json_quote(tag) || ?";
+    return {
+      sql: `INSERT INTO event_outbox (event_id, subject, payload) SELECT ?, ?, ${payload} FROM plants WHERE team = ? AND id = ?`,
+      params: [event.id, `${this.prefix}.${team}.plant.deleted`, head, tail, team, id],
+    };
+  }
+
+  /** `rows` events were committed by statements of this service's making: counted, and the relay told. */
+  recorded(rows: number): void {
+    if (rows === 0) return;
+    this.backlog += rows;
+    this.onRecorded?.();
   }
 
   /** After an import or an admin change of the store list: counts, never the list. */
@@ -79,15 +131,34 @@ export class OutboxService {
 
   private async record(manager: EntityManager, subject: string, type: string, ceSubject: string, data: object): Promise<void> {
     if (!this.enabled) return;
+    await this.checkRoom(manager);
+    const event = this.event(type, ceSubject, data);
+    await manager.query(INSERT, [event.id, subject, JSON.stringify(event)]);
+    this.recorded(1);
+  }
+
+  /** 503 when the outbox is full; counts first when the last count is too old to trust (see the class comment). */
+  private async checkRoom(manager: EntityManager): Promise<void> {
+    if (performance.now() - this.countedAt > this.countValidMs) {
+      const [row] = await manager.query<Array<{ n: number | string }>>('SELECT COUNT(*) AS n FROM event_outbox');
+      this.counted(Number(row.n));
+    }
     if (this.backlog >= this.maxRows) {
       throw new ServiceUnavailableException(`change events cannot be delivered right now and ${this.backlog} wait already (EVENTS_OUTBOX_MAX_ROWS); try again later`);
     }
-    const id = randomUUID();
-    const event = { specversion: '1.0', id, source: EVENT_SOURCE, type, subject: ceSubject, time: new Date().toISOString(), datacontenttype: 'application/json', data };
-    await manager.query(INSERT, [id, subject, JSON.stringify(event)]);
-    this.backlog++;
-    this.onRecorded?.();
   }
+
+  private event(type: string, subject: string, data: object) {
+    return { specversion: '1.0', id: randomUUID(), source: EVENT_SOURCE, type, subject, time: new Date().toISOString(), datacontenttype: 'application/json', data };
+  }
+}
+
+/**
+ * The CloudEvents `subject` of a plant: ids are per team (and a deleted highest id is given
+ * again), so the team is part of it. One id's incarnations: docs/events.md.
+ */
+function plantSubject({ team, id }: Pick<PlantChange, 'team' | 'id'>): string {
+  return `teams/${team}/plants/${id}`;
 }
 
 function plantData({ team, id, name, tag }: PlantChange) {

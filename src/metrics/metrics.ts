@@ -96,6 +96,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Issue 25: how long committed events wait for the broker's acknowledgement (their CloudEvents `time` to the ack). */
+  readonly eventsDeliveryDelay = new Histogram({
+    name: 'plant_store_events_delivery_delay_seconds',
+    help: 'Time from a change event being written (its CloudEvents time, inside the transaction) to the broker acknowledging its publication by this instance.',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
   readonly eventsPublished = new Counter({
     name: 'plant_store_events_published_total',
     help: 'Change events this instance published and the broker acknowledged.',

@@ -16,7 +16,7 @@ import { OutboxService, type Actor } from '../events/outbox.service.js';
 import { isDuplicateKeyError, isRetryableLockError } from '../database/database-errors.js';
 import { requestFingerprint, type StoredResponse } from './idempotency.js';
 import { MAX_PLANT_ID } from './plant-id.js';
-import type { NewPlant } from './plants.service.js';
+import { INSERT_PLANT, type NewPlant } from './plants.service.js';
 
 /** How long a key and its response are kept (contract §3). */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
@@ -54,7 +54,6 @@ const noIdLeft = () => conflict(`no plant id is left above ${MAX_PLANT_ID}; give
 
 const CLAIM = 'INSERT INTO idempotency_keys (team, idempotency_key, request_hash) VALUES (?, ?, ?)';
 const COMPLETE = 'UPDATE idempotency_keys SET response_status = ?, response_location = ?, response_body = ? WHERE team = ? AND idempotency_key = ?';
-const INSERT_PLANT = 'INSERT INTO plants (team, id, name, tag) VALUES (?, ?, ?, ?)';
 const MAX_ID = 'SELECT MAX(id) AS max FROM plants WHERE team = ?';
 
 /**

@@ -1,9 +1,10 @@
 import { ConflictException, Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository, type EntityManager } from 'typeorm';
+import { Repository } from 'typeorm';
 import { OutboxService, type Actor } from '../events/outbox.service.js';
 import { isDuplicateKeyError, isRetryableLockError, retryWriteConflicts } from '../database/database-errors.js';
 import { preparedRead, type SqlValue } from '../database/prepared-read.js';
+import { runStatements } from '../database/statements-transaction.js';
 import { Plant } from './plant.entity.js';
 import { MAX_PLANT_ID } from './plant-id.js';
 
@@ -24,16 +25,21 @@ export interface PlantPage {
  * duplicate key, or on Galera a failed certification): tried again with a fresh maximum.
  */
 const ASSIGN_ATTEMPTS = 20;
+export const INSERT_PLANT = 'INSERT INTO plants (team, id, name, tag) VALUES (?, ?, ?, ?)';
+const DELETE_PLANT = 'DELETE FROM plants WHERE team = ? AND id = ?';
 
 @Injectable()
 export class PlantsService {
   /** Tail of the queue of id assignments per team in this process (see create). */
   private readonly assigning = new Map<string, Promise<unknown>>();
+  private readonly mysql: boolean;
 
   constructor(
     @InjectRepository(Plant) private readonly plants: Repository<Plant>,
     private readonly outbox: OutboxService,
-  ) {}
+  ) {
+    this.mysql = plants.manager.connection.options.type !== 'better-sqlite3';
+  }
 
   /**
    * A given id is inserted as is: the (team, id) primary key decides a race, so of two
@@ -79,19 +85,22 @@ export class PlantsService {
     return { plants, nextAfter: plants[limit - 1].id };
   }
 
-  /** With change events on, the plant is read first (its event names it) and deleted in the event's transaction. */
+  /**
+   * With change events on, the event (made from the plant's row by the database) and the delete
+   * are one transaction in one round trip (runStatements); on MySQL the row is locked first, so
+   * that two deletes of one plant queue instead of deadlocking on the event's shared read lock.
+   */
   async remove(team: string, id: number, actor: Actor = 'system'): Promise<void> {
-    const deleted = this.outbox.enabled
-      ? await retryWriteConflicts(() =>
-          this.plants.manager.transaction(async (manager) => {
-            const plant = await manager.findOneBy(Plant, { team, id });
-            if (!plant) return false;
-            await manager.delete(Plant, { team, id });
-            await this.outbox.plantDeleted(manager, plant, actor);
-            return true;
-          }),
-        )
-      : Boolean((await retryWriteConflicts(() => this.plants.delete({ team, id }))).affected);
+    let deleted: boolean;
+    if (this.outbox.enabled) {
+      const lock = this.mysql ? [{ sql: 'SELECT 1 FROM plants WHERE team = ? AND id = ? FOR UPDATE', params: [team, id] }] : [];
+      const event = await this.outbox.plantDeletedStatement(team, id, actor);
+      const affected = await retryWriteConflicts(() => runStatements(this.plants.manager.connection, [...lock, event, { sql: DELETE_PLANT, params: [team, id] }]));
+      deleted = affected.at(-1)! > 0;
+      this.outbox.recorded(affected.at(-2)!);
+    } else {
+      deleted = Boolean((await retryWriteConflicts(() => this.plants.delete({ team, id }))).affected);
+    }
     if (!deleted) throw new NotFoundException(`plant ${id} not found`);
   }
 
@@ -114,16 +123,15 @@ export class PlantsService {
     }
   }
 
-  /** With change events on, the plant and its event are written in one transaction (the outbox). */
+  /** With change events on, the plant and its event are one transaction (the outbox) in one round trip (runStatements). */
   private async insert(team: string, id: number, { name, tag }: NewPlant, actor: Actor): Promise<Plant> {
     const plant = this.plants.create({ team, id, name, tag: tag ?? null });
-    const write = (manager: EntityManager) => manager.createQueryBuilder().insert().into(Plant).values(plant).updateEntity(false).execute();
-    if (!this.outbox.enabled) await write(this.plants.manager);
-    else {
-      await this.plants.manager.transaction(async (manager) => {
-        await write(manager);
-        await this.outbox.plantCreated(manager, plant, actor);
-      });
+    if (!this.outbox.enabled) {
+      await this.plants.manager.createQueryBuilder().insert().into(Plant).values(plant).updateEntity(false).execute();
+    } else {
+      const event = await this.outbox.plantCreatedStatement(plant, actor);
+      await runStatements(this.plants.manager.connection, [{ sql: INSERT_PLANT, params: [team, id, plant.name, plant.tag] }, event]);
+      this.outbox.recorded(1);
     }
     return plant;
   }
