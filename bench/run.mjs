@@ -23,6 +23,7 @@ import mysql from 'mysql2/promise';
 import { ROOT, cli, fmt, freePort, freshDatabase, startProcess } from './lib.mjs';
 import { benchScenarios, searchDuringImport } from './scenarios.mjs';
 import { plantRows } from './plants.mjs';
+import { describeEvents, writesWithEvents } from './events.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -112,20 +113,21 @@ execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, Stri
 const adminToken = await cli(env, 'tokens', 'create', '--team', 'ops', '--scope', 'admin');
 console.error('running searches during an import…');
 const duringImport = await searchDuringImport({ url: services[0].url, teamToken: tokens[0], adminToken, csvFile: importFile });
-// Change events (issue 20): POST + DELETE with the outbox and its relay to NATS JetStream
-// (BENCH_NATS_URL, default the machine's nats://127.0.0.1:4222) against the first set-up, alternating.
+// Change events (issues 20 and 25): POST + DELETE at full rate for EVENTS_SECONDS (default 60)
+// with the outbox and its relay to NATS JetStream (BENCH_NATS_URL, default the machine's
+// nats://127.0.0.1:4222), alternating with a service without events (bench/events.mjs).
 const natsUrl = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
-const eventsService = await startProcess(`${ROOT}dist/main.js`, { ...env, METRICS_PORT: '0', EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: `BENCH${process.pid}` }, { logFile: join(logDir, 'events.log') });
-const writes = scenarios.find((s) => s.name.startsWith('POST + DELETE'));
-const eventRuns = { on: [], off: [] };
+const EVENTS_SECONDS = Number(process.env.EVENTS_SECONDS ?? 60);
+const eventsStream = `BENCH${process.pid}`;
+const eventsService = await startProcess(`${ROOT}dist/main.js`, { ...env, METRICS_PORT: '0', EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: eventsStream }, { logFile: join(logDir, 'events.log') });
+const noEventsService = await startProcess(`${ROOT}dist/main.js`, { ...env, METRICS_PORT: '0' }, { logFile: join(logDir, 'no-events.log') });
+const writes = benchScenarios({ tokens, duration: EVENTS_SECONDS, firstId: 50_000_000 }).find((s) => s.name.startsWith('POST + DELETE'));
 console.error('running POST + DELETE with change events on and off…');
-for (let round = 0; round < ROUNDS; round++) {
-  eventRuns.on.push(await writes.run(eventsService.url));
-  eventRuns.off.push(await writes.run(services[0].url));
-}
 const counter = await mysql.createConnection(DATABASE_URL);
-const [[{ n: outboxLeft }]] = await counter.query('SELECT COUNT(*) AS n FROM event_outbox');
+const outboxRows = async () => Number((await counter.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n);
+const eventsResult = await writesWithEvents({ on: { url: eventsService.url, writes }, off: { url: noEventsService.url, writes }, natsUrl, stream: eventsStream, rounds: ROUNDS, outboxRows, label: 'MySQL' });
 await counter.end();
+await noEventsService.stop();
 await eventsService.stop();
 for (const service of services) await service.stop();
 await baseline.stop();
@@ -165,10 +167,6 @@ console.log(
   `\nSearch (5 mi, 16 connections) while POST /admin/stores/import took ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}): ` +
     `${fmt(duringImport.duringRps)} req/s against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %), ${duringImport.searchFailures} searches not answered 200.`,
 );
-const events = { on: combine(eventRuns.on), off: combine(eventRuns.off) };
-console.log(
-  `\nPOST + DELETE /plants with change events (outbox + relay to ${natsUrl}): ${fmt(events.on.rps)} req/s (p99 ${events.on.p99} ms, ${errorsOf(events.on, writes.expect)} errors) ` +
-    `against ${fmt(events.off.rps)} req/s without (${fmt((events.on.rps / events.off.rps - 1) * 100, 1)} %); ${outboxLeft} events left in the outbox at the end.`,
-);
+console.log(`\n${describeEvents(eventsResult, { natsUrl, seconds: EVENTS_SECONDS, expect: writes.expect })}`);
 console.log('\n| cold start to ready | best ms | median ms |\n|---|---:|---:|');
 for (const [label, best, median] of cold) console.log(`| ${label} | ${fmt(best)} | ${fmt(median)} |`);

@@ -8,12 +8,12 @@ import { load } from './lib.mjs';
  * with the teams' `tokens`. `expect`: the statuses of a correct answer (anything else counts as
  * an error); `baseline`: whether the baseline server (bench/baseline.mjs) answers it too.
  */
-export function benchScenarios({ tokens, duration }) {
+export function benchScenarios({ tokens, duration, firstId = 1_000_000 }) {
   const auth = (i = 0) => ({ authorization: `Bearer ${tokens[i % tokens.length]}` });
   const json = { 'content-type': 'application/json' };
   const nearest = (miles) => JSON.stringify({ customer_address: { zip: '10001' }, max_distance: miles });
   // Ids far above the seeded plants', so that every create is new.
-  let nextId = 1_000_000;
+  let nextId = firstId;
   return [
     { name: 'GET /plants?limit=20', baseline: true, expect: [200], run: (url) => load({ url, duration, path: '/plants?limit=20', headers: auth() }) },
     { name: 'POST /locations/nearest 5 mi', baseline: true, expect: [200], run: (url) => load({ url, duration, method: 'POST', path: '/locations/nearest', body: nearest(5), headers: { ...auth(), ...json } }) },

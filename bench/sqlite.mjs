@@ -1,6 +1,7 @@
 // npm run bench:sqlite: the service on its embedded SQLite default (one file, one process), with
 // 1,000 plants for each of 10 teams: GET /plants?limit=20 and POST + DELETE /plants, each for
-// DURATION seconds (default 10), ROUNDS times (default 2). Numbers only, no assertion.
+// DURATION seconds (default 10), ROUNDS times (default 2); then POST + DELETE with change events on
+// and off (EVENTS_SECONDS, default 60; bench/events.mjs). Numbers only, no assertion.
 //
 // BENCH_VARIANTS (comma list, default `current`): `current` is this tree's build;
 // `<name>=<path of another build's main.js>` starts that build beside it (on a data directory
@@ -11,7 +12,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, cli, fmt, startProcess } from './lib.mjs';
+import Database from 'better-sqlite3';
 import { benchScenarios } from './scenarios.mjs';
+import { describeEvents, writesWithEvents } from './events.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -42,7 +45,7 @@ for (const variant of VARIANTS) {
       if (res.status !== 201) throw new Error(`seeding: POST /plants answered ${res.status}`);
     }
   }
-  services.push({ name, service, scenarios: benchScenarios({ tokens, duration: DURATION }).filter((s) => /plants/.test(s.name) && !/401/.test(s.name)) });
+  services.push({ name, service, tokens, scenarios: benchScenarios({ tokens, duration: DURATION }).filter((s) => /plants/.test(s.name) && !/401/.test(s.name)) });
 }
 
 const results = new Map();
@@ -66,4 +69,23 @@ for (const [key, runs] of results) {
   const rss = services.find((s) => s.name === name).service.rssMb();
   console.log(`| ${scenario} | ${name} | ${fmt(runs.reduce((n, r) => n + r.rps, 0) / runs.length)} | ${Math.max(...runs.map((r) => r.p99))} | ${runs.reduce((n, r) => n + r.errors, 0)} | ${fmt(rss)} |`);
 }
+
+// Change events on the embedded default (issue 25): POST + DELETE for EVENTS_SECONDS (default 60)
+// with the relay to NATS JetStream (BENCH_NATS_URL), alternating with this tree's build without.
+const natsUrl = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
+const EVENTS_SECONDS = Number(process.env.EVENTS_SECONDS ?? 60);
+const eventsEnv = { DATA_DIR: mkdtempSync(join(tmpdir(), 'plant-store-bench-sqlite-events-')), NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', DEMO_SEED: 'false' };
+const eventsTokens = [await cli(eventsEnv, 'tokens', 'create', '--team', 'team0'), await cli(eventsEnv, 'tokens', 'create', '--team', 'team1')];
+const stream = `BENCH${process.pid}`;
+const eventsService = await startProcess(`${ROOT}dist/main.js`, { ...eventsEnv, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: stream }, { logFile: join(eventsEnv.DATA_DIR, 'service.log') });
+const current = services.find((s) => s.name === 'current') ?? services[0];
+const eventWrites = benchScenarios({ tokens: eventsTokens, duration: EVENTS_SECONDS }).find((s) => s.name.startsWith('POST + DELETE'));
+const offWrites = benchScenarios({ tokens: current.tokens, duration: EVENTS_SECONDS, firstId: 50_000_000 }).find((s) => s.name.startsWith('POST + DELETE'));
+const outbox = new Database(join(eventsEnv.DATA_DIR, 'plant-store.sqlite'), { readonly: true });
+const outboxRows = async () => Number(outbox.prepare('SELECT COUNT(*) AS n FROM event_outbox').get().n);
+console.error('running POST + DELETE with change events on and off…');
+const events = await writesWithEvents({ on: { url: eventsService.url, writes: eventWrites }, off: { url: current.service.url, writes: offWrites }, natsUrl, stream, rounds: ROUNDS, outboxRows, label: 'SQLite' });
+outbox.close();
+await eventsService.stop();
+console.log(`\n${describeEvents(events, { natsUrl, seconds: EVENTS_SECONDS, expect: eventWrites.expect })}`);
 for (const { service } of services) await service.stop();
