@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -64,7 +65,8 @@ export function eventTime(payload: string): number {
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Events');
-  private readonly owner = `relay-${randomUUID()}`;
+  /** Names the instance in the lease row and on the broker: host, process id, and a random part for uniqueness. */
+  private readonly owner = `${hostname().slice(0, 24)}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private readonly mysql: boolean;
   private readonly servers: string[];
   private readonly stream: string;
