@@ -67,7 +67,7 @@ describe('the first start, as printed', () => {
   it('on a terminal (LOG_FORMAT=auto): one human-readable line each, the curl line as it pastes, no JSON', async () => {
     // `script` (util-linux) gives the service a terminal for stdout, as `npm start` in a shell has.
     const port = await freePort();
-    const env = { ...process.env, NODE_ENV: 'production', DEMO_SEED: 'true', LOG_LEVEL: 'log', HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: '0', SHUTDOWN_DRAIN_MS: '0', ...database.env };
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', DEMO_SEED: 'true', LOG_LEVEL: 'log', HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: '0', SHUTDOWN_DRAIN_MS: '0', ...database.env };
     delete env.DATABASE_URL;
     delete env.LOG_FORMAT;
     const child = spawn('script', ['-qec', `'${process.execPath}' --import '${INSTRUMENTATION}' '${MAIN}'`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
