@@ -1,7 +1,8 @@
 // node scripts/check-links.mjs [file.md …]: every relative link of the project's Markdown
 // resolves: the file exists, and a `#fragment` names a heading of that file (GitHub's heading
 // slugs) or an explicit anchor. Links with a scheme (https:, mailto:) are not fetched. Prints one
-// line per broken link and exits 1 if there is any. Without arguments: README.md, docs/*.md and
+// line per broken link and exits 1 if there is any. Pointers in prose to a README section by name
+// ("the README's "Memory sizing"", "README section X") must name a heading the README has. Without arguments: README.md, docs/*.md and
 // the other READMEs of the repository. `src/docs.spec.ts` runs it in `npm test`.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -53,6 +54,55 @@ function linksOf(file) {
   return links;
 }
 
+/** A heading's text as a reader quotes it: inline code without its backticks, spaces collapsed, any case. */
+const normalized = (text) => text.replace(/`/g, '').replace(/\s+/g, ' ').trim().toLowerCase();
+
+/** The headings of a Markdown file, normalized. */
+function headingsOf(file) {
+  const tokens = markdown.parse(readFileSync(file, 'utf8'), {});
+  return new Set(tokens.flatMap((token, i) => (token.type === 'heading_open' ? [normalized(tokens[i + 1].content)] : [])));
+}
+
+/**
+ * Pointers in prose to a section of the README by name, which no link check sees: `the README's
+ * "Memory sizing"`, `the README's Memory sizing section`, `the README's [Performance](…) section`,
+ * `README section "Quick start"`. Each named heading must exist in README.md, and a linked name
+ * must link into README.md (a section that moved to docs/ is named there, not as the README's).
+ */
+export function staleReadmePointers(files = projectMarkdown()) {
+  const readme = join(ROOT, 'README.md');
+  const headings = headingsOf(readme);
+  const patterns = [
+    /\bREADME(?:\.md)?['’]s\s+\[([^\]]+)\]\(([^)]*)\)/g,
+    /\bREADME(?:\.md)?['’]s\s+["“]([^"”]+)["”]/g,
+    /\bREADME(?:\.md)?['’]s\s+([A-Z][\w`' -]*?)\s+section\b/g,
+    /\bREADME(?:\.md)?\s+section\s+["“]([^"”]+)["”]/g,
+    /\bREADME(?:\.md)?\s+section\s+\[([^\]]+)\]\(([^)]*)\)/g,
+  ];
+  const found = [];
+  for (const file of files) {
+    // Fenced code is not prose: blanked, keeping its lines so that line numbers stay right.
+    const text = readFileSync(file, 'utf8').replace(/^```[^\n]*\n[\s\S]*?^```/gm, (block) => block.replace(/[^\n]/g, ' '));
+    const seen = new Set();
+    const stale = [];
+    for (const pattern of patterns) {
+      for (const match of text.matchAll(pattern)) {
+        if (seen.has(match.index)) continue;
+        seen.add(match.index);
+        const [, name, target] = match;
+        const where = `${relative(ROOT, file)}:${text.slice(0, match.index).split('\n').length}`;
+        const quoted = match[0].replace(/\s+/g, ' ');
+        if (!headings.has(normalized(name))) stale.push({ at: match.index, line: `${where}: "${quoted}": README.md has no heading "${normalized(name)}"` });
+        else if (target !== undefined && resolve(dirname(file), decodeURIComponent(target.split('#')[0] || relative(dirname(file), file))) !== readme) {
+          stale.push({ at: match.index, line: `${where}: "${quoted}": named as the README's but links to ${target}` });
+        }
+      }
+    }
+    found.push(...stale.sort((a, b) => a.at - b.at).map((s) => s.line));
+  }
+  return found;
+}
+
 export function brokenLinks(files = projectMarkdown()) {
   const anchorCache = new Map();
   const anchors = (file) => {
@@ -84,7 +134,7 @@ export function brokenLinks(files = projectMarkdown()) {
 
 if (process.argv[1] === new URL(import.meta.url).pathname) {
   const files = process.argv.slice(2).map((f) => resolve(f));
-  const broken = brokenLinks(files.length > 0 ? files : undefined);
+  const broken = [...brokenLinks(files.length > 0 ? files : undefined), ...staleReadmePointers(files.length > 0 ? files : undefined)];
   for (const line of broken) console.error(line);
   if (broken.length > 0) process.exit(1);
   console.error(`links: all resolve (${(files.length > 0 ? files : projectMarkdown()).length} files)`);

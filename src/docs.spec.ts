@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** The manual checked in `npm test`, so that it cannot drift from the code or break its own links. */
 describe('documentation', () => {
@@ -13,6 +16,39 @@ describe('documentation', () => {
 
   it('has every relative link and #anchor of README.md and docs/ resolving', () => {
     expect(run('check-links.mjs')).toBe('');
+  });
+
+  it('catches a pointer to a README section by name when the README has no such heading', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-docs-'));
+    const root = new URL('..', import.meta.url).pathname;
+    try {
+      const file = join(dir, 'pointers.md');
+      writeFileSync(
+        file,
+        [
+          `See the README's "Quick start" and the README's [A first request](${root}README.md#a-first-request) section,`,
+          'The README\'s "Memory sizing" says so, and the README\'s Scaling Out section,',
+          'and README section "What `npm run test:cluster`',
+          'proves", and the README\'s [Performance](development.md#performance) section.',
+          "The README's [Quick start](development.md#commands) section moved.",
+          '',
+          '```sh',
+          "echo \"the README's \\\"Nowhere\\\" in code is not prose\"",
+          '```',
+        ].join('\n'),
+      );
+      const lines = run('check-links.mjs', file).trim().split('\n');
+      // (Its links to development.md are broken there too, outside docs/: only the pointers matter here.)
+      expect(lines.filter((line) => line.includes(': "README'))).toEqual([
+        expect.stringMatching(/pointers\.md:2: .*README's "Memory sizing".*no heading "memory sizing"/),
+        expect.stringMatching(/pointers\.md:2: .*README's Scaling Out section.*no heading "scaling out"/),
+        expect.stringMatching(/pointers\.md:3: .*README section "What `npm run test:cluster` proves".*no heading/),
+        expect.stringMatching(/pointers\.md:4: .*README's \[Performance\].*no heading "performance"/),
+        expect.stringMatching(/pointers\.md:5: .*README's \[Quick start\].*named as the README's but links to development\.md#commands/),
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('lists every setting of src/config/environment.ts in docs/configuration.md (npm run docs:config)', () => {

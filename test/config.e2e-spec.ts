@@ -5,7 +5,7 @@ const dist = (file: string) => fileURLToPath(new URL(`../dist/${file}`, import.m
 
 function run(file: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [dist(file), ...args], { env: { PATH: process.env.PATH, NODE_ENV: 'test', ...env }, timeout: 20_000 }, (error, _stdout, stderr) =>
+    execFile(process.execPath, [dist(file), ...args], { env: { PATH: process.env.PATH, NODE_ENV: 'test', PORT: '0', METRICS_PORT: '0', ...env }, timeout: 20_000 }, (error, _stdout, stderr) =>
       resolve({ code: error ? Number(error.code ?? 1) : 0, stderr }),
     );
   });

@@ -24,7 +24,7 @@ const at = (url: string): TestDatabase => ({ env: { DATABASE_URL: url }, drop: (
 /** Runs a built entry point with only the given environment; resolves with its exit code and stderr. */
 function run(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, args, { env: { PATH: process.env.PATH, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
+    execFile(process.execPath, args, { env: { PATH: process.env.PATH, NODE_ENV: 'test', LOG_LEVEL: 'warn', PORT: '0', METRICS_PORT: '0', ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
     );
   });

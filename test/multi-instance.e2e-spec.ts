@@ -2,21 +2,26 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { generateToken } from '../src/auth/token-format.js';
 import { runCli } from './support/cli.js';
+import { TestRedis } from './support/redis.js';
 import { startServer, type ServerProcess } from './support/server.js';
 import { bearer, createTestApp, createTestDatabase, type TestApp, type TestDatabase } from './support/test-app.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** Two instances of the service, separate processes on one database, as behind a load balancer. */
 describe('several instances on one database', () => {
   let database: TestDatabase;
   let setup: TestApp;
+  let redisServer: TestRedis;
+  let REDIS_URL: string;
   const servers: ServerProcess[] = [];
 
   beforeAll(async () => {
     database = await createTestDatabase();
     setup = await createTestApp({ database }); // applies the migrations, issues tokens
+    // A redis-server of the test's own on a spare port (or TEST_REDIS_URL).
+    redisServer = await TestRedis.create();
+    REDIS_URL = redisServer.url;
   });
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((s) => s.stop()));
@@ -24,6 +29,7 @@ describe('several instances on one database', () => {
   afterAll(async () => {
     await setup.close();
     await database.drop();
+    await redisServer?.close();
   });
 
   it('a revoked token stops working in every instance within 5 seconds, even with the longest cache', async () => {

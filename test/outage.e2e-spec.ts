@@ -231,7 +231,7 @@ describe('database outage', () => {
   describe('at start-up', () => {
     it('retries with a clear log line, then exits non-zero after DB_STARTUP_TIMEOUT_MS', async () => {
       await db.stop();
-      const env = { PATH: process.env.PATH, NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, DB_STARTUP_TIMEOUT_MS: '3000' };
+      const env = { PATH: process.env.PATH, NODE_ENV: 'test', PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, DB_STARTUP_TIMEOUT_MS: '3000' };
       const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
       child.stdout.on('data', (chunk) => (output += chunk));
@@ -247,7 +247,7 @@ describe('database outage', () => {
     it('starts once the database comes up within DB_STARTUP_TIMEOUT_MS', async () => {
       await db.stop();
       const port = await freePort();
-      const env = { PATH: process.env.PATH, NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db.url, DB_STARTUP_TIMEOUT_MS: '30000', SHUTDOWN_DRAIN_MS: '0' };
+      const env = { PATH: process.env.PATH, NODE_ENV: 'test', PORT: String(port), METRICS_PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, DB_STARTUP_TIMEOUT_MS: '30000', SHUTDOWN_DRAIN_MS: '0' };
       const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
       child.stdout.on('data', (chunk) => (output += chunk));

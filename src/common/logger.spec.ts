@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
-import { createLoggers, PinoLoggerService, redactUrl } from './logger.js';
+import { createLoggers, PinoLoggerService, prettyLogs, redactUrl } from './logger.js';
 import { requestFields } from './request-fields.js';
 
 /** A logger whose JSON lines are collected instead of written to stdout. */
 function capture(level: 'log' | 'warn' = 'log') {
   const lines: Record<string, unknown>[] = [];
-  const pino = createLoggers({ LOG_LEVEL: level, NODE_ENV: 'test' }, { write: (line: string) => void lines.push(JSON.parse(line)) }).app;
+  const pino = createLoggers({ LOG_LEVEL: level, LOG_FORMAT: 'json' }, { write: (line: string) => void lines.push(JSON.parse(line)) }).app;
   return { lines, service: new PinoLoggerService(pino) };
 }
 
@@ -56,6 +56,19 @@ describe('PinoLoggerService', () => {
     service.log({ event: 'x', token: 'pst_secret', headers: { authorization: 'Bearer pst_secret' } }, 'Test');
     expect(JSON.stringify(lines[0])).not.toContain('pst_secret');
     expect(lines[0]).toMatchObject({ token: '[REDACTED]', headers: { authorization: '[REDACTED]' } });
+  });
+});
+
+describe('LOG_FORMAT', () => {
+  it.each([
+    ['auto', true, true],
+    ['auto', false, false],
+    ['pretty', false, true],
+    ['pretty', true, true],
+    ['json', true, false],
+    ['json', false, false],
+  ] as const)('%s with a terminal: %s -> human-readable: %s', (format, tty, pretty) => {
+    expect(prettyLogs(format, tty)).toBe(pretty);
   });
 });
 

@@ -44,26 +44,30 @@ export interface Loggers {
   requests: Logger;
 }
 
+/** Whether LOG_FORMAT (`auto`: by whether stdout is a terminal) asks for human-readable lines. */
+export function prettyLogs(format: EnvironmentVariables['LOG_FORMAT'], stdoutIsTty = Boolean(process.stdout.isTTY)): boolean {
+  return format === 'pretty' || (format === 'auto' && stdoutIsTty);
+}
+
 /**
- * The service's JSON loggers: one object per line on stdout, for the log collector; pretty
- * and coloured instead when a developer runs it on a terminal (NODE_ENV=development).
+ * The service's loggers: one JSON object per line on stdout, for the log collector; one
+ * human-readable line each instead (pino-pretty: time, level, context, message) when LOG_FORMAT
+ * says so, which by default (`auto`) is when stdout is a terminal, as on a first `npm start`.
  *
- * Lines go out asynchronously and in batches (LOG_BATCH_BYTES or LOG_FLUSH_MS, whichever
+ * JSON lines go out asynchronously and in batches (LOG_BATCH_BYTES or LOG_FLUSH_MS, whichever
  * comes first), because each write wakes a libuv worker thread and the wake-ups cost more
  * than the writes (docs/performance.md). pino flushes what is pending when the process
  * exits, so only a SIGKILL can lose lines: at most the last second's.
  */
-export function createLoggers(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NODE_ENV'>, destination?: DestinationStream): Loggers {
-  const pretty = !destination && env.NODE_ENV === 'development' && process.stdout.isTTY;
+export function createLoggers(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'LOG_FORMAT'>, destination?: DestinationStream): Loggers {
+  const pretty = !destination && prettyLogs(env.LOG_FORMAT);
   const options: LoggerOptions = {
     level: PINO_LEVEL[env.LOG_LEVEL],
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
-  const stream =
-    destination ??
-    (pretty ? pino.transport({ target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } }) : pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }));
+  const stream = destination ?? (pretty ? prettyStream() : pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }));
   return {
     app: pino(
       {
@@ -82,6 +86,24 @@ export function createLoggers(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'NOD
     ),
     requests: pino(options, stream),
   };
+}
+
+/**
+ * pino-pretty in pino's worker thread: `12:00:00.123 INFO  Main: listening on …`, one line per
+ * entry (a request's fields follow its message on the same line, as JSON), colours only on a terminal.
+ */
+function prettyStream(): DestinationStream {
+  return pino.transport({
+    target: 'pino-pretty',
+    options: {
+      colorize: Boolean(process.stdout.isTTY),
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,context',
+      messageFormat: '{if context}{context}: {end}{msg}',
+      singleLine: true,
+      destination: 1,
+    },
+  });
 }
 
 /**

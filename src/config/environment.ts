@@ -226,6 +226,14 @@ export class EnvironmentVariables {
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
 
   /**
+   * How log lines are written: `json` (one JSON object per line, for a log collector), `pretty`
+   * (one human-readable line each, coloured on a terminal; the demo token's curl line pastes as
+   * printed) or `auto`: `pretty` when standard output is a terminal, `json` otherwise.
+   */
+  @IsIn(['auto', 'json', 'pretty'])
+  LOG_FORMAT: 'auto' | 'json' | 'pretty' = 'auto';
+
+  /**
    * Lifetime of a token issued without `--expires-in-days` (0–3650; `0`: such tokens never expire).
    */
   @IntegerSetting(0, 3650)
