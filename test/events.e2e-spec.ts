@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { ConsoleLogger } from '@nestjs/common';
 import { TokensService } from '../src/auth/tokens.service.js';
@@ -6,7 +9,9 @@ import { EVENT_SOURCE } from '../src/events/outbox.service.js';
 import { StoreImportService } from '../src/locations/store-import.service.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { Plant } from '../src/plants/plant.entity.js';
+import { runCli } from './support/cli.js';
 import { TestNats, type PublishedEvent } from './support/nats.js';
+import { startServer, type ServerProcess } from './support/server.js';
 import { importStores, storesCsv, WEEK_OPEN } from './support/stores.js';
 import { bearer, createTestApp, createTestDatabase, type TestApp } from './support/test-app.js';
 
@@ -136,8 +141,51 @@ describe('change events through the outbox to NATS JetStream (issue 20)', () => 
       await expect(t.dataSource.getRepository(Plant).count()).resolves.toBe(100);
       await expect(outboxRows(t)).resolves.toBe(100);
       await t.http.get('/plants?limit=1').set(bearer(token)).expect(200);
+
+      // The command line (no relay of its own) counts in its import's transaction, and is refused too.
+      const dir = mkdtempSync(join(tmpdir(), 'plant-store-events-cli-'));
+      try {
+        writeFileSync(join(dir, 'stores.csv'), storesCsv([{ code: 'A', name: 'A' }]));
+        const cli = await runCli(t.database, ['locations', 'import', join(dir, 'stores.csv')], env(down, { EVENTS_OUTBOX_MAX_ROWS: '100' }));
+        expect(cli.code).not.toBe(0);
+        expect(cli.stderr).toMatch(/change events cannot be delivered right now and 100 wait already \(EVENTS_OUTBOX_MAX_ROWS\)/);
+        await expect(t.dataSource.query<Array<{ n: number | string }>>('SELECT COUNT(*) AS n FROM stores').then(([row]) => Number(row.n))).resolves.toBe(0);
+        await expect(outboxRows(t)).resolves.toBe(100);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     } finally {
       await t.close();
+      await down.close();
+    }
+  });
+
+  it('holds EVENTS_OUTBOX_MAX_ROWS for the sum of two instances: each counts every row of the table', async () => {
+    const down = await TestNats.create({ start: false });
+    const database = await createTestDatabase();
+    const servers: ServerProcess[] = [];
+    try {
+      const settings = env(down, { EVENTS_OUTBOX_MAX_ROWS: '100' });
+      servers.push(await startServer(database, settings), await startServer(database, settings));
+      const token = (await runCli(database, ['tokens', 'create', '--team', 'acme'])).stdout.trim();
+      // 50 writes through each: neither instance alone comes near 100.
+      for (let id = 1; id <= 100; id++) await servers[id % 2].http.post('/plants').set(bearer(token)).send({ id, name: `p${id}` }).expect(201);
+      // Within a count interval (100 ms here) each instance has counted the other's rows.
+      await new Promise((r) => setTimeout(r, 500));
+      for (const server of servers) {
+        const refused = await server.http.post('/plants').set(bearer(token)).send({ id: 99, name: 'one too many' }).expect(503);
+        expect(refused.body.message).toMatch(/and 100 wait already/);
+      }
+      const reader = await createTestApp({ database, env: { EVENTS_NATS_URL: '' } });
+      try {
+        await expect(outboxRows(reader)).resolves.toBe(100);
+        await expect(reader.dataSource.getRepository(Plant).count()).resolves.toBe(100);
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      for (const server of servers) await server.stop();
+      await database.drop();
       await down.close();
     }
   });

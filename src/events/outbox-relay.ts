@@ -106,7 +106,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   onApplicationBootstrap(): void {
     if (!this.outbox.enabled) return;
     this.timer = setInterval(() => void this.round(true), this.interval).unref();
-    void this.round(true);
+    // The stream exists from the start (when the broker is up), so that consumers can be added before the first event.
+    void this.jetstream().then(() => this.round(true));
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -137,12 +137,18 @@ export class OutboxService {
     this.recorded(1);
   }
 
-  /** 503 when the outbox is full; counts first when the last count is too old to trust (see the class comment). */
+  /**
+   * 503 when the outbox is full. The estimate decides the common case; it is counted afresh when
+   * too old to trust (see the class comment) and before a refusal, since a write counted by the
+   * relay and by `recorded` alike makes it one too high.
+   */
   private async checkRoom(manager: EntityManager): Promise<void> {
-    if (performance.now() - this.countedAt > this.countValidMs) {
+    const count = async () => {
       const [row] = await manager.query<Array<{ n: number | string }>>('SELECT COUNT(*) AS n FROM event_outbox');
       this.counted(Number(row.n));
-    }
+    };
+    if (performance.now() - this.countedAt > this.countValidMs) await count();
+    else if (this.backlog >= this.maxRows) await count();
     if (this.backlog >= this.maxRows) {
       throw new ServiceUnavailableException(`change events cannot be delivered right now and ${this.backlog} wait already (EVENTS_OUTBOX_MAX_ROWS); try again later`);
     }

@@ -11,8 +11,8 @@ export interface CliResult {
 }
 
 /** Runs the built command line (`node dist/cli.js …`) against a test database. */
-export function runCli(database: TestDatabase, args: string[]): Promise<CliResult> {
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', DEMO_SEED: 'false', ...database.env };
+export function runCli(database: TestDatabase, args: string[], extraEnv: Record<string, string> = {}): Promise<CliResult> {
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', DEMO_SEED: 'false', ...database.env, ...extraEnv };
   if (!database.env.DATABASE_URL) delete env.DATABASE_URL;
   return new Promise((resolve) => {
     execFile(process.execPath, [CLI, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
