@@ -1,8 +1,11 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { ConsoleLogger } from '@nestjs/common';
 import { TokensService } from '../src/auth/tokens.service.js';
 import { EVENT_SOURCE } from '../src/events/outbox.service.js';
@@ -202,10 +205,49 @@ describe('change events through the outbox to NATS JetStream (issue 20)', () => 
       const asyncapi = await t.http.get('/docs/events.yaml').expect(200);
       expect(asyncapi.headers['content-type']).toMatch(/^application\/yaml/);
       expect(asyncapi.text).toMatch(/^asyncapi: 3\.1\.0$/m);
-      expect(asyncapi.text).toContain('plantstore.{team}.plant.created');
+      expect(asyncapi.text).toContain("address: '{prefix}.{team}.plant.created'");
     } finally {
       await t.close();
       await database.drop();
     }
   });
+
+  it("runs docs/events.md's TypeScript consumer as written (against this machine's nats-server): it prints each event once", async () => {
+    const nats = await TestNats.create();
+    const settings = env(nats);
+    const t = await createTestApp({ env: settings });
+    let consumer: ChildProcess | undefined;
+    try {
+      const token = await t.tokenFor('acme');
+      await t.http.post('/plants').set(bearer(token)).send({ id: 5, name: 'Fern' }).expect(201);
+      await t.http.delete('/plants/5').set(bearer(token)).expect(204);
+      await drained(t);
+      const [example] = [...readFileSync(new URL('../docs/events.md', import.meta.url), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+      expect(example).toContain("consumers.get('PLANTSTORE')");
+      // Only the broker's address and the stream's name are this test's own.
+      const code = ts.transpileModule(example.replace('nats://nats.example.internal:4222', nats.url).replace("'PLANTSTORE'", `'${settings.EVENTS_STREAM}'`), {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      }).outputText;
+      consumer = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      consumer.stdout!.on('data', (chunk) => (output += chunk));
+      consumer.stderr!.on('data', (chunk) => (output += chunk));
+      for (let i = 0; i < 100 && output.trim().split('\n').length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(output.trim().split('\n')).toEqual([
+        "com.plantstore.plant.created { team: 'acme', id: 5, name: 'Fern', tag: null, tokenId: " + String(await tokenId(t, token)) + ' }',
+        "com.plantstore.plant.deleted { team: 'acme', id: 5, name: 'Fern', tag: null, tokenId: " + String(await tokenId(t, token)) + ' }',
+      ]);
+    } finally {
+      consumer?.kill();
+      await t.close();
+      await nats.close();
+    }
+  });
 });
+
+/** The id of the token record behind a bearer token, as events name it. */
+async function tokenId(t: TestApp, token: string): Promise<number> {
+  const [row] = await t.dataSource.query<Array<{ id: number | string }>>('SELECT id FROM api_tokens ORDER BY id DESC LIMIT 1');
+  expect(token).toMatch(/^pst_/);
+  return Number(row.id);
+}
