@@ -164,7 +164,7 @@ if (plantsBaseline && searchRps(scenarios[1]) && searchRps(scenarios[2])) {
 if (VARIANTS.includes('tracing')) console.log(`The tracing set-up exported ${fmt(exportedBytes / 1e6, 1)} MB of spans to the OTLP sink.`);
 console.log(`Service RSS (max during the runs): ${fmt(serviceRss)} MB. The service logged one line per request into ${logDir}/<set-up>.log.`);
 console.log(
-  `\nSearch (5 mi, 16 connections) while POST /admin/stores/import took ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}): ` +
+  `\nSearch (5 mi, 16 connections) while POST /admin/stores.csv took ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}): ` +
     `${fmt(duringImport.duringRps)} req/s against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %), ${duringImport.searchFailures} searches not answered 200.`,
 );
 console.log(`\n${describeEvents(eventsResult, { natsUrl, seconds: EVENTS_SECONDS, expect: writes.expect })}`);

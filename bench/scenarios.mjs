@@ -39,7 +39,7 @@ export function benchScenarios({ tokens, duration, firstId = 1_000_000 }) {
 /**
  * Searches while a store list is imported through the admin API (issue 22): search req/s for
  * `idleSeconds` first, then in one-second runs for as long as the upload of `csvFile` to
- * POST /admin/stores/import takes (streamed from disk, as curl --data-binary does). Returns
+ * POST /admin/stores.csv takes (streamed from disk, as curl --data-binary does). Returns
  * both rates, the import's rows/s and status, and the searches that did not answer 200.
  */
 export async function searchDuringImport({ url, teamToken, adminToken, csvFile, idleSeconds = 5 }) {
@@ -57,7 +57,7 @@ export async function searchDuringImport({ url, teamToken, adminToken, csvFile, 
   const idle = await search(idleSeconds);
   const started = Date.now();
   let done = false;
-  const importing = fetch(`${url}/admin/stores/import`, {
+  const importing = fetch(`${url}/admin/stores.csv`, {
     method: 'POST',
     headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'text/csv' },
     body: Readable.toWeb(createReadStream(csvFile)),

@@ -24,11 +24,11 @@ class AuditCapture extends ConsoleLogger {
 /** Every admin store route, with a body where it takes one. */
 const ROUTES: Array<[method: 'get' | 'put' | 'delete' | 'post', path: string, body: object | string | undefined]> = [
   ['get', '/admin/stores', undefined],
-  ['get', '/admin/stores/export', undefined],
+  ['get', '/admin/stores.csv', undefined],
   ['get', '/admin/stores/A1', undefined],
   ['put', '/admin/stores/A1', BODY],
   ['delete', '/admin/stores/A1', undefined],
-  ['post', '/admin/stores/import', storesCsv(many(2))],
+  ['post', '/admin/stores.csv', storesCsv(many(2))],
 ];
 
 describe('admin API: stores (issue 22)', () => {
@@ -42,7 +42,7 @@ describe('admin API: stores (issue 22)', () => {
   const checksum = async () => createHash('sha256').update(JSON.stringify(await repo().find({ order: { code: 'ASC' } }))).digest('hex');
   const search = (zip: string) =>
     t.http.post('/locations/nearest').set(bearer(team)).send({ customer_address: { zip }, max_distance: 5 }).expect(200).then((r) => (r.body as { locations: Array<{ name: string }> }).locations.map((l) => l.name));
-  const upload = (csv: string, query = '') => t.http.post(`/admin/stores/import${query}`).set(bearer(admin)).set('Content-Type', 'text/csv').send(csv);
+  const upload = (csv: string, query = '') => t.http.post(`/admin/stores.csv${query}`).set(bearer(admin)).set('Content-Type', 'text/csv').send(csv);
 
   beforeAll(async () => {
     audit = new AuditCapture();
@@ -173,10 +173,10 @@ describe('admin API: stores (issue 22)', () => {
 
     it('refuses another content type with 415 and bad flags with 400, writing nothing', async () => {
       const csv = storesCsv(many(2));
-      await expect(t.http.post('/admin/stores/import').set(bearer(admin)).set('Content-Type', 'application/json').send('{}').expect(415)).resolves.toMatchObject({
+      await expect(t.http.post('/admin/stores.csv').set(bearer(admin)).set('Content-Type', 'application/json').send('{}').expect(415)).resolves.toMatchObject({
         body: { error: 415, message: 'the store list must be sent as text/csv' },
       });
-      await t.http.post('/admin/stores/import').set(bearer(admin)).set('Content-Type', 'text/plain').send(csv).expect(415);
+      await t.http.post('/admin/stores.csv').set(bearer(admin)).set('Content-Type', 'text/plain').send(csv).expect(415);
       await upload(csv, '?dry_run=yes').expect(400);
       await upload(csv, '?force=true').expect(400);
       await expect(repo().count()).resolves.toBe(0);
@@ -184,7 +184,7 @@ describe('admin API: stores (issue 22)', () => {
 
     it('exports the list as CSV that imports back unchanged', async () => {
       await importStores(t, storesCsv([...many(3), { code: 'Q,1', name: 'Quoted, "name"', lat: 40.5, lng: -73.9 }]));
-      const res = await t.http.get('/admin/stores/export').set(bearer(admin)).expect(200);
+      const res = await t.http.get('/admin/stores.csv').set(bearer(admin)).expect(200);
       expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
       const text = res.text;
       expect(text.split('\n')[0]).toBe(STORE_CSV_COLUMNS.join(','));
@@ -194,6 +194,54 @@ describe('admin API: stores (issue 22)', () => {
       await expect(checksum()).resolves.toBe(before);
     });
 
+    it('serves a store coded "export" (or "import") like any other: no code is shadowed by a route (issue 27)', async () => {
+      for (const code of ['export', 'import']) {
+        await t.http.put(`/admin/stores/${code}`).set(bearer(admin)).send(BODY).expect(201);
+        const read = await t.http.get(`/admin/stores/${code}`).set(bearer(admin)).expect(200);
+        expect(read.body).toMatchObject({ code, name: BODY.name, state: 'NY' });
+        await expect(repo().findOneBy({ code })).resolves.toMatchObject({ code, name: BODY.name });
+        await t.http.delete(`/admin/stores/${code}`).set(bearer(admin)).expect(204);
+        await expect(repo().findOneBy({ code })).resolves.toBeNull();
+        await t.http.get(`/admin/stores/${code}`).set(bearer(admin)).expect(404);
+      }
+      // …and the export is beside the list, whatever the codes.
+      await t.http.put('/admin/stores/export').set(bearer(admin)).send(BODY).expect(201);
+      const csv = await t.http.get('/admin/stores.csv').set(bearer(admin)).expect(200);
+      expect(csv.text.split('\n')[1]).toMatch(/^export,Fern & Fig Chelsea,/);
+    });
+
+    it('guards spreadsheet formulas in the export and takes the guard off on import: a lossless round trip (issue 27)', async () => {
+      const formulas = {
+        '=F': '=HYPERLINK("http://evil.example","click")',
+        '+F': "+1'", // a plus, and a quote that is no guard
+        '-F': '-2+3',
+        '@F': '@SUM(A1)',
+        "'F": "'=already quoted",
+        "''F": "''@twice",
+        'OK': "O'Neil's Garden",
+      };
+      for (const [code, name] of Object.entries(formulas)) {
+        await t.http.put(`/admin/stores/${encodeURIComponent(code)}`).set(bearer(admin)).send({ ...BODY, name, city: name.startsWith('=') ? '=1+1' : BODY.city }).expect(201);
+      }
+      const exported = (await t.http.get('/admin/stores.csv').set(bearer(admin)).expect(200)).text;
+      expect(exported).toContain(`'=F,"'=HYPERLINK(""http://evil.example"",""click"")",1083 Cedar Lane,'=1+1,NY,`);
+      expect(exported).toContain("'+F,'+1',");
+      expect(exported).toContain("'-F,'-2+3,");
+      expect(exported).toContain("'@F,'@SUM(A1),");
+      expect(exported).toContain("'F,''=already quoted,"); // the code 'F starts no formula: as it is
+      expect(exported).toContain("''F,'''@twice,");
+      expect(exported).toContain("OK,O'Neil's Garden,");
+      // No cell of the file starts a formula (a negative longitude is a number, not one).
+      for (const line of exported.trim().split('\n').slice(1)) for (const cell of line.split(',')) expect(cell).not.toMatch(/^"?[=+@\t\r]/);
+      // Imported over the same stores: every row reads back equal to what is stored (unchanged).
+      const before = await checksum();
+      await expect(upload(exported).expect(200)).resolves.toMatchObject({ body: { read: 7, inserted: 0, updated: 0, unchanged: 7 } });
+      await expect(checksum()).resolves.toBe(before);
+      for (const [code, name] of Object.entries(formulas)) {
+        await expect(t.http.get(`/admin/stores/${encodeURIComponent(code)}`).set(bearer(admin)).expect(200)).resolves.toMatchObject({ body: { code, name } });
+      }
+    });
+
     it('writes nothing when the upload is cut off mid-stream, and leaves no temporary file', async () => {
       const server = t.app.getHttpServer();
       if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -201,7 +249,7 @@ describe('admin API: stores (issue 22)', () => {
       const csv = storesCsv(many(5000));
       const before = readdirSync(tmpdir()).filter((f) => f.startsWith('plant-store-import-')).length;
       await new Promise<void>((resolve) => {
-        const req = httpRequest({ port, host: '127.0.0.1', method: 'POST', path: '/admin/stores/import', headers: { ...bearer(admin), 'Content-Type': 'text/csv', 'Content-Length': String(csv.length) } });
+        const req = httpRequest({ port, host: '127.0.0.1', method: 'POST', path: '/admin/stores.csv', headers: { ...bearer(admin), 'Content-Type': 'text/csv', 'Content-Length': String(csv.length) } });
         req.on('error', () => resolve());
         req.write(csv.slice(0, csv.length / 2), () => setTimeout(() => req.destroy(), 100));
         req.on('close', () => resolve());
@@ -231,13 +279,13 @@ describe('admin API: store limits and replicas', () => {
       const admin = (await t.app.get(TokensService).create({ team: 'ops', scope: 'admin' })).token;
       const csv = storesCsv(many(100));
       expect(csv.length).toBeGreaterThan(4096);
-      const res = await t.http.post('/admin/stores/import').set(bearer(admin)).set('Content-Type', 'text/csv').send(csv).expect(413);
+      const res = await t.http.post('/admin/stores.csv').set(bearer(admin)).set('Content-Type', 'text/csv').send(csv).expect(413);
       expect(res.body).toEqual({ error: 413, message: 'the file exceeds the limit of 4096 bytes (STORE_IMPORT_MAX_BYTES)' });
       // Chunked, without Content-Length: the limit is met while the upload streams.
       const server = t.app.getHttpServer();
       if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const chunked = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
-        const req = httpRequest({ port: (server.address() as AddressInfo).port, host: '127.0.0.1', method: 'POST', path: '/admin/stores/import', headers: { ...bearer(admin), 'Content-Type': 'text/csv' } });
+        const req = httpRequest({ port: (server.address() as AddressInfo).port, host: '127.0.0.1', method: 'POST', path: '/admin/stores.csv', headers: { ...bearer(admin), 'Content-Type': 'text/csv' } });
         req.on('response', (res) => {
           let body = '';
           res.on('data', (chunk: Buffer) => (body += chunk.toString()));

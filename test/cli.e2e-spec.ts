@@ -122,6 +122,29 @@ describe('command line', () => {
       expect((await stores()).map((s) => [s.code, s.name])).toEqual([['S1', 'One'], ['S2', 'Two renamed'], ['S3', 'Three']]);
     });
 
+    it('export guards spreadsheet formulas, import takes the guard off: the command line round trip is lossless (issue 27)', async () => {
+      const source = file('formulas.csv', storesCsv([
+        { code: '=F', name: '=HYPERLINK("http://evil.example","click")', zip: '10001' },
+        { code: 'Q', name: "'@quoted", zip: '10001', city: '-Dash' },
+      ]));
+      // A hand-written file means what it says unless a ' is the guard: `'@quoted` is read as `@quoted`.
+      expect((await runCli(t.database, ['locations', 'import', source])).code).toBe(0);
+      expect((await stores()).map((s) => [s.code, s.name, s.city])).toEqual([['=F', '=HYPERLINK("http://evil.example","click")', 'New York'], ['Q', '@quoted', '-Dash']]);
+      const exported = join(dir, 'exported.csv');
+      expect((await runCli(t.database, ['locations', 'export', exported])).code).toBe(0);
+      const text = readFileSync(exported, 'utf8');
+      expect(text).toContain(`'=F,"'=HYPERLINK(""http://evil.example"",""click"")",`);
+      expect(text).toContain("Q,'@quoted,");
+      expect(text).toContain(",'-Dash,");
+      // Every field as before, all but the row's own id and times.
+      const fields = async () => (await stores()).map(({ id: _id, createdAt: _c, updatedAt: _u, ...store }) => store);
+      const before = await fields();
+      await t.dataSource.getRepository(Store).clear();
+      const again = await runCli(t.database, ['locations', 'import', exported]);
+      expect(again.code).toBe(0);
+      await expect(fields()).resolves.toEqual(before);
+    });
+
     it('writes nothing when any row is bad, naming every bad line', async () => {
       await runCli(t.database, ['locations', 'import', file('base.csv', storesCsv([{ code: 'KEEP', name: 'Kept', zip: '10001' }]))]);
       const bad = file('bad.csv', storesCsv([

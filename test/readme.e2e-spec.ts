@@ -173,7 +173,7 @@ describe('the README, block by block', () => {
     expect(outputOf(/locations\/nearest/)).toContain(`"name":"${firstShown}"`);
     // The store list: the header the README shows is the export's.
     const header = /^# (code,name,.*)$/m.exec(readme)?.[1];
-    expect(outputOf(/stores\/export/).split('\n')).toContain(header);
+    expect(outputOf(/admin\/stores\.csv -H/).split('\n')).toContain(header);
     // The store example replaced a demo store and deleted it: one store fewer than the demo's 391, no duplicate.
     const demoStores = readFileSync(join(ROOT, 'assets/demo-stores.csv'), 'utf8').trim().split('\n').length - 1;
     await expect(queryDatabase(database.env, ['SELECT COUNT(*) AS n FROM stores'])).resolves.toEqual([[{ n: demoStores - 1 }]]);

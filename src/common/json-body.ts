@@ -79,11 +79,12 @@ function toHttpException(error: { type?: string; message?: string }, limit: numb
  * BodyGuard raises them once the caller is known (test/auth.e2e-spec.ts, "comes before
  * everything else").
  */
-export function jsonBody(limit: number, rawPaths: readonly string[] = []) {
+export function jsonBody(limit: number, rawRoutes: readonly string[] = []) {
   const parseJson = jsonParser(limit);
   return (req: Request, res: Response, next: NextFunction): void => {
-    // A route that reads its body as a stream of its own (the store CSV upload) gets it untouched.
-    if (!hasBody(req) || rawPaths.includes(req.path)) return next();
+    // A route (`METHOD /path`) that reads its body as a stream of its own (the store CSV upload)
+    // gets it untouched; only for that method.
+    if (!hasBody(req) || rawRoutes.includes(`${req.method} ${req.path}`)) return next();
     if (!isJson(req)) {
       req.bodyError = new UnsupportedMediaTypeException('request body must be sent as application/json');
       return next();

@@ -343,7 +343,7 @@ export class EnvironmentVariables {
   BODY_LIMIT_BYTES = DEFAULT_BODY_LIMIT_BYTES;
 
   /**
-   * Largest store list `POST /admin/stores/import` takes, in bytes; larger → 413. The upload is
+   * Largest store list `POST /admin/stores.csv` takes, in bytes; larger → 413. The upload is
    * streamed to a temporary file, so memory does not grow with it; the JSON body limit above stays.
    */
   @IntegerSetting(1024, 1_073_741_824)

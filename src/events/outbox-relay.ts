@@ -6,6 +6,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { DataSource } from 'typeorm';
+import { requestFields } from '../common/request-fields.js';
 import type { EnvironmentVariables } from '../config/environment.js';
 import { Metrics } from '../metrics/metrics.js';
 import { OutboxService } from './outbox.service.js';
@@ -25,7 +26,7 @@ const WARN_EVERY_MS = 30_000;
 /** The broker's de-duplication window (Nats-Msg-Id), set on the stream it creates. */
 const DUPLICATE_WINDOW_NS = 2 * 60 * 1e9;
 const CONNECT_TIMEOUT_MS = 2000;
-/** After a write of this instance, the next round starts this much later (its transaction commits first). */
+/** After a row written inside a transaction of this instance, the next round starts this much later (the commit comes first). */
 const POKE_DELAY_MS = 10;
 
 interface OutboxRow {
@@ -97,9 +98,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.prefix = config.get('EVENTS_SUBJECT_PREFIX', { infer: true });
     this.interval = config.get('EVENTS_RELAY_INTERVAL_MS', { infer: true });
     // Written inside a transaction that has not committed yet: the round starts a moment later.
-    outbox.onRecorded = () => {
+    // Outside the writing request's context: the relay's log lines are not that request's. A
+    // row written inside a transaction that has not committed yet is looked for a moment later.
+    outbox.onRecorded = (committed) => {
       if (this.running) this.again = true;
-      else void setTimeout(() => void this.round(), POKE_DELAY_MS).unref();
+      else if (committed) requestFields.exit(() => void this.round());
+      else requestFields.exit(() => void setTimeout(() => void this.round(), POKE_DELAY_MS).unref());
     };
   }
 

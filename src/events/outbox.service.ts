@@ -68,8 +68,8 @@ export class OutboxService {
     this.countValidMs = 2 * config.get('EVENTS_RELAY_INTERVAL_MS', { infer: true });
   }
 
-  /** Set by this process's relay: called after a row is written, so that it goes out without waiting for the next round. */
-  onRecorded?: () => void;
+  /** Set by this process's relay: called after a row is written (`committed`: and its transaction committed), so that it goes out without waiting for the next round. */
+  onRecorded?: (committed: boolean) => void;
 
   /** The relay's count of the rows waiting. */
   counted(rows: number): void {
@@ -117,10 +117,10 @@ export class OutboxService {
   }
 
   /** `rows` events were committed by statements of this service's making: counted, and the relay told. */
-  recorded(rows: number): void {
+  recorded(rows: number, committed = true): void {
     if (rows === 0) return;
     this.backlog += rows;
-    this.onRecorded?.();
+    this.onRecorded?.(committed);
   }
 
   /** After an import or an admin change of the store list: counts, never the list. */
@@ -134,7 +134,7 @@ export class OutboxService {
     await this.checkRoom(manager);
     const event = this.event(type, ceSubject, data);
     await manager.query(INSERT, [event.id, subject, JSON.stringify(event)]);
-    this.recorded(1);
+    this.recorded(1, false);
   }
 
   /**

@@ -54,7 +54,7 @@ import { StoreExportService } from './store-export.service.js';
 import { StoreImportError, StoreImportService } from './store-import.service.js';
 
 /** The path of the CSV upload: the JSON body reader leaves its stream alone (json-body.ts). */
-export const STORE_IMPORT_PATH = '/admin/stores/import';
+export const STORE_IMPORT_PATH = '/admin/stores.csv';
 /** The share of the process an upload's import may take (StoreImportService's pacing): `npm run bench` measures searches during one. */
 const IMPORT_CPU_SHARE = 0.5;
 
@@ -70,7 +70,7 @@ const NOT_FOUND = { description: 'No store with this code.', type: ErrorBody, ex
 @ApiTags('admin')
 @ApiBearerAuth()
 @ApiCommonErrors()
-@Controller('admin/stores')
+@Controller('admin')
 export class AdminStoresController {
   private readonly audit = new Logger('Audit');
   private readonly maxImportBytes: number;
@@ -84,7 +84,7 @@ export class AdminStoresController {
     this.maxImportBytes = config.get('STORE_IMPORT_MAX_BYTES', { infer: true });
   }
 
-  @Get()
+  @Get('stores')
   @AdminScope('listing stores')
   @ApiOperation({ operationId: 'adminListStores', summary: 'List stores', description: 'Stores by code, a page at a time.' })
   @ApiOkResponse({ description: 'The stores.', type: StoreView, isArray: true, headers: adminHeaders('Link') })
@@ -97,10 +97,16 @@ export class AdminStoresController {
     return stores.map(storeView);
   }
 
-  // Before `:code`, so that this path is the export (a store coded "export" is read through the list).
-  @Get('export')
+  // The whole list is `/admin/stores.csv` (GET exports it, POST imports one), beside `stores`
+  // rather than under it: every path under `/admin/stores/` is a store code (issue 27).
+  @Get('stores.csv')
   @AdminScope('exporting stores')
-  @ApiOperation({ operationId: 'adminExportStores', summary: 'Export the store list', description: 'Every store as CSV, ordered by code, in the format the import takes back. Streamed.' })
+  @ApiOperation({
+    operationId: 'adminExportStores',
+    summary: 'Export the store list',
+    description:
+      "Every store as CSV, ordered by code, in the format the import takes back. Streamed. A code, name, address or city that a spreadsheet would run as a formula (starting with =, +, -, @, a tab or a carriage return, after any `'`s) gets a leading `'`, which the import takes off again.",
+  })
   @ApiProduces('text/csv')
   @ApiOkResponse({ description: 'The CSV, with its header row.', content: { 'text/csv': { schema: { type: 'string', example: `${STORE_CSV_COLUMNS.join(',')}\n` } } } })
   async export(@CurrentCaller() caller: Caller, @Res() res: Response): Promise<void> {
@@ -110,7 +116,7 @@ export class AdminStoresController {
     this.audit.log({ event: 'admin.stores.exported', team: caller.team, tokenId: caller.tokenId, target: { stores: count } });
   }
 
-  @Get(':code')
+  @Get('stores/:code')
   @AdminScope('reading stores')
   @ApiOperation({ operationId: 'adminGetStore', summary: 'Show a store', description: 'One store by its code.' })
   @ApiParam(CODE_PARAM)
@@ -120,7 +126,7 @@ export class AdminStoresController {
     return storeView(await this.stores.get(code));
   }
 
-  @Put(':code')
+  @Put('stores/:code')
   @AdminScope('changing stores')
   @ApiBodyErrors()
   @ApiOperation({ operationId: 'adminPutStore', summary: 'Create or replace a store', description: 'The store with this code, checked as a row of the import; 201 when it is new, 200 when it replaced one.' })
@@ -138,7 +144,7 @@ export class AdminStoresController {
     return { ...storeView(store), warnings };
   }
 
-  @Delete(':code')
+  @Delete('stores/:code')
   @HttpCode(204)
   @AdminScope('changing stores')
   @ApiOperation({ operationId: 'adminDeleteStore', summary: 'Delete a store', description: 'Deletes the store with this code.' })
@@ -150,7 +156,7 @@ export class AdminStoresController {
     this.audit.log({ event: 'admin.store.deleted', team: caller.team, tokenId: caller.tokenId, target: { code } });
   }
 
-  @Post('import')
+  @Post('stores.csv')
   @HttpCode(200)
   @AdminScope('importing stores')
   @ApiOperation({

@@ -86,6 +86,38 @@ export function validateStoreRecord(
   return { row: { ...value, state, lat: point.lat, lng: point.lng }, problems, warnings };
 }
 
+/**
+ * The free-text columns, whose cells a spreadsheet could take for a formula (OWASP "CSV
+ * Injection"): a value starting with = + - @, a tab or a carriage return. The other columns
+ * are checked formats that never start so (state, ZIP, hours), or numbers (a negative lat or lng
+ * is a number to a spreadsheet, not a formula).
+ */
+export const FREE_TEXT_COLUMNS = ['code', 'name', 'address', 'city'] as const;
+const FORMULA_START = /^'*[=+\-@\t\r]/;
+const GUARDED = /^'+[=+\-@\t\r]/;
+
+/**
+ * The export's cell for a free-text value: a `'` before a value that would start a formula (the
+ * usual guard, which spreadsheets show as text and hide), and before one that already starts
+ * with `'`s and then such a character, so that unguardCell gives every value back exactly.
+ */
+export function guardCell(value: string): string {
+  return FORMULA_START.test(value) ? `'${value}` : value;
+}
+
+/** The import's reading of a free-text cell: one leading `'` before `'`s and = + - @ TAB CR is the export's guard. */
+export function unguardCell(value: string): string {
+  return GUARDED.test(value) ? value.slice(1) : value;
+}
+
+const FREE_TEXT_INDEXES = FREE_TEXT_COLUMNS.map((column) => STORE_CSV_COLUMNS.indexOf(column));
+
+/** A CSV record's free-text fields unguarded (guardCell), in place. */
+export function unguardRecord(record: string[]): string[] {
+  for (const i of FREE_TEXT_INDEXES) if (i < record.length) record[i] = unguardCell(record[i]);
+  return record;
+}
+
 const LINE_BREAK = /\r\n?|\n/g;
 
 /**

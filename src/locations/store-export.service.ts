@@ -5,12 +5,17 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { stringify } from 'csv-stringify';
 import type { Repository } from 'typeorm';
-import { STORE_CSV_COLUMNS } from './store-csv.js';
+import { FREE_TEXT_COLUMNS, guardCell, STORE_CSV_COLUMNS } from './store-csv.js';
 import { Store } from './store.entity.js';
 
 const EXPORT_PAGE = 1000;
+const FREE_TEXT = new Set<string>(FREE_TEXT_COLUMNS);
 
-/** `locations export`: every store, ordered by code, in the format `locations import` reads. */
+/**
+ * `locations export` and `GET /admin/stores.csv`: every store, ordered by code, in the format
+ * `locations import` reads; free-text cells that a spreadsheet would run as a formula are guarded
+ * with a leading `'` (guardCell), which the import takes off again.
+ */
 @Injectable()
 export class StoreExportService {
   constructor(@InjectRepository(Store) private readonly stores: Repository<Store>) {}
@@ -25,7 +30,7 @@ export class StoreExportService {
         if (after !== undefined) query.where('store.code > :after', { after });
         const page = await query.getMany();
         for (const store of page) {
-          yield STORE_CSV_COLUMNS.map((column) => (column === 'lat' || column === 'lng' ? store[column].toFixed(6) : store[column]));
+          yield STORE_CSV_COLUMNS.map((column) => (column === 'lat' || column === 'lng' ? store[column].toFixed(6) : FREE_TEXT.has(column) ? guardCell(store[column]) : store[column]));
         }
         count += page.length;
         if (page.length < EXPORT_PAGE) return;

@@ -5,7 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { parse } from 'csv-parse';
 import { DataSource, In, type EntityManager } from 'typeorm';
 import { retryWriteConflicts } from '../database/database-errors.js';
-import { STORE_CSV_COLUMNS, formatProblem, recordFirstLines, validateStoreRecord, type RowProblem, type StoreRow } from './store-csv.js';
+import { STORE_CSV_COLUMNS, formatProblem, recordFirstLines, unguardRecord, validateStoreRecord, type RowProblem, type StoreRow } from './store-csv.js';
 import { Store, WEEKDAYS } from './store.entity.js';
 import { ZipGeocoder } from './zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -200,7 +200,9 @@ export class StoreImportService {
     let header = true;
     try {
       for await (const { record, info } of parser as AsyncIterable<Record>) {
-        yield { record, line: firstLine(record, info.empty_lines), bytes, header };
+        // The line is counted on the record as read; the fields are then taken back from the export's guard.
+        const line = firstLine(record, info.empty_lines);
+        yield { record: header ? record : unguardRecord(record), line, bytes, header };
         header = false;
       }
     } catch (error) {

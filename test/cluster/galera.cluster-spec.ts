@@ -5,7 +5,9 @@ import { Redis } from 'ioredis';
 import { runCli } from '../support/cli.js';
 import { startGaleraCluster, type GaleraCluster, type GaleraNode } from '../support/galera.js';
 import { schemaOf } from '../support/schema.js';
-import { startServer, type ServerProcess } from '../support/server.js';
+import { scrape, valueOf } from '../support/metrics.js';
+import { TestNats } from '../support/nats.js';
+import { freePort, startServer, type ServerProcess } from '../support/server.js';
 import { bearer, type TestDatabase } from '../support/test-app.js';
 
 /**
@@ -173,6 +175,81 @@ describe('three instances on a three-node Galera cluster', () => {
     summary.push(`read-your-writes: ${RYW_ROUNDS} creates each followed at once by a list on another instance, misses: ${misses}, not 201/200: ${seen.filter((s) => s.status >= 300).length}`);
     expect(seen.filter((s) => s.status >= 300)).toEqual([]);
     expect(misses).toBe(0);
+  }, 600_000);
+
+  it('change events from three instances on three nodes (issue 25): one relay publishes, a SIGKILLed holder is taken over, 0 lost, 0 duplicates', async () => {
+    const nats = await TestNats.create();
+    const name = `events_${randomBytes(4).toString('hex')}`;
+    const stream = `G${randomBytes(6).toString('hex').toUpperCase()}`;
+    await cluster.nodes[0].query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+    const metricsPorts = [await freePort(), await freePort(), await freePort()];
+    const relays: ServerProcess[] = [];
+    try {
+      for (const [i, node] of cluster.nodes.entries()) {
+        relays.push(await startServer(databaseOn(node, name), { ...INSTANCE_ENV, EVENTS_NATS_URL: nats.url, EVENTS_STREAM: stream, EVENTS_RELAY_INTERVAL_MS: '200', METRICS_PORT: String(metricsPorts[i]) }, { readyWithinMs: STARTUP_MS }));
+      }
+      const issued = await runCli(databaseOn(cluster.nodes[1], name), ['tokens', 'create', '--team', 'events']);
+      const team = issued.stdout.trim();
+      const acknowledged = new Set<string>();
+      const unanswered = new Set<string>();
+      const seen: Seen[] = [];
+      let stop = false;
+      let nextId = 1;
+      const alive = () => relays.map((r, i) => [r, i] as const).filter(([r]) => r.process.exitCode === null && r.process.signalCode === null);
+      const writer = async (n: number) => {
+        while (!stop) {
+          const choices = alive();
+          const [server, instance] = choices[n % choices.length];
+          const id = nextId++;
+          for (const kind of ['created', 'deleted'] as const) {
+            const res = await (kind === 'created' ? server.http.post('/plants').set(bearer(team)).send({ id, name: `g ${id}` }) : server.http.delete(`/plants/${id}`).set(bearer(team))).catch(() => undefined);
+            seen.push({ instance, status: res?.status ?? 0 });
+            if (!res) unanswered.add(`${kind} ${id}`);
+            if (res?.status !== 201 && res?.status !== 204) break;
+            acknowledged.add(`${kind} ${id}`);
+          }
+        }
+      };
+      const published = async (i: number) => valueOf(await scrape(`http://127.0.0.1:${metricsPorts[i]}/metrics`), 'plant_store_events_published_total') ?? 0;
+      const writers = Array.from({ length: 6 }, (_, n) => writer(n));
+      await sleep(4000);
+      // One relay for the whole cluster: exactly one instance has published so far, the holder named in the lease row.
+      const counts = await Promise.all([0, 1, 2].map(published));
+      const [{ owner }] = await cluster.nodes[0].query<{ owner: string }>(`SELECT owner FROM ${name}.event_relay_lease WHERE id = 1`);
+      const holder = relays.findIndex((r) => owner.split(':')[1] === String(r.process.pid));
+      expect(holder).toBeGreaterThanOrEqual(0);
+      expect(counts.map((n, i) => (i === holder ? n > 0 : n === 0))).toEqual([true, true, true]);
+      await relays[holder].stop('SIGKILL');
+      await sleep(4000);
+      stop = true;
+      await Promise.all(writers);
+      // The lease runs out 10 s after the holder's last renewal; then another instance publishes the rest.
+      const waiting = async () => Number((await cluster.nodes[1].query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${name}.event_outbox`))[0].n);
+      await waitFor(async () => (await waiting()) === 0, 'the outbox drained after the takeover', 60_000);
+      const events = await nats.events(stream);
+      const unique = new Map(events.map((e) => [e.event.id, e]));
+      const keys = [...unique.values()].map((e) => `${e.event.type.endsWith('created') ? 'created' : 'deleted'} ${String(e.event.data.id)}`);
+      const lost = [...acknowledged].filter((key) => !keys.includes(key));
+      const duplicates = keys.length - new Set(keys).size;
+      const unexplained = keys.filter((key) => !acknowledged.has(key) && !unanswered.has(key));
+      const outOfOrder = keys.filter((key, i) => key.startsWith('deleted') && keys.indexOf(key.replace('deleted', 'created')) > i);
+      const survivors = await Promise.all([0, 1, 2].filter((i) => i !== holder).map(published));
+      summary.push(
+        `change events: ${acknowledged.size} writes acknowledged through 3 nodes, published before the kill by instance ${holder} only (${counts.join('/')}), after it by ${survivors.filter((n) => n > 0).length} survivor; ${lost.length} lost, ${duplicates} duplicates, ${outOfOrder.length} out of order`,
+      );
+      // The holder's requests cut off by its kill have no answer; everything else is answered, never a 500.
+      expect(unexpected(seen.filter((s) => !(s.instance === holder && s.status === 0)))).toEqual([]);
+      expect(acknowledged.size).toBeGreaterThan(200);
+      expect(survivors.filter((n) => n > 0)).toHaveLength(1);
+      expect(lost).toEqual([]);
+      expect(duplicates).toBe(0);
+      expect(unexplained).toEqual([]);
+      expect(outOfOrder).toEqual([]);
+    } finally {
+      await Promise.all(relays.map((r) => r.stop('SIGKILL')));
+      await nats.close();
+      await cluster.nodes[0].query(`DROP DATABASE IF EXISTS ${name}`);
+    }
   }, 600_000);
 
   it(`instances and migration:run started at the same moment on an empty database, one per node: all come up, the schema as after one start (${COLD_START_ROUNDS} rounds)`, async () => {
