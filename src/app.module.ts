@@ -14,6 +14,8 @@ import { HealthModule } from './health/health.module.js';
 import { LocationsModule } from './locations/locations.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { PlantsModule } from './plants/plants.module.js';
+import { StoresModule } from './stores/stores.module.js';
+import { TokensModule } from './tokens/tokens.module.js';
 
 @Module({})
 export class AppModule {
@@ -21,7 +23,8 @@ export class AppModule {
   static forRoot(): DynamicModule {
     return {
       module: AppModule,
-      imports: [appConfigModule(), databaseModule({ retry: true }), MetricsModule, EventsModule, AuthModule, PlantsModule, LocationsModule, HealthModule],
+      // This order is the order of the paths in the OpenAPI document (tokens, plants, search, stores).
+      imports: [appConfigModule(), databaseModule({ retry: true }), MetricsModule, EventsModule, TokensModule, AuthModule, PlantsModule, LocationsModule, StoresModule, HealthModule],
       providers: [
         // Guards run in this order: who is calling first, then whether the body could be read.
         { provide: APP_GUARD, useClass: BearerAuthGuard },

@@ -11,8 +11,8 @@ import { ErrorBody } from './common/error-body.js';
 import { jsonBody } from './common/json-body.js';
 import { requestContext } from './common/request-context.middleware.js';
 import type { AppConfig } from './config/config.module.js';
-import { STORE_IMPORT_PATH } from './locations/admin-stores.controller.js';
 import { Metrics } from './metrics/metrics.js';
+import { STORE_IMPORT_PATH } from './stores/admin-stores.controller.js';
 
 /** The package.json fields the document's `info` is taken from. */
 interface PackageInfo {

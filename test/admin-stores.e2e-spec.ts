@@ -4,9 +4,9 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { ConsoleLogger } from '@nestjs/common';
-import { TokensService } from '../src/auth/tokens.service.js';
-import { STORE_CSV_COLUMNS } from '../src/locations/store-csv.js';
-import { Store } from '../src/locations/store.entity.js';
+import { STORE_CSV_COLUMNS } from '../src/stores/store-csv.js';
+import { Store } from '../src/stores/store.entity.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
 import { importStores, storesCsv, WEEK_OPEN, type StoreInput } from './support/stores.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 

@@ -2,11 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConsoleLogger } from '@nestjs/common';
-import { ApiToken } from '../src/auth/api-token.entity.js';
-import { ADMIN_ON_TEAM_ROUTE } from '../src/auth/auth.decorators.js';
-import { hashToken, isWellFormedToken } from '../src/auth/token-format.js';
-import { TokensService } from '../src/auth/tokens.service.js';
+import { ADMIN_ON_TEAM_ROUTE } from '../src/common/auth.decorators.js';
+import { hashToken, isWellFormedToken } from '../src/config/token-format.js';
 import { Plant } from '../src/plants/plant.entity.js';
+import { ApiToken } from '../src/tokens/api-token.entity.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
 import { runCli } from './support/cli.js';
 import { bearer, createTestApp, createTestDatabase, type TestApp } from './support/test-app.js';
 

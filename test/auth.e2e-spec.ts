@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { ApiToken } from '../src/auth/api-token.entity.js';
-import { generateToken } from '../src/auth/token-format.js';
-import { TokensService } from '../src/auth/tokens.service.js';
+import { generateToken } from '../src/config/token-format.js';
 import { Plant } from '../src/plants/plant.entity.js';
+import { ApiToken } from '../src/tokens/api-token.entity.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
 const INVALID = { error: 401, message: 'invalid or expired bearer token' };

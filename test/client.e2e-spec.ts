@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import createClient from 'openapi-fetch';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { TokensService } from '../src/auth/tokens.service.js';
-import { Store } from '../src/locations/store.entity.js';
 import { createPlantStoreClient, type PlantResponse, type paths } from '../clients/typescript/index.js';
 import { Plant } from '../src/plants/plant.entity.js';
+import { Store } from '../src/stores/store.entity.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
 import { openApiDocument, responseChecker } from './support/openapi.js';
 import { startServer, type ServerProcess } from './support/server.js';
 import { importStores, storesCsv } from './support/stores.js';

@@ -118,10 +118,10 @@ describe('TLS to the database', () => {
   });
 
   it('runs the TypeORM CLI (npm run migration:run) over TLS too', async () => {
-    const migrated = await run([TYPEORM, 'migration:run', '-d', dist('database/data-source.js')], tls);
+    const migrated = await run([TYPEORM, 'migration:run', '-d', dist('data-source.js')], tls);
     expect(migrated.stderr).toBe('');
     expect(migrated.code).toBe(0);
-    const refused = await run([TYPEORM, 'migration:run', '-d', dist('database/data-source.js')], { ...tls, DATABASE_TLS_CA_FILE: certs.otherCa });
+    const refused = await run([TYPEORM, 'migration:run', '-d', dist('data-source.js')], { ...tls, DATABASE_TLS_CA_FILE: certs.otherCa });
     expect(refused.code).toBe(1);
     expect(`${refused.stdout}${refused.stderr}`).toContain("DATABASE_TLS_CA_FILE: the database server's certificate is not signed by this CA (");
   });

@@ -1,6 +1,6 @@
 import { ConsoleLogger } from '@nestjs/common';
-import { ApiToken } from '../src/auth/api-token.entity.js';
-import { Store } from '../src/locations/store.entity.js';
+import { Store } from '../src/stores/store.entity.js';
+import { ApiToken } from '../src/tokens/api-token.entity.js';
 import { bearer, createTestApp, createTestDatabase, engine } from './support/test-app.js';
 
 /** Keeps what the app logs, to find the printed token. */

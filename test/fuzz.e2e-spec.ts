@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { Store } from '../src/locations/store.entity.js';
 import { Plant } from '../src/plants/plant.entity.js';
+import { Store } from '../src/stores/store.entity.js';
 import { importStores, storesCsv } from './support/stores.js';
 import { bearer, createTestApp, engine, type TestApp } from './support/test-app.js';
 

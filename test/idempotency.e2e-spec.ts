@@ -2,7 +2,7 @@ import type { Response } from 'supertest';
 import { IdempotencyKey } from '../src/plants/idempotency-key.entity.js';
 import { IdempotentCreatesService } from '../src/plants/idempotent-creates.service.js';
 import { Plant } from '../src/plants/plant.entity.js';
-import { TokensService } from '../src/auth/tokens.service.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
 import { startServer } from './support/server.js';
 import { bearer, createTestApp, engine, type TestApp } from './support/test-app.js';
 

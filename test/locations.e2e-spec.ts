@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { DEMO_STORES_FILE } from '../src/demo/demo-seed.service.js';
-import { haversineMiles } from '../src/locations/geo.js';
-import { Store } from '../src/locations/store.entity.js';
-import { ZipGeocoder } from '../src/locations/zip-geocoder.js';
+import { haversineMiles } from '../src/geo/geo.js';
+import { ZipGeocoder } from '../src/geo/zip-geocoder.js';
+import { Store } from '../src/stores/store.entity.js';
 import { importStores, storesCsv } from './support/stores.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 

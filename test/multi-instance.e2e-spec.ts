@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { generateToken } from '../src/auth/token-format.js';
+import { generateToken } from '../src/config/token-format.js';
 import { runCli } from './support/cli.js';
 import { TestRedis } from './support/redis.js';
 import { startServer, type ServerProcess } from './support/server.js';

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from 'jose';
-import { ApiToken } from '../src/auth/api-token.entity.js';
 import { Plant } from '../src/plants/plant.entity.js';
+import { ApiToken } from '../src/tokens/api-token.entity.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
 const INVALID = { error: 401, message: 'invalid or expired bearer token' };

@@ -1,5 +1,5 @@
+import { generateToken } from '../src/config/token-format.js';
 import { Plant } from '../src/plants/plant.entity.js';
-import { generateToken } from '../src/auth/token-format.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
 const BAD = () => bearer(generateToken());

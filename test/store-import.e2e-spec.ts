@@ -1,5 +1,5 @@
-import { StoreImportError } from '../src/locations/store-import.service.js';
-import { Store } from '../src/locations/store.entity.js';
+import { StoreImportError } from '../src/stores/store-import.service.js';
+import { Store } from '../src/stores/store.entity.js';
 import { importStores, storesCsv, type StoreInput } from './support/stores.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 

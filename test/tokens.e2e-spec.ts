@@ -1,7 +1,7 @@
 import { ConsoleLogger } from '@nestjs/common';
-import { ApiToken } from '../src/auth/api-token.entity.js';
-import { TokensService } from '../src/auth/tokens.service.js';
 import { Plant } from '../src/plants/plant.entity.js';
+import { ApiToken } from '../src/tokens/api-token.entity.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
 import { runCli } from './support/cli.js';
 import { bearer, createTestApp, createTestDatabase, type TestApp } from './support/test-app.js';
 

@@ -1,17 +1,14 @@
 import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { AdminTokensController } from './admin-tokens.controller.js';
-import { ApiToken } from './api-token.entity.js';
+import { TokensModule } from '../tokens/tokens.module.js';
 import { BearerStrategy } from './bearer.strategy.js';
 import { OidcService } from './oidc.service.js';
 import { RateLimitsService } from './rate-limits.service.js';
-import { TokensService } from './tokens.service.js';
 
+/** Who is calling: the bearer strategy (the registry's tokens or SSO), and the rate limits per token. */
 @Module({
-  imports: [PassportModule, TypeOrmModule.forFeature([ApiToken])],
-  controllers: [AdminTokensController],
-  providers: [TokensService, OidcService, RateLimitsService, BearerStrategy],
-  exports: [TokensService, RateLimitsService],
+  imports: [PassportModule, TokensModule],
+  providers: [OidcService, RateLimitsService, BearerStrategy],
+  exports: [RateLimitsService],
 })
 export class AuthModule {}

@@ -2,9 +2,9 @@ import { ForbiddenException, HttpException, HttpStatus, Injectable, InternalServ
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request, Response } from 'express';
+import { ADMIN_ON_TEAM_ROUTE, IS_PUBLIC, notAdminRefusal, readOnlyRefusal, REQUIRED_SCOPE, type RequiredScope } from '../common/auth.decorators.js';
+import type { Caller } from '../common/caller.js';
 import { REALM } from './bearer.strategy.js';
-import { ADMIN_ON_TEAM_ROUTE, IS_PUBLIC, notAdminRefusal, readOnlyRefusal, REQUIRED_SCOPE, type RequiredScope } from './auth.decorators.js';
-import type { Caller } from './caller.js';
 import { rateLimit, rateLimitPolicy } from './rate-limit-headers.js';
 import { RateLimitsService } from './rate-limits.service.js';
 

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { Strategy } from 'passport-http-bearer';
-import type { Caller } from './caller.js';
+import type { Caller } from '../common/caller.js';
+import { TokensService } from '../tokens/tokens.service.js';
 import { OidcService } from './oidc.service.js';
-import { TokensService } from './tokens.service.js';
 
 export const REALM = 'plant-store';
 

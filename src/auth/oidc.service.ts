@@ -1,9 +1,9 @@
 import { Injectable, Logger, ServiceUnavailableException } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import type { Caller, TokenScope } from '../common/caller.js';
 import type { EnvironmentVariables } from '../config/environment.js';
-import type { Caller, TokenScope } from './caller.js';
-import { TEAM_SLUG } from './tokens.service.js';
+import { TEAM_SLUG } from '../tokens/tokens.service.js';
 
 /** Asymmetric signatures only: never `none`, never a shared secret (HS*). */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];

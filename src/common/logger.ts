@@ -1,8 +1,8 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
-import type { Caller } from '../auth/caller.js';
 import type { EnvironmentVariables } from '../config/environment.js';
+import type { Caller } from './caller.js';
 import { requestFields, type RequestFields } from './request-fields.js';
 
 /** Nest's level names (LOG_LEVEL) in pino's terms. */

@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { applyDecorators } from '@nestjs/common';
 import { plainToInstance, Transform } from 'class-transformer';
-import { isWellFormedToken } from '../auth/token-format.js';
 import {
   IsBoolean,
   IsIn,
@@ -20,6 +19,7 @@ import {
   validateSync,
   type ValidationArguments,
 } from 'class-validator';
+import { isWellFormedToken } from './token-format.js';
 
 /** "true"/"false" (any case) and nothing else; anything else stays a string so that @IsBoolean names the variable. */
 const toBoolean = ({ value }: { value: unknown }) => {

@@ -2,11 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import mysql from 'mysql2';
 import type { DataSourceOptions } from 'typeorm';
-import { ApiToken } from '../auth/api-token.entity.js';
 import type { EnvironmentVariables } from '../config/environment.js';
-import { Store } from '../locations/store.entity.js';
-import { IdempotencyKey } from '../plants/idempotency-key.entity.js';
-import { Plant } from '../plants/plant.entity.js';
 import { DatabaseLogger } from './database-logger.js';
 import { tlsOptions, type TlsSettings } from './database-tls.js';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
@@ -16,7 +12,6 @@ import { IdempotencyKeys1764000000000 } from './migrations/1764000000000-idempot
 import { TokenReplacedBy1764100000000 } from './migrations/1764100000000-token-replaced-by.js';
 import { EventOutbox1764200000000 } from './migrations/1764200000000-event-outbox.js';
 
-export const entities = [ApiToken, Plant, Store, IdempotencyKey];
 export const migrations = [InitialSchema1763700000000, TokenScope1763800000000, StoreCatalogVersion1763900000000, IdempotencyKeys1764000000000, TokenReplacedBy1764100000000, EventOutbox1764200000000];
 
 /**
@@ -143,12 +138,16 @@ function discardOnTimeout(connection: mysql.PoolConnection): void {
 /** The embedded database's file under DATA_DIR. */
 export const SQLITE_FILE = 'plant-store.sqlite';
 
-/** Written once, used by the Nest app, the command line and the TypeORM CLI (data-source.ts). */
+/**
+ * Written once, used by the Nest app, the command line and the TypeORM CLI (src/data-source.ts).
+ * No entities here: each feature module registers its own (TypeOrmModule.forFeature, with
+ * autoLoadEntities in database.module.ts), so this floor imports no feature folder; the
+ * migrations are plain SQL and need none.
+ */
 export function databaseOptions(
   env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS'> & TlsSettings,
 ): DataSourceOptions {
   const common = {
-    entities,
     migrations,
     migrationsRun: env.MIGRATIONS_RUN,
     migrationsTransactionMode: 'each' as const,

@@ -42,6 +42,8 @@ export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
           DB_QUERY_TIMEOUT_MS: config.get('DB_QUERY_TIMEOUT_MS', { infer: true }),
           ...tls,
         }),
+        // Each feature module's TypeOrmModule.forFeature names its entities (database-options.ts).
+        autoLoadEntities: true,
         // The deadline, not a count, ends the retries (toRetry); @nestjs/typeorm logs each retry too.
         retryAttempts: retry ? Number.MAX_SAFE_INTEGER : 0,
         retryDelay: RETRY_DELAY_MS,

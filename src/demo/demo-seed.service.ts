@@ -3,11 +3,11 @@ import { ConfigService } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
-import { ApiToken } from '../auth/api-token.entity.js';
-import { TokensService } from '../auth/tokens.service.js';
 import type { EnvironmentVariables } from '../config/environment.js';
-import { StoreImportService } from '../locations/store-import.service.js';
-import { Store } from '../locations/store.entity.js';
+import { StoreImportService } from '../stores/store-import.service.js';
+import { Store } from '../stores/store.entity.js';
+import { ApiToken } from '../tokens/api-token.entity.js';
+import { TokensService } from '../tokens/tokens.service.js';
 
 export const DEMO_STORES_FILE = fileURLToPath(new URL('../../assets/demo-stores.csv', import.meta.url));
 export const DEMO_TEAM = 'demo';

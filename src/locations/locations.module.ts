@@ -1,28 +1,14 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { AdminStoresController } from './admin-stores.controller.js';
+import { GeoModule } from '../geo/geo.module.js';
+import { StoresModule } from '../stores/stores.module.js';
 import { LocationsController } from './locations.controller.js';
 import { LocationsService } from './locations.service.js';
-import { StoreAdminService } from './store-admin.service.js';
-import { StoreExportService } from './store-export.service.js';
-import { STORES_IMPORTED, StoreImportService } from './store-import.service.js';
 import { StoreIndex } from './store-index.js';
-import { Store } from './store.entity.js';
-import { ZipGeocoder } from './zip-geocoder.js';
 
+/** The spec's store search: POST /locations/nearest over an in-memory index of the catalogue. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Store])],
-  controllers: [LocationsController, AdminStoresController],
-  providers: [
-    LocationsService,
-    StoreImportService,
-    StoreAdminService,
-    StoreExportService,
-    StoreIndex,
-    ZipGeocoder,
-    // The server that imports answers with the new stores at once, without waiting for its poll.
-    { provide: STORES_IMPORTED, useFactory: (index: StoreIndex) => () => index.reload(), inject: [StoreIndex] },
-  ],
-  exports: [StoreImportService, StoreIndex, ZipGeocoder],
+  imports: [StoresModule, GeoModule],
+  controllers: [LocationsController],
+  providers: [LocationsService, StoreIndex],
 })
 export class LocationsModule {}

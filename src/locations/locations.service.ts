@@ -1,8 +1,8 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
+import type { Point } from '../geo/geo.js';
+import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import type { NearestLocationsRequest } from './dto/nearest-locations.dto.js';
-import type { Point } from './geo.js';
 import { StoreIndex } from './store-index.js';
-import { ZipGeocoder } from './zip-geocoder.js';
 
 @Injectable()
 export class LocationsService {

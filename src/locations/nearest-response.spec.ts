@@ -1,10 +1,11 @@
-import { haversineMiles, type Point } from './geo.js';
+import { haversineMiles, type Point } from '../geo/geo.js';
+import type { CatalogStore } from '../stores/store-catalog.js';
 import { nearestResponse } from './nearest-response.js';
-import { buildSnapshot, EMPTY_SNAPSHOT, type SnapshotStore } from './store-snapshot.js';
+import { buildSnapshot, EMPTY_SNAPSHOT } from './store-snapshot.js';
 
 const CENTER: Point = { lat: 40.75065, lng: -73.997293 };
 
-const store = (code: string, name: string, lat: number, lng: number): SnapshotStore => ({
+const store = (code: string, name: string, lat: number, lng: number): CatalogStore => ({
   code,
   name,
   address: '1 Test Street',

@@ -1,5 +1,5 @@
 import { around } from 'geokdbush';
-import { EARTH_RADIUS_MILES, haversineMiles, type Point } from './geo.js';
+import { EARTH_RADIUS_MILES, haversineMiles, type Point } from '../geo/geo.js';
 import type { Snapshot } from './store-snapshot.js';
 
 /** geokdbush measures in kilometres on a sphere of this radius; only the angle matters. */

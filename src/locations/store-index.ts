@@ -1,17 +1,14 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { EnvironmentVariables } from '../config/environment.js';
+import type { Point } from '../geo/geo.js';
 import { Metrics } from '../metrics/metrics.js';
-import type { Point } from './geo.js';
+import { StoreCatalog } from '../stores/store-catalog.js';
 import { nearestResponse } from './nearest-response.js';
-import { buildSnapshot, EMPTY_SNAPSHOT, type Snapshot, type SnapshotStore } from './store-snapshot.js';
+import { buildSnapshot, EMPTY_SNAPSHOT, type Snapshot } from './store-snapshot.js';
 
 /** Rows per read while loading: small pages keep the load's short-lived garbage young. */
 const LOAD_PAGE = 2000;
-const LOAD_SQL =
-  'SELECT id, code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday FROM stores WHERE id > ? ORDER BY id LIMIT ?';
 
 /**
  * The stores, held in memory in a k-d tree (kdbush + geokdbush, see store-snapshot.ts), so
@@ -24,17 +21,22 @@ const LOAD_SQL =
  * While a reload runs, searches use the previous snapshot.
  */
 @Injectable()
-export class StoreIndex implements OnApplicationBootstrap, OnModuleDestroy {
+export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('StoreIndex');
   private snapshot: Snapshot = EMPTY_SNAPSHOT;
   private timer?: NodeJS.Timeout;
   private reloading?: Promise<void>;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly catalog: StoreCatalog,
     private readonly config: ConfigService<EnvironmentVariables, true>,
     private readonly metrics: Metrics,
   ) {}
+
+  onModuleInit(): void {
+    // A change committed by this process (an import, an admin write) answers after the reload.
+    this.catalog.onChange(() => this.reload());
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.reload();
@@ -49,7 +51,7 @@ export class StoreIndex implements OnApplicationBootstrap, OnModuleDestroy {
   /** Reloads if another instance changed the stores; a failure keeps the current snapshot. */
   async refresh(): Promise<void> {
     try {
-      if ((await this.readVersion()) !== this.snapshot.version) await this.reload();
+      if ((await this.catalog.version()) !== this.snapshot.version) await this.reload();
     } catch (error) {
       this.logger.warn(`store index not refreshed: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -66,24 +68,10 @@ export class StoreIndex implements OnApplicationBootstrap, OnModuleDestroy {
     return nearestResponse(this.snapshot, center, maxMiles, limit);
   }
 
-  private async readVersion(): Promise<number> {
-    const rows: Array<{ version: number | string }> = await this.dataSource.query('SELECT version FROM store_catalog WHERE id = 1');
-    return Number(rows[0]?.version ?? 0);
-  }
-
-  private async *pages(): AsyncGenerator<SnapshotStore[]> {
-    for (let after = 0; ; ) {
-      const page: Array<SnapshotStore & { id: number | string }> = await this.dataSource.query(LOAD_SQL, [after, LOAD_PAGE]);
-      yield page;
-      if (page.length < LOAD_PAGE) return;
-      after = Number(page[page.length - 1].id);
-    }
-  }
-
   private async load(): Promise<void> {
     const started = Date.now();
-    const version = await this.readVersion();
-    const snapshot = await buildSnapshot(version, this.pages());
+    const version = await this.catalog.version();
+    const snapshot = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE));
     this.snapshot = snapshot;
     const count = snapshot.rank.length;
     this.metrics.storeIndexStores.set(count);

@@ -1,8 +1,9 @@
-import { buildSnapshot, type Snapshot, type SnapshotStore } from './store-snapshot.js';
+import type { CatalogStore } from '../stores/store-catalog.js';
+import { buildSnapshot, type Snapshot } from './store-snapshot.js';
 
 const WEEK = { monday: '9:00 AM - 6:00 PM', tuesday: '9:00 AM - 6:00 PM', wednesday: 'Closed', thursday: 'Closed', friday: 'Closed', saturday: 'Closed', sunday: 'Closed' };
 
-const store = (code: string, name: string, lat: number | string, lng: number | string, hours: Partial<typeof WEEK> = {}): SnapshotStore => ({
+const store = (code: string, name: string, lat: number | string, lng: number | string, hours: Partial<typeof WEEK> = {}): CatalogStore => ({
   code,
   name,
   address: `${code} Main St`,

@@ -1,11 +1,5 @@
 import KDBush from 'kdbush';
-import type { Store } from './store.entity.js';
-
-/** A store as the index loads it: mysql2 gives DECIMAL as text, better-sqlite3 as a number. */
-export type SnapshotStore = Pick<Store, 'code' | 'name' | 'address' | 'city' | 'state' | 'zip' | 'monday' | 'tuesday' | 'wednesday' | 'thursday' | 'friday' | 'saturday' | 'sunday'> & {
-  lat: number | string;
-  lng: number | string;
-};
+import type { CatalogStore } from '../stores/store-catalog.js';
 
 /**
  * One loaded catalogue, kept off the JavaScript heap: a few typed arrays and one buffer,
@@ -48,14 +42,14 @@ export const EMPTY_SNAPSHOT: Snapshot = {
 const HOURS_SLOT = '"business_hours":0';
 
 /** A store's Location in the response's field order, its hours and `distance` left out: [before the hours, after them]. */
-function locationJson(s: SnapshotStore, lat: number, lng: number): [string, string] {
+function locationJson(s: CatalogStore, lat: number, lng: number): [string, string] {
   const text = JSON.stringify({ name: s.name, address: s.address, city: s.city, state: s.state, zip: s.zip, business_hours: 0, lat: lat.toFixed(6), lng: lng.toFixed(6) });
   // The last match: only the fixed-format lat and lng follow it, never text from the catalogue.
   const slot = text.lastIndexOf(HOURS_SLOT) + HOURS_SLOT.length - 1;
   return [text.slice(0, slot), text.slice(slot + 1, -1)];
 }
 
-function hoursJson(s: SnapshotStore): string {
+function hoursJson(s: CatalogStore): string {
   return JSON.stringify({
     Monday: s.monday,
     Tuesday: s.tuesday,
@@ -73,7 +67,7 @@ const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * The snapshot of catalogue `version` from its stores, read page by page: each page's JSON
  * becomes one buffer at once, so only numbers and short strings outlive a page.
  */
-export async function buildSnapshot(version: number, pages: AsyncIterable<SnapshotStore[]> | Iterable<SnapshotStore[]>): Promise<Snapshot> {
+export async function buildSnapshot(version: number, pages: AsyncIterable<CatalogStore[]> | Iterable<CatalogStore[]>): Promise<Snapshot> {
   const points: number[] = [];
   const names: string[] = [];
   const codes: string[] = [];

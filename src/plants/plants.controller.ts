@@ -12,10 +12,10 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { CurrentCaller, WriteScope } from '../auth/auth.decorators.js';
-import type { Caller } from '../auth/caller.js';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
 import { responseHeaders } from '../common/api-headers.js';
+import { CurrentCaller, WriteScope } from '../common/auth.decorators.js';
+import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
 import { ListPlantsQuery, PlantDto, PlantResponse } from './dto/plant.dto.js';
 import { ApiIdempotencyKey, IdempotencyKeyHeader } from './idempotency.js';

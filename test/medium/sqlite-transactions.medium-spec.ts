@@ -1,13 +1,13 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { isDatabaseUnavailableError } from '../../src/database/database-errors.js';
+import { TRANSACTION_WAIT_MS } from '../../src/database/sqlite-transactions.js';
 import { Plant } from '../../src/plants/plant.entity.js';
 import { PlantsModule } from '../../src/plants/plants.module.js';
 import { PlantsService } from '../../src/plants/plants.service.js';
-import { isDatabaseUnavailableError } from '../../src/database/database-errors.js';
-import { TRANSACTION_WAIT_MS } from '../../src/database/sqlite-transactions.js';
-import { LocationsModule } from '../../src/locations/locations.module.js';
-import { StoreImportService } from '../../src/locations/store-import.service.js';
-import { Store } from '../../src/locations/store.entity.js';
+import { StoreImportService } from '../../src/stores/store-import.service.js';
+import { Store } from '../../src/stores/store.entity.js';
+import { StoresModule } from '../../src/stores/stores.module.js';
 import { storesCsv } from '../support/stores.js';
 import { engine } from '../support/test-app.js';
 import { newMediumContext, type MediumContext } from './medium.factory.js';
@@ -30,7 +30,7 @@ describe('transactions are isolated from concurrent requests', () => {
   const plantNames = async (team: string) => (await ctx.dataSource.getRepository(Plant).find({ where: { team }, order: { id: 'ASC' } })).map((p) => p.name);
 
   beforeAll(async () => {
-    ctx = await newMediumContext({ module: class TransactionsUnderTest {}, imports: [PlantsModule, LocationsModule] });
+    ctx = await newMediumContext({ module: class TransactionsUnderTest {}, imports: [PlantsModule, StoresModule] });
     plants = ctx.module.get(PlantsService);
   });
   afterAll(() => ctx.close());

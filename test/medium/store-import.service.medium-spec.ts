@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
-import { STORE_CSV_COLUMNS } from '../../src/locations/store-csv.js';
-import { LocationsModule } from '../../src/locations/locations.module.js';
-import { StoreImportError, StoreImportService, type ImportOptions } from '../../src/locations/store-import.service.js';
-import { Store } from '../../src/locations/store.entity.js';
+import { STORE_CSV_COLUMNS } from '../../src/stores/store-csv.js';
+import { StoreImportError, StoreImportService, type ImportOptions } from '../../src/stores/store-import.service.js';
+import { Store } from '../../src/stores/store.entity.js';
+import { StoresModule } from '../../src/stores/stores.module.js';
 import { storesCsv, WEEK_OPEN, type StoreInput } from '../support/stores.js';
 import { newMediumContext, type MediumContext } from './medium.factory.js';
 
@@ -27,7 +27,7 @@ describe(StoreImportService.name, () => {
   const untouched = async () => ({ stores: await stores(), version: await version() });
 
   beforeAll(async () => {
-    ctx = await newMediumContext(LocationsModule);
+    ctx = await newMediumContext(StoresModule);
     sut = ctx.module.get(StoreImportService);
   });
   afterAll(() => ctx.close());

@@ -1,9 +1,9 @@
 import { jest } from '@jest/globals';
 import { ConflictException, NotFoundException } from '@nestjs/common';
-import { ApiToken } from '../../src/auth/api-token.entity.js';
-import { AuthModule } from '../../src/auth/auth.module.js';
-import { TokensService } from '../../src/auth/tokens.service.js';
-import { generateToken, hashToken } from '../../src/auth/token-format.js';
+import { generateToken, hashToken } from '../../src/config/token-format.js';
+import { ApiToken } from '../../src/tokens/api-token.entity.js';
+import { TokensModule } from '../../src/tokens/tokens.module.js';
+import { TokensService } from '../../src/tokens/tokens.service.js';
 import { newMediumContext, type MediumContext } from './medium.factory.js';
 
 const HOUR = 3_600_000;
@@ -20,7 +20,7 @@ describe(TokensService.name, () => {
 
   beforeAll(async () => {
     // The look-up cache on, at its longest: whatever revoke and rotate change must not wait for it.
-    ctx = await newMediumContext(AuthModule, { TOKEN_DEFAULT_TTL_DAYS: '90', TOKEN_CACHE_SECONDS: '5', OIDC_ISSUER: '', REDIS_URL: '' });
+    ctx = await newMediumContext(TokensModule, { TOKEN_DEFAULT_TTL_DAYS: '90', TOKEN_CACHE_SECONDS: '5', OIDC_ISSUER: '', REDIS_URL: '' });
     sut = ctx.module.get(TokensService);
   });
   afterAll(() => ctx.close());

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
-import { STORE_CSV_COLUMNS } from '../../src/locations/store-csv.js';
+import { STORE_CSV_COLUMNS } from '../../src/stores/store-csv.js';
+import { StoreImportService } from '../../src/stores/store-import.service.js';
 import type { TestApp } from './test-app.js';
-import { StoreImportService } from '../../src/locations/store-import.service.js';
 
 export const WEEK_OPEN = {
   monday: '9:00 AM - 6:00 PM',

@@ -11,7 +11,7 @@ import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { configureApp } from '../../src/app.setup.js';
-import { TokensService } from '../../src/auth/tokens.service.js';
+import { TokensService } from '../../src/tokens/tokens.service.js';
 import { conformingAgent, openApiDocument } from './openapi.js';
 
 declare const E2E_ENGINE: 'sqlite' | 'mysql';

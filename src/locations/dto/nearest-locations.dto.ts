@@ -2,8 +2,8 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsObject, IsString, Matches, ValidateBy, ValidateNested, type ValidationArguments } from 'class-validator';
 import { type FieldOptions, ValidateField, ValidateInteger, ValidateText } from '../../common/validators.js';
-import { isUsStateCode } from '../us-states.js';
-import { ZIP_PATTERN } from '../zip-geocoder.js';
+import { isUsStateCode } from '../../geo/us-states.js';
+import { ZIP_PATTERN } from '../../geo/zip-geocoder.js';
 
 // The schemas below list their keys in the order of the published document (clients/typescript/openapi.json).
 

@@ -1,12 +1,12 @@
-import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, MoreThan } from 'typeorm';
 import { retryWriteConflicts } from '../database/database-errors.js';
 import { OutboxService } from '../events/outbox.service.js';
+import { ZipGeocoder } from '../geo/zip-geocoder.js';
+import { StoreCatalog } from './store-catalog.js';
 import { STORE_CSV_COLUMNS, validateStoreRecord, type StoreRow } from './store-csv.js';
-import { STORES_IMPORTED, type StoresImported } from './store-import.service.js';
 import { Store, WEEKDAYS } from './store.entity.js';
-import { ZipGeocoder } from './zip-geocoder.js';
 
 /** The fields of one store as the admin API takes them: the CSV row's, as text. */
 export type StoreFields = Omit<Record<(typeof STORE_CSV_COLUMNS)[number], string>, 'code' | 'lat' | 'lng'> & { lat?: string; lng?: string };
@@ -25,7 +25,7 @@ export class StoreAdminService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly geocoder: ZipGeocoder,
-    @Inject(STORES_IMPORTED) private readonly storesImported: StoresImported,
+    private readonly catalog: StoreCatalog,
     private readonly outbox: OutboxService,
   ) {}
 
@@ -47,7 +47,7 @@ export class StoreAdminService {
         return { store: await manager.findOneByOrFail(Store, { code }), created: !current, changed: true };
       }),
     );
-    if (result.changed) await this.storesImported();
+    if (result.changed) await this.catalog.changed();
     return { store: result.store, created: result.created, warnings: warnings.map((w) => `${w.column}: ${w.reason}`) };
   }
 
@@ -63,7 +63,7 @@ export class StoreAdminService {
       }),
     );
     if (!store) throw notFound(code);
-    await this.storesImported();
+    await this.catalog.changed();
     return store;
   }
 

@@ -4,12 +4,12 @@ import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import { MoreThan, Repository } from 'typeorm';
+import { scopesOf, TOKEN_SCOPES, type Caller, type TokenScope } from '../common/caller.js';
 import { readAdminToken, type EnvironmentVariables } from '../config/environment.js';
+import { displayPrefix, generateToken, hashToken, isWellFormedToken } from '../config/token-format.js';
 import { retryWriteConflicts } from '../database/database-errors.js';
-import { ApiToken } from './api-token.entity.js';
-import { scopesOf, TOKEN_SCOPES, type Caller, type TokenScope } from './caller.js';
-import { displayPrefix, generateToken, hashToken, isWellFormedToken } from './token-format.js';
 import { Metrics } from '../metrics/metrics.js';
+import { ApiToken } from './api-token.entity.js';
 
 /** A team is a lowercase slug such as `acme` (contract §2). */
 export const TEAM_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;

@@ -1,5 +1,5 @@
-import type { TokenScope } from './caller.js';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { TokenScope } from '../common/caller.js';
 
 /**
  * An issued bearer token. The token itself is never stored: only its SHA-256 digest

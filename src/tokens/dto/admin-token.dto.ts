@@ -1,8 +1,8 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { ValidateBy, type ValidationArguments } from 'class-validator';
+import { TOKEN_SCOPES, type TokenScope } from '../../common/caller.js';
 import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
 import type { ApiToken } from '../api-token.entity.js';
-import { TOKEN_SCOPES, type TokenScope } from '../caller.js';
 import { TEAM_SLUG } from '../tokens.service.js';
 
 /** Longest grace period of a rotate: the longest lifetime of a token. */

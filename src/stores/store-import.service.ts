@@ -1,15 +1,16 @@
 import { createReadStream, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { parse } from 'csv-parse';
 import { DataSource, In, type EntityManager } from 'typeorm';
 import { retryWriteConflicts } from '../database/database-errors.js';
+import { OutboxService } from '../events/outbox.service.js';
+import { ZipGeocoder } from '../geo/zip-geocoder.js';
+import { Metrics } from '../metrics/metrics.js';
+import { StoreCatalog } from './store-catalog.js';
 import { STORE_CSV_COLUMNS, formatProblem, recordFirstLines, unguardRecord, validateStoreRecord, type RowProblem, type StoreRow } from './store-csv.js';
 import { Store, WEEKDAYS } from './store.entity.js';
-import { ZipGeocoder } from './zip-geocoder.js';
-import { Metrics } from '../metrics/metrics.js';
-import { OutboxService } from '../events/outbox.service.js';
 
 export interface ImportProgress {
   phase: 'validate' | 'write';
@@ -89,14 +90,6 @@ function sameStore(row: StoreRow, store: Store): boolean {
 type Record = { record: string[]; info: { empty_lines: number } };
 
 /**
- * Runs after an import that wrote (not after a dry run): the server reloads its in-memory
- * search index at once (LocationsModule). The command line has no index; running servers
- * see its import at their next poll (see StoreIndex).
- */
-export const STORES_IMPORTED = Symbol('STORES_IMPORTED');
-export type StoresImported = () => Promise<void>;
-
-/**
  * The stores CSV. `locations import` streams the file twice: the first pass checks every
  * row (and keeps only the codes seen), the second writes them in one transaction, in
  * chunks, upserting by code. Memory stays flat whatever the size of the file; nothing is
@@ -108,7 +101,7 @@ export class StoreImportService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly geocoder: ZipGeocoder,
     private readonly metrics: Metrics,
-    @Inject(STORES_IMPORTED) private readonly storesImported: StoresImported,
+    private readonly catalog: StoreCatalog,
     private readonly outbox: OutboxService,
   ) {}
 
@@ -148,7 +141,8 @@ export class StoreImportService {
     await retryWriteConflicts(write);
     if (!options.dryRun) {
       for (const outcome of ['inserted', 'updated', 'unchanged', 'pruned'] as const) this.metrics.storeImportRows.inc({ outcome }, summary[outcome]);
-      await this.storesImported();
+      // Not after a dry run: the server's search index reloads at once (StoreCatalog.onChange).
+      await this.catalog.changed();
     }
     return summary;
   }

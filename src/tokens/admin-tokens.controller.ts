@@ -14,9 +14,9 @@ import {
 import type { Request, Response } from 'express';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
 import { adminHeaders } from '../common/api-headers.js';
+import { AdminScope, CurrentCaller } from '../common/auth.decorators.js';
+import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
-import { AdminScope, CurrentCaller } from './auth.decorators.js';
-import type { Caller } from './caller.js';
 import { AdminTokenView, CreateTokenRequest, IssuedTokenView, ListTokensQuery, RotatedTokenView, RotateTokenRequest, tokenView } from './dto/admin-token.dto.js';
 import { ParseTokenIdPipe } from './token-id.pipe.js';
 import { TokensService } from './tokens.service.js';

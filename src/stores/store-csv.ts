@@ -1,8 +1,8 @@
-import { US_STATE_CODES } from './us-states.js';
+import { haversineMiles, type Point } from '../geo/geo.js';
+import { US_STATE_CODES } from '../geo/us-states.js';
+import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { hoursProblem } from './business-hours.js';
-import { haversineMiles, type Point } from './geo.js';
 import { WEEKDAYS, type Weekday } from './store.entity.js';
-import { ZIP_PATTERN } from './zip-geocoder.js';
 
 /** The stores CSV header, in this order (contract §4). */
 export const STORE_CSV_COLUMNS = ['code', 'name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;

@@ -41,10 +41,10 @@ import {
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { AdminScope, CurrentCaller } from '../auth/auth.decorators.js';
-import type { Caller } from '../auth/caller.js';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
 import { adminHeaders } from '../common/api-headers.js';
+import { AdminScope, CurrentCaller } from '../common/auth.decorators.js';
+import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
 import type { EnvironmentVariables } from '../config/environment.js';
 import { ImportQuery, ImportView, ListStoresQuery, StoreRequest, storeView, StoreView, StoreWrittenView } from './dto/admin-store.dto.js';

@@ -1,8 +1,8 @@
 import { applyDecorators, createParamDecorator, SetMetadata, type ExecutionContext } from '@nestjs/common';
 import { ApiForbiddenResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { ErrorBody } from '../common/error-body.js';
 import type { Caller, TokenScope } from './caller.js';
+import { ErrorBody } from './error-body.js';
 
 /** Route metadata read by BearerAuthGuard. */
 export const IS_PUBLIC = 'isPublic';

@@ -1,0 +1,15 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { InvalidArgumentError } from 'commander';
+
+/** What a command module gets from src/cli.ts: the app (configuration, database, services) for the time of one command. */
+export type WithApp = (run: (app: INestApplicationContext) => Promise<void>) => Promise<void>;
+
+/** stdout carries only the result (a token, a listing, a CSV); everything else goes to stderr. */
+export const say = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+export function positiveInteger(value: string): number {
+  if (!/^[1-9][0-9]*$/.test(value)) throw new InvalidArgumentError('must be a positive whole number');
+  return Number(value);
+}
