@@ -6,6 +6,7 @@ import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { BodyGuard } from './common/body.guard.js';
 import { createValidationPipe } from './common/validation.js';
 import { appConfigModule } from './config/config.module.js';
+import { ConsoleModule } from './console/console.module.js';
 import { databaseModule } from './database/database.module.js';
 import { DemoSeedService } from './demo/demo-seed.service.js';
 import { EventsModule } from './events/events.module.js';
@@ -24,7 +25,7 @@ export class AppModule {
     return {
       module: AppModule,
       // This order is the order of the paths in the OpenAPI document (tokens, plants, search, stores).
-      imports: [appConfigModule(), databaseModule({ retry: true }), MetricsModule, EventsModule, TokensModule, AuthModule, PlantsModule, LocationsModule, StoresModule, HealthModule],
+      imports: [appConfigModule(), databaseModule({ retry: true }), MetricsModule, EventsModule, TokensModule, AuthModule, PlantsModule, LocationsModule, StoresModule, HealthModule, ConsoleModule],
       providers: [
         // Guards run in this order: who is calling first, then whether the body could be read.
         { provide: APP_GUARD, useClass: BearerAuthGuard },

@@ -53,7 +53,7 @@ describe('the first start, as printed', () => {
       expect(token).toBeDefined();
       expect(text).toContain(`curl -H "Authorization: Bearer ${token}" http://localhost:${port}/plants`);
       expect(text).toContain(`listening on http://127.0.0.1:${port}: http://localhost:${port}`);
-      expect(text).toContain(`API docs (Swagger UI): http://localhost:${port}/docs`);
+      expect(text).toContain(`API docs (Swagger UI): http://localhost:${port}/docs, operator's console: http://localhost:${port}/console`);
       expect(text).toContain(`data: embedded SQLite database ${join(database.env.DATA_DIR, 'plant-store.sqlite')}`);
       expect(text).toContain('change events: off (EVENTS_NATS_URL not set)');
       expect(messages.filter((m) => FRAMEWORK_WIRING.includes(m.context ?? ''))).toEqual([]);

@@ -197,6 +197,13 @@ export class EnvironmentVariables {
   DOCS_ENABLED = true;
 
   /**
+   * Serve the operator's console (`/console`): static files only, a client of the /admin API that
+   * signs in with an admin token. Off, `/console` answers 404 like any unknown path.
+   */
+  @BooleanSetting()
+  CONSOLE_ENABLED = true;
+
+  /**
    * Embedded SQLite only: on the first start (no stores and no tokens yet) load the demo stores and
    * log a token for team `demo`. Never on MySQL.
    */

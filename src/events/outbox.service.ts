@@ -77,6 +77,12 @@ export class OutboxService {
     this.countedAt = performance.now();
   }
 
+  /** The events waiting in the outbox, of every instance (the admin status): counted now. */
+  async waiting(): Promise<number> {
+    const rows: Array<{ events: number | string }> = await this.dataSource.query('SELECT COUNT(*) AS events FROM event_outbox');
+    return Number(rows[0].events);
+  }
+
   /** The relay published and deleted this many rows. */
   removed(rows: number): void {
     this.backlog = Math.max(0, this.backlog - rows);

@@ -47,7 +47,7 @@ import { AdminScope, CurrentCaller } from '../common/auth.decorators.js';
 import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
 import type { EnvironmentVariables } from '../config/environment.js';
-import { ImportQuery, ImportView, ListStoresQuery, StoreRequest, storeView, StoreView, StoreWrittenView } from './dto/admin-store.dto.js';
+import { ExportQuery, ImportQuery, ImportView, parseColumns, ListStoresQuery, StoreRequest, storeView, StoreView, StoreWrittenView } from './dto/admin-store.dto.js';
 import { StoreAdminService } from './store-admin.service.js';
 import { STORE_CSV_COLUMNS } from './store-csv.js';
 import { StoreExportService } from './store-export.service.js';
@@ -86,13 +86,16 @@ export class AdminStoresController {
 
   @Get('stores')
   @AdminScope('listing stores')
-  @ApiOperation({ operationId: 'adminListStores', summary: 'List stores', description: 'Stores by code, a page at a time.' })
+  @ApiOperation({ operationId: 'adminListStores', summary: 'List stores', description: 'Stores by code, a page at a time; `state` and `q` narrow the list down.' })
   @ApiOkResponse({ description: 'The stores.', type: StoreView, isArray: true, headers: adminHeaders('Link') })
   @ApiBadRequestResponse({ description: 'A query parameter is invalid or unknown.', type: ErrorBody, example: { error: 400, message: 'limit must be an integer from 1 to 1000' } })
   async list(@Query() query: ListStoresQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<StoreView[]> {
     const { stores, nextAfter } = await this.stores.page(query);
     if (nextAfter !== undefined) {
-      res.setHeader('Link', `<${req.baseUrl}/admin/stores?${new URLSearchParams({ limit: String(query.limit), after: nextAfter }).toString()}>; rel="next"`);
+      const next = new URLSearchParams({ limit: String(query.limit), after: nextAfter });
+      if (query.state !== undefined) next.set('state', query.state);
+      if (query.q !== undefined) next.set('q', query.q);
+      res.setHeader('Link', `<${req.baseUrl}/admin/stores?${next.toString()}>; rel="next"`);
     }
     return stores.map(storeView);
   }
@@ -109,10 +112,11 @@ export class AdminStoresController {
   })
   @ApiProduces('text/csv')
   @ApiOkResponse({ description: 'The CSV, with its header row.', content: { 'text/csv': { schema: { type: 'string', example: `${STORE_CSV_COLUMNS.join(',')}\n` } } } })
-  async export(@CurrentCaller() caller: Caller, @Res() res: Response): Promise<void> {
+  @ApiBadRequestResponse({ description: 'A query parameter is invalid or unknown.', type: ErrorBody, example: { error: 400, message: `columns must be a comma-separated list of ${STORE_CSV_COLUMNS.join(', ')}, each at most once` } })
+  async export(@CurrentCaller() caller: Caller, @Query() query: ExportQuery, @Res() res: Response): Promise<void> {
     res.setHeader('Content-Type', 'text/csv; charset=utf-8');
     res.setHeader('Content-Disposition', 'attachment; filename="stores.csv"');
-    const count = await this.exporter.export(res);
+    const count = await this.exporter.export(res, query.columns === undefined ? undefined : parseColumns(query.columns));
     this.audit.log({ event: 'admin.stores.exported', team: caller.team, tokenId: caller.tokenId, target: { stores: count } });
   }
 

@@ -1,6 +1,6 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, MoreThan } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { retryWriteConflicts } from '../database/database-errors.js';
 import { OutboxService } from '../events/outbox.service.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
@@ -73,9 +73,25 @@ export class StoreAdminService {
     return store;
   }
 
-  /** One page by code, as GET /plants pages by id: `nextAfter` is set when more follow. */
-  async page({ limit, after }: { limit: number; after?: string }): Promise<{ stores: Store[]; nextAfter?: string }> {
-    const stores = await this.dataSource.getRepository(Store).find({ where: after === undefined ? {} : { code: MoreThan(after) }, order: { code: 'ASC' }, take: limit + 1 });
+  /**
+   * One page by code, as GET /plants pages by id: `nextAfter` is set when more follow. `state`
+   * and `q` (a substring of code, name, address, city or ZIP, ignoring case: of ASCII letters only
+   * on SQLite, whose LOWER knows no other) narrow it down; the
+   * console's table filters with them. LOWER on both sides: the columns are utf8mb4_bin on MySQL
+   * (codes compare exactly), where LIKE alone would match case; a scan either way, as any
+   * `%text%` is.
+   */
+  async page({ limit, after, state, q }: { limit: number; after?: string; state?: string; q?: string }): Promise<{ stores: Store[]; nextAfter?: string }> {
+    const query = this.dataSource.getRepository(Store).createQueryBuilder('store').orderBy('store.code', 'ASC').take(limit + 1);
+    if (after !== undefined) query.andWhere('store.code > :after', { after });
+    if (state !== undefined) query.andWhere('store.state = :state', { state: state.toUpperCase() });
+    if (q !== undefined) {
+      // '!' escapes, not a backslash: that is an escape in MySQL's string literals and not in SQLite's.
+      const pattern = `%${q.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
+      const columns = ['code', 'name', 'address', 'city', 'zip'].map((column) => `LOWER(store.${column}) LIKE :pattern ESCAPE '!'`);
+      query.andWhere(`(${columns.join(' OR ')})`, { pattern });
+    }
+    const stores = await query.getMany();
     if (stores.length <= limit) return { stores };
     stores.length = limit;
     return { stores, nextAfter: stores[limit - 1].code };

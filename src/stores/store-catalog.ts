@@ -29,6 +29,12 @@ export class StoreCatalog {
     return Number(rows[0]?.version ?? 0);
   }
 
+  /** How many stores there are (the admin status). */
+  async count(): Promise<number> {
+    const rows: Array<{ stores: number | string }> = await this.dataSource.query('SELECT COUNT(*) AS stores FROM stores');
+    return Number(rows[0].stores);
+  }
+
   /** Every store in id order, `pageSize` at a time (small pages keep a reader's garbage young). */
   async *pages(pageSize: number): AsyncGenerator<CatalogStore[]> {
     for (let after = 0; ; ) {

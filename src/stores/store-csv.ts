@@ -2,10 +2,12 @@ import { haversineMiles, type Point } from '../geo/geo.js';
 import { US_STATE_CODES } from '../geo/us-states.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { hoursProblem } from './business-hours.js';
+import { unguardCell } from './csv-guard.js';
 import { WEEKDAYS, type Weekday } from './store.entity.js';
 
 /** The stores CSV header, in this order (contract §4). */
 export const STORE_CSV_COLUMNS = ['code', 'name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
+export type StoreCsvColumn = (typeof STORE_CSV_COLUMNS)[number];
 
 export type StoreRow = { code: string; name: string; address: string; city: string; state: string; zip: string; lat: number; lng: number } & Record<
   Weekday,
@@ -92,24 +94,9 @@ export function validateStoreRecord(
  * are checked formats that never start so (state, ZIP, hours), or numbers (a negative lat or lng
  * is a number to a spreadsheet, not a formula).
  */
+export { guardCell, unguardCell } from './csv-guard.js';
+
 export const FREE_TEXT_COLUMNS = ['code', 'name', 'address', 'city'] as const;
-const FORMULA_START = /^'*[=+\-@\t\r]/;
-const GUARDED = /^'+[=+\-@\t\r]/;
-
-/**
- * The export's cell for a free-text value: a `'` before a value that would start a formula (the
- * usual guard, which spreadsheets show as text and hide), and before one that already starts
- * with `'`s and then such a character, so that unguardCell gives every value back exactly.
- */
-export function guardCell(value: string): string {
-  return FORMULA_START.test(value) ? `'${value}` : value;
-}
-
-/** The import's reading of a free-text cell: one leading `'` before `'`s and = + - @ TAB CR is the export's guard. */
-export function unguardCell(value: string): string {
-  return GUARDED.test(value) ? value.slice(1) : value;
-}
-
 const FREE_TEXT_INDEXES = FREE_TEXT_COLUMNS.map((column) => STORE_CSV_COLUMNS.indexOf(column));
 
 /** A CSV record's free-text fields unguarded (guardCell), in place. */

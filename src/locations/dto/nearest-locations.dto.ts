@@ -2,22 +2,10 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsObject, IsString, Matches, ValidateBy, ValidateNested, type ValidationArguments } from 'class-validator';
 import { type FieldOptions, ValidateField, ValidateInteger, ValidateText } from '../../common/validators.js';
-import { isUsStateCode } from '../../geo/us-states.js';
+import { ValidateUsState } from '../../geo/validate-us-state.js';
 import { ZIP_PATTERN } from '../../geo/zip-geocoder.js';
 
 // The schemas below list their keys in the order of the published document (clients/typescript/openapi.json).
-
-/** A US state or territory code, any case. */
-function ValidateUsState({ description, ...options }: FieldOptions) {
-  const isUsState = ValidateBy({
-    name: 'isUsState',
-    validator: {
-      validate: (value: unknown) => typeof value === 'string' && isUsStateCode(value),
-      defaultMessage: ({ property }: ValidationArguments) => `${property} must be a US state or territory code such as NY`,
-    },
-  });
-  return ValidateField({ description, pattern: '^[A-Za-z]{2}$', ...options }, isUsState);
-}
 
 /** A ZIP code as text (ZIP_PATTERN once surrounding white space is trimmed); the DTO keeps it trimmed. */
 function ValidateZip({ description, ...options }: FieldOptions) {

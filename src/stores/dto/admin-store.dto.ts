@@ -2,6 +2,8 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsString, ValidateBy, type ValidationArguments } from 'class-validator';
 import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
+import { ValidateUsState } from '../../geo/validate-us-state.js';
+import { STORE_CSV_COLUMNS, type StoreCsvColumn } from '../store-csv.js';
 import type { Store } from '../store.entity.js';
 import { WEEKDAYS } from '../store.entity.js';
 
@@ -75,6 +77,12 @@ export class ListStoresQuery {
 
   @ValidateText({ optional: true, maxLength: 64, description: 'Cursor: only stores whose code sorts after this one. The `Link` header of a page gives the next one.' })
   after?: string;
+
+  @ValidateUsState({ optional: true, description: 'Only the stores of this state or territory (two letters, any case).', example: 'NY' })
+  state?: string;
+
+  @ValidateText({ optional: true, minLength: 1, maxLength: 100, description: 'Only the stores whose code, name, address, city or ZIP contains this text (ignoring case).', example: 'chelsea' })
+  q?: string;
 }
 
 /** A query flag: `true` or `false`, nothing else ("1", "yes" and a repeated parameter are refused). */
@@ -87,6 +95,28 @@ const QueryFlag = (description: string) =>
       validator: { validate: (value: unknown) => typeof value === 'boolean', defaultMessage: ({ property }: ValidationArguments) => `${property} must be true or false` },
     }),
   );
+
+export class ExportQuery {
+  @ValidateField(
+    { type: 'string', optional: true, description: `Only these columns, comma-separated, in this order (each once): some of ${STORE_CSV_COLUMNS.join(', ')}. Default: all, the format the import takes.`, example: 'code,lat,lng' },
+    ValidateBy({
+      name: 'isColumnList',
+      validator: {
+        validate: (value: unknown) => parseColumns(value) !== undefined,
+        defaultMessage: () => `columns must be a comma-separated list of ${STORE_CSV_COLUMNS.join(', ')}, each at most once`,
+      },
+    }),
+  )
+  columns?: string;
+}
+
+/** `columns` as the export takes it, or undefined when it is not a list of known, distinct columns. */
+export function parseColumns(value: unknown): StoreCsvColumn[] | undefined {
+  if (typeof value !== 'string') return undefined;
+  const columns = value.split(',');
+  const known = new Set<string>(STORE_CSV_COLUMNS);
+  return columns.every((column) => known.has(column)) && new Set(columns).size === columns.length ? (columns as StoreCsvColumn[]) : undefined;
+}
 
 export class ImportQuery {
   @QueryFlag('Check and report, write nothing. Default: false.')

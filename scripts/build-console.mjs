@@ -1,0 +1,30 @@
+// The operator's console (issue 26): src/console/web bundled by esbuild into
+// dist/console/public (console.js, console.css, index.html), part of `npm run build`. One
+// minified ES module with Preact, htm, d3-geo and the us-atlas outlines inside: the page loads
+// nothing from anywhere but the service itself.
+import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const web = fileURLToPath(new URL('../src/console/web/', import.meta.url));
+const out = fileURLToPath(new URL('../dist/console/public/', import.meta.url));
+
+await rm(out, { recursive: true, force: true });
+await mkdir(out, { recursive: true });
+await build({
+  entryPoints: [
+    { in: `${web}main.ts`, out: 'console' },
+    { in: `${web}console.css`, out: 'console' },
+  ],
+  outdir: out,
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  platform: 'browser',
+  target: ['chrome120', 'firefox120', 'safari17'],
+  sourcemap: true,
+  legalComments: 'linked',
+  tsconfig: `${web}tsconfig.json`,
+  logLevel: 'warning',
+});
+await copyFile(`${web}index.html`, `${out}index.html`);

@@ -1,0 +1,41 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Module } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { ServeStaticModule } from '@nestjs/serve-static';
+import type { EnvironmentVariables } from '../config/environment.js';
+
+/**
+ * The console's built files (`npm run build` bundles src/console/web with esbuild into them).
+ * From the project root, so that the same path holds for dist/console/ and, under Jest, src/console/.
+ */
+export const CONSOLE_FILES = fileURLToPath(new URL('../../dist/console/public/', import.meta.url));
+
+/**
+ * The operator's console at /console (issue 26): static files only, under the same helmet CSP
+ * and `Cache-Control: no-store` as every other answer. It is a client of the /admin API and
+ * holds no route of its own; its requests carry the admin token like any other client's.
+ * CONSOLE_ENABLED=false (or a build without the bundle) leaves /console to the 404 of any unknown path.
+ * (In a Nest testing module the files are not served: serve-static picks its loader when the module
+ * is compiled, before the app has an HTTP adapter. The specs start the built service for them.)
+ */
+@Module({
+  imports: [
+    ServeStaticModule.forRootAsync({
+      inject: [ConfigService],
+      useFactory: (config: ConfigService<EnvironmentVariables, true>) =>
+        config.get('CONSOLE_ENABLED', { infer: true }) && existsSync(CONSOLE_FILES)
+          ? [
+              {
+                rootPath: CONSOLE_FILES,
+                serveRoot: '/console',
+                // index.html for /console and /console/ only; an unknown file is the API's 404, not the page.
+                renderPath: '/',
+                serveStaticOptions: { cacheControl: false, etag: false, lastModified: false, index: false, redirect: false, fallthrough: true },
+              },
+            ]
+          : [],
+    }),
+  ],
+})
+export class ConsoleModule {}

@@ -1,0 +1,47 @@
+import { html } from 'htm/preact';
+
+// Small pieces the views share.
+
+export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
+export type WeekHours = Record<(typeof WEEKDAYS)[number], string>;
+
+export function Hours({ hours }: { hours: WeekHours }) {
+  return html`<dl class="hours">
+    ${WEEKDAYS.map((day) => html`<dt>${day[0].toUpperCase()}${day.slice(1, 3)}</dt><dd>${hours[day]}</dd>`)}
+  </dl>`;
+}
+
+/**
+ * The API's 400 text split by field: its parts are joined by "; " and each names its field first
+ * ("state: "XX" is not a US state…", "name must be a string"). A part naming no field of `fields`
+ * goes under '' (shown above the form). The texts are the API's own, never rewritten here.
+ */
+export function fieldErrors(message: string, fields: readonly string[]): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const part of message.split('; ')) {
+    const field = /^([a-z_]+)(?::| )/.exec(part)?.[1];
+    const key = field && fields.includes(field) ? field : '';
+    errors[key] = errors[key] ? `${errors[key]}; ${part}` : part;
+  }
+  return errors;
+}
+
+/** "12.3 MB" */
+export function bytes(count: number): string {
+  if (count < 1024) return `${count} B`;
+  if (count < 1024 * 1024) return `${(count / 1024).toFixed(1)} KB`;
+  return `${(count / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** The 422's lines ("  line 3, state: "XX" is not…"), as rows of a table; other lines stay as text. */
+export function problemRows(message: string): { rows: Array<{ line: string; column: string; reason: string }>; rest: string[] } {
+  const rows: Array<{ line: string; column: string; reason: string }> = [];
+  const rest: string[] = [];
+  for (const text of message.split('\n')) {
+    // formatProblem's two shapes: "line 3, state: …" and "line 3: …".
+    const match = /^\s*line (\d+)(?:, ([a-z_]+))?: (.*)$/.exec(text);
+    if (match) rows.push({ line: match[1], column: match[2] ?? '', reason: match[3] });
+    else if (text.trim()) rest.push(text.trim());
+  }
+  return { rows, rest };
+}

@@ -1,0 +1,301 @@
+import { parse } from 'csv-parse/browser/esm/sync';
+import { html } from 'htm/preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { unguardCell } from '../../stores/csv-guard.js';
+import { US_STATE_CODES } from '../../geo/us-states.js';
+import { api, ApiError, apiText, nextCursor } from './api.js';
+import { fieldErrors, Hours, type WeekHours, WEEKDAYS } from './parts.js';
+import { StoreMap, type StorePoints } from './store-map.js';
+
+/** A store as GET /admin/stores/{code} shows it. */
+interface Store extends WeekHours {
+  code: string;
+  name: string;
+  address: string;
+  city: string;
+  state: string;
+  zip: string;
+  lat: string;
+  lng: string;
+  updated_at: string;
+}
+
+/** A location of POST /locations/nearest. */
+interface Location {
+  name: string;
+  address: string;
+  city: string;
+  state: string;
+  zip: string;
+  lat: string;
+  lng: string;
+  distance: number;
+  business_hours: Record<string, string>;
+}
+
+const PAGE = 25;
+const HOVER_REST_MS = 100;
+const STORE_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
+type StoreForm = Record<(typeof STORE_FIELDS)[number], string>;
+
+/** Every store's code and point, from the export's three columns (3 MB for 100,000 stores). */
+async function loadPoints(): Promise<StorePoints> {
+  const text = await apiText('/admin/stores.csv?columns=code,lat,lng');
+  // Marks for `npm run bench:console`'s breakdown (download, parse, project and draw).
+  performance.mark('console:points-fetched');
+  const records: string[][] = parse(text, { from_line: 2 });
+  const lat = new Float64Array(records.length);
+  const lng = new Float64Array(records.length);
+  const codes = records.map((record, n) => {
+    lat[n] = Number(record[1]);
+    lng[n] = Number(record[2]);
+    return unguardCell(record[0]);
+  });
+  performance.mark('console:points-parsed');
+  return { codes, lat, lng };
+}
+
+const storePath = (code: string) => `/admin/stores/${encodeURIComponent(code)}`;
+
+function StoreCard({ store, onEdit, onDelete }: { store: Store; onEdit?: () => void; onDelete?: () => void }) {
+  return html`<div class="store-card">
+    <h3>${store.name} <small>${store.code}</small></h3>
+    <p>${store.address}, ${store.city}, ${store.state} ${store.zip}</p>
+    <${Hours} hours=${store} />
+    ${onEdit && html`<div class="actions"><button type="button" onClick=${onEdit}>Edit ${store.code}</button> <button type="button" class="danger" onClick=${onDelete}>Delete ${store.code}</button></div>`}
+  </div>`;
+}
+
+function EditStore({ store, onDone }: { store: Store; onDone: (changed: boolean) => void }) {
+  const [form, setForm] = useState<StoreForm>(() => Object.fromEntries(STORE_FIELDS.map((field) => [field, store[field]])) as StoreForm);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [busy, setBusy] = useState(false);
+  const save = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      await api('PUT', storePath(store.code), form);
+      onDone(true);
+    } catch (error) {
+      // The API's own texts, each next to its field (those naming no field above the form).
+      setErrors(error instanceof ApiError ? fieldErrors(error.message, STORE_FIELDS) : { '': String(error) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<form class="edit-store" onSubmit=${save} aria-label=${`Edit store ${store.code}`}>
+    <h3>Edit ${store.code}</h3>
+    ${errors[''] && html`<p class="error" role="alert">${errors['']}</p>`}
+    <div class="fields">
+      ${STORE_FIELDS.map(
+        (field) => html`<div class="field">
+          <label for=${`store-${field}`}>${field}</label>
+          <input id=${`store-${field}`} value=${form[field]} aria-invalid=${errors[field] ? 'true' : undefined} aria-describedby=${errors[field] ? `store-${field}-error` : undefined}
+            onInput=${(e: Event) => setForm({ ...form, [field]: (e.target as HTMLInputElement).value })} />
+          ${errors[field] && html`<span class="error" id=${`store-${field}-error`}>${errors[field]}</span>`}
+        </div>`,
+      )}
+    </div>
+    <button type="submit" disabled=${busy}>Save</button> <button type="button" onClick=${() => onDone(false)}>Cancel</button>
+  </form>`;
+}
+
+function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locations: Location[] | undefined) => void }) {
+  const [zip, setZip] = useState('');
+  const [miles, setMiles] = useState('5');
+  const [error, setError] = useState<string>();
+  const [locations, setLocations] = useState<Location[]>();
+  const search = async (event: Event) => {
+    event.preventDefault();
+    setError(undefined);
+    try {
+      // The search's own answer, from its admin door; the ZIP's point only centres the circle.
+      const request = { customer_address: { zip }, max_distance: Number(miles), limit: 200 };
+      const [{ data }, { data: point }] = await Promise.all([
+        api<{ locations: Location[] }>('POST', '/admin/locations/nearest', request),
+        api<{ lat: number; lng: number }>('GET', `/admin/zips/${encodeURIComponent(zip.trim())}`).catch(() => ({ data: undefined })),
+      ]);
+      setLocations(data.locations);
+      onResults(data.locations);
+      map?.setCircle(point && { lat: point.lat, lng: point.lng, miles: Number(miles) });
+    } catch (failure) {
+      setLocations(undefined);
+      onResults(undefined);
+      map?.setCircle(undefined);
+      setError(failure instanceof Error ? failure.message : String(failure));
+    }
+  };
+  return html`<section aria-labelledby="search-heading" class="search">
+    <h2 id="search-heading">Where would a customer land?</h2>
+    <form onSubmit=${search} class="inline">
+      <label for="search-zip">ZIP code</label>
+      <input id="search-zip" inputmode="numeric" size="10" value=${zip} onInput=${(e: Event) => setZip((e.target as HTMLInputElement).value)} />
+      <label for="search-miles">Distance (miles)</label>
+      <input id="search-miles" inputmode="decimal" size="5" value=${miles} onInput=${(e: Event) => setMiles((e.target as HTMLInputElement).value)} />
+      <button type="submit">Search</button>
+    </form>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${locations &&
+    html`<p role="status">${locations.length === 0 ? 'No store within reach.' : `${locations.length} ${locations.length === 1 ? 'store' : 'stores'}, nearest first:`}</p>
+      <ol class="results">
+        ${locations.map((location) => html`<li><span class="distance">${location.distance} mi</span> ${location.name}, ${location.address}, ${location.city}, ${location.state} ${location.zip}</li>`)}
+      </ol>`}
+  </section>`;
+}
+
+export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: number | null; onChanged: () => void }) {
+  const baseRef = useRef<HTMLCanvasElement>(null);
+  const overlayRef = useRef<HTMLCanvasElement>(null);
+  const [map, setMap] = useState<StoreMap>();
+  const [mapError, setMapError] = useState<string>();
+  const [points, setPoints] = useState<StorePoints>();
+  const [storeCount, setStoreCount] = useState<number>();
+  const [hover, setHover] = useState<{ store?: Store; x: number; y: number }>();
+  const [selected, setSelected] = useState<Store>();
+  const [editing, setEditing] = useState<Store>();
+  const [filter, setFilter] = useState({ state: '', q: '' });
+  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
+  const [page, setPage] = useState<{ stores: Store[]; next?: string }>();
+  const [tableError, setTableError] = useState<string>();
+  const [reloads, setReloads] = useState(0);
+  const details = useRef(new Map<string, Promise<Store>>());
+  const hoverTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+
+  useEffect(() => {
+    const created = new StoreMap(baseRef.current!, overlayRef.current!);
+    setMap(created);
+    return () => created.destroy();
+  }, []);
+
+  // The map follows the catalogue: loaded again whenever its version moves (an import, an edit).
+  // The download starts at once, beside the drawing of the outlines, not after it.
+  useEffect(() => {
+    let current = true;
+    details.current.clear();
+    loadPoints().then(
+      (loaded) => {
+        if (!current) return;
+        setPoints(loaded);
+        setMapError(undefined);
+      },
+      (error: unknown) => current && setMapError(error instanceof Error ? error.message : String(error)),
+    );
+    return () => void (current = false);
+  }, [catalogVersion, reloads]);
+
+  useEffect(() => {
+    if (!map || !points) return;
+    map.setStores(points);
+    setStoreCount(points.codes.length);
+  }, [map, points]);
+
+  useEffect(() => {
+    let current = true;
+    const query = new URLSearchParams({ limit: String(PAGE) });
+    const after = cursors[cursors.length - 1];
+    if (after !== undefined) query.set('after', after);
+    if (filter.state) query.set('state', filter.state);
+    if (filter.q.trim()) query.set('q', filter.q.trim());
+    api<Store[]>('GET', `/admin/stores?${query.toString()}`).then(
+      ({ data, headers }) => {
+        if (!current) return;
+        setPage({ stores: data, next: nextCursor(headers.get('Link')) });
+        setTableError(undefined);
+      },
+      (error: unknown) => current && setTableError(error instanceof Error ? error.message : String(error)),
+    );
+    return () => void (current = false);
+  }, [filter, cursors, catalogVersion, reloads]);
+
+  const storeDetails = (code: string): Promise<Store> => {
+    let found = details.current.get(code);
+    if (!found) {
+      found = api<Store>('GET', storePath(code)).then(({ data }) => data);
+      found.catch(() => details.current.delete(code));
+      details.current.set(code, found);
+    }
+    return found;
+  };
+
+  const pointer = (event: MouseEvent) => {
+    if (!map) return;
+    const box = (event.target as HTMLElement).getBoundingClientRect();
+    const x = event.clientX - box.left;
+    const y = event.clientY - box.top;
+    const store = map.storeAt(x, y);
+    map.setHovered(store);
+    if (store < 0) return setHover(undefined);
+    const code = map.code(store);
+    setHover((now) => (now && map.storeAt(now.x, now.y) === store ? { ...now, x, y } : { x, y }));
+    // A store's details are asked for once the pointer rests on its dot (not for every dot it
+    // crosses), then kept for the session of this map.
+    clearTimeout(hoverTimer.current);
+    hoverTimer.current = setTimeout(() => void storeDetails(code).then((found) => setHover((now) => (now && map.storeAt(now.x, now.y) === store ? { ...now, store: found } : now))), HOVER_REST_MS);
+    if (event.type === 'click') void storeDetails(code).then(setSelected);
+  };
+
+  const changed = () => {
+    setReloads((n) => n + 1);
+    onChanged();
+  };
+
+  const remove = async (store: Store) => {
+    if (!window.confirm(`Delete store ${store.code} (${store.name})? Customers stop finding it at once.`)) return;
+    try {
+      await api('DELETE', storePath(store.code));
+      setSelected(undefined);
+      changed();
+    } catch (error) {
+      setTableError(error instanceof Error ? error.message : String(error));
+    }
+  };
+
+  const setFilterField = (field: 'state' | 'q', value: string) => {
+    setFilter({ ...filter, [field]: value });
+    setCursors([undefined]);
+  };
+
+  return html`<div class="stores">
+    <section aria-labelledby="map-heading" class="map-panel">
+      <h2 id="map-heading">Stores on the map</h2>
+      <p role="status">${mapError ? html`<span class="error">${mapError}</span>` : storeCount === undefined ? 'Loading the stores…' : `${storeCount} stores. Point at a dot for its details, click to keep them.`}</p>
+      <div class="map" onMouseMove=${pointer} onClick=${pointer} onMouseLeave=${() => (map?.setHovered(-1), setHover(undefined))}>
+        <canvas ref=${baseRef} id="store-map" role="img" aria-label=${`Map of ${storeCount ?? 0} stores`}></canvas>
+        <canvas ref=${overlayRef} class="overlay" aria-hidden="true"></canvas>
+        ${hover?.store && html`<div class="tooltip" style=${`left:${hover.x + 12}px;top:${hover.y + 12}px`}><${StoreCard} store=${hover.store} /></div>`}
+      </div>
+      ${selected && !editing && html`<${StoreCard} store=${selected} onEdit=${() => setEditing(selected)} onDelete=${() => void remove(selected)} />`}
+      <${CustomerSearch} map=${map} onResults=${(locations?: Location[]) => map?.setHighlighted(locations ?? [])} />
+    </section>
+    <section aria-labelledby="table-heading" class="table-panel">
+      <h2 id="table-heading">Store list</h2>
+      <form class="inline" onSubmit=${(e: Event) => e.preventDefault()}>
+        <label for="filter-state">State</label>
+        <select id="filter-state" value=${filter.state} onChange=${(e: Event) => setFilterField('state', (e.target as HTMLSelectElement).value)}>
+          <option value="">All</option>
+          ${[...US_STATE_CODES].sort().map((code) => html`<option value=${code}>${code}</option>`)}
+        </select>
+        <label for="filter-q">Text</label>
+        <input id="filter-q" type="search" value=${filter.q} onInput=${(e: Event) => setFilterField('q', (e.target as HTMLInputElement).value)} />
+      </form>
+      ${tableError && html`<p class="error" role="alert">${tableError}</p>`}
+      ${editing && html`<${EditStore} store=${editing} onDone=${(saved: boolean) => (setEditing(undefined), setSelected(undefined), saved && changed())} />`}
+      <table>
+        <caption class="visually-hidden">Stores by code</caption>
+        <thead><tr><th scope="col">Code</th><th scope="col">Name</th><th scope="col">City</th><th scope="col">State</th><th scope="col">ZIP</th><th scope="col">Actions</th></tr></thead>
+        <tbody>
+          ${page?.stores.map(
+            (store) => html`<tr>
+              <td>${store.code}</td><td>${store.name}</td><td>${store.city}</td><td>${store.state}</td><td>${store.zip}</td>
+              <td><button type="button" onClick=${() => setEditing(store)} aria-label=${`Edit ${store.code}`}>Edit</button> <button type="button" class="danger" onClick=${() => void remove(store)} aria-label=${`Delete ${store.code}`}>Delete</button></td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>
+      <div class="pager">
+        <button type="button" disabled=${cursors.length === 1} onClick=${() => setCursors(cursors.slice(0, -1))}>Previous page</button>
+        <button type="button" disabled=${!page?.next} onClick=${() => page?.next && setCursors([...cursors, page.next])}>Next page</button>
+      </div>
+    </section>
+  </div>`;
+}

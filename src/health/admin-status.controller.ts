@@ -1,0 +1,67 @@
+import { Controller, Get } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
+import { ApiCommonErrors } from '../common/api-errors.js';
+import { AdminScope } from '../common/auth.decorators.js';
+import type { EnvironmentVariables } from '../config/environment.js';
+import { OutboxService } from '../events/outbox.service.js';
+import { StoreCatalog } from '../stores/store-catalog.js';
+import { Readiness } from './readiness.js';
+
+@ApiSchema({ name: 'AdminChangeEvents', description: 'Whether change events are published, and how many wait.' })
+export class ChangeEventsStatusView {
+  @ApiProperty({ description: 'True when EVENTS_NATS_URL is set.', example: true }) enabled: boolean;
+  @ApiProperty({ description: 'The JetStream stream (EVENTS_STREAM); null when off.', type: 'string', nullable: true, example: 'PLANTSTORE' }) stream: string | null;
+  @ApiProperty({ description: 'Events waiting in the outbox, of every instance; null when off or when the database does not answer.', type: 'integer', nullable: true, example: 0 })
+  backlog: number | null;
+}
+
+@ApiSchema({ name: 'AdminStatus', description: "The service as an operator's console shows it at a glance." })
+export class AdminStatusView {
+  @ApiProperty({ description: 'What GET /health/ready would say: true when this instance can serve.', example: true }) ready: boolean;
+  @ApiProperty({ description: 'Why it is not ready (the 503 message of /health/ready); null when ready.', type: 'string', nullable: true, example: null }) problem: string | null;
+  @ApiProperty({ description: 'Stores in the catalogue; null when the database does not answer.', type: 'integer', nullable: true, example: 391 }) stores: number | null;
+  @ApiProperty({ description: 'The catalogue version, bumped by every import or store change; null when the database does not answer.', type: 'integer', nullable: true, example: 1 })
+  catalog_version: number | null;
+  @ApiProperty({ type: ChangeEventsStatusView }) change_events: ChangeEventsStatusView;
+}
+
+/**
+ * The status strip of the console (issue 26) as an API route any admin client can read: the
+ * readiness of the probe, the catalogue's size and version, the change events' backlog.
+ */
+@ApiTags('admin')
+@ApiBearerAuth()
+@ApiCommonErrors()
+@Controller('admin/status')
+export class AdminStatusController {
+  private readonly stream: string;
+
+  constructor(
+    private readonly readiness: Readiness,
+    private readonly catalog: StoreCatalog,
+    private readonly outbox: OutboxService,
+    config: ConfigService<EnvironmentVariables, true>,
+  ) {
+    this.stream = config.get('EVENTS_STREAM', { infer: true });
+  }
+
+  @Get()
+  @AdminScope('reading the status')
+  @ApiOperation({ operationId: 'adminGetStatus', summary: 'Show the status', description: 'Readiness, store count and catalogue version, change events and their backlog. Answers 200 even when not ready.' })
+  @ApiOkResponse({ description: 'The status.', type: AdminStatusView })
+  async status(): Promise<AdminStatusView> {
+    const problem = (await this.readiness.problem()) ?? null;
+    const events = this.outbox.enabled;
+    const counts = problem
+      ? null
+      : await Promise.all([this.catalog.count(), this.catalog.version(), events ? this.outbox.waiting() : null]).catch(() => null);
+    return {
+      ready: problem === null,
+      problem,
+      stores: counts?.[0] ?? null,
+      catalog_version: counts?.[1] ?? null,
+      change_events: { enabled: events, stream: events ? this.stream : null, backlog: counts?.[2] ?? null },
+    };
+  }
+}

@@ -1,0 +1,56 @@
+import { BadRequestException, Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
+import { AdminScope } from '../common/auth.decorators.js';
+import { ErrorBody } from '../common/error-body.js';
+import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
+import { NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
+import { LocationsService } from './locations.service.js';
+
+@ApiSchema({ name: 'AdminZipPoint', description: 'The point a search from this ZIP code starts at.' })
+export class ZipPointView {
+  @ApiProperty({ description: 'The five-digit ZIP code.', example: '10001' }) zip: string;
+  @ApiProperty({ description: 'Latitude.', example: 40.750633 }) lat: number;
+  @ApiProperty({ description: 'Longitude.', example: -73.997177 }) lng: number;
+}
+
+/**
+ * The spec's search for an admin token ("where would a customer land", the console's circle):
+ * one search, two doors. A team token keeps POST /locations/nearest; an admin token, refused
+ * there, asks here and gets the same body, byte for byte.
+ */
+@ApiTags('admin')
+@ApiBearerAuth()
+@ApiCommonErrors()
+@Controller('admin')
+export class AdminLocationsController {
+  constructor(private readonly locations: LocationsService) {}
+
+  @Post('locations/nearest')
+  @HttpCode(200)
+  @AdminScope('searching as a customer would')
+  @ApiBodyErrors()
+  @ApiOperation({
+    operationId: 'adminFindNearestLocations',
+    summary: 'Search as a customer would',
+    description: 'POST /locations/nearest for an admin token: the same request, the same checks and the same answer.',
+  })
+  @ApiOkResponse({ type: NearestLocationsResponse, description: 'Code "Success" and the locations, as POST /locations/nearest answers.' })
+  @ApiBadRequestResponse({ type: ErrorBody, description: 'Invalid request parameters, as for POST /locations/nearest.', example: { error: 400, message: 'unknown ZIP code 00000' } })
+  nearest(@Body() body: NearestLocationsRequest, @Res() res: Response): void {
+    res.status(200).setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.send(this.locations.nearest(body));
+  }
+
+  @Get('zips/:zip')
+  @AdminScope('locating ZIP codes')
+  @ApiOperation({ operationId: 'adminGetZipPoint', summary: 'Locate a ZIP code', description: "The point POST /locations/nearest measures from for this ZIP code (ZIP+4 counts by its first five digits): the centre of the console's circle." })
+  @ApiParam({ name: 'zip', description: 'A US ZIP code such as 12345 or 12345-6789.', schema: { type: 'string', pattern: ZIP_PATTERN.source, example: '10001' } })
+  @ApiOkResponse({ description: 'The point.', type: ZipPointView })
+  @ApiBadRequestResponse({ type: ErrorBody, description: 'Not a ZIP code, or one no source knows.', example: { error: 400, message: 'unknown ZIP code 00000' } })
+  zip(@Param('zip') zip: string): ZipPointView {
+    if (!ZIP_PATTERN.test(zip)) throw new BadRequestException('zip must be a US ZIP code such as 12345 or 12345-6789');
+    return { zip: zip.slice(0, 5), ...this.locations.locate(zip) };
+  }
+}

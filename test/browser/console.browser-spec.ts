@@ -1,0 +1,335 @@
+/// <reference lib="dom" />
+// page.evaluate runs its callbacks in the page: the DOM types are the page's.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AxeBuilder } from '@axe-core/playwright';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { STORE_CSV_COLUMNS } from '../../src/stores/store-csv.js';
+import { runCli } from '../support/cli.js';
+import { queryDatabase } from '../support/schema.js';
+import { startServer, type ServerProcess } from '../support/server.js';
+import { createTestDatabase, engine, type TestDatabase } from '../support/test-app.js';
+
+/** Debian's Chromium (apt-get install chromium); CHROMIUM_PATH points elsewhere. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const DEMO_STORES = fileURLToPath(new URL('../../assets/demo-stores.csv', import.meta.url));
+/** Kept by CI (.ci/run): a screenshot of each view, per engine. */
+const SHOTS = fileURLToPath(new URL(`../../artifacts/console/${engine}/`, import.meta.url));
+
+interface Location {
+  name: string;
+  address: string;
+  city: string;
+  state: string;
+  zip: string;
+  distance: number;
+}
+
+/**
+ * The operator's console (issue 26) in a real browser, on the engine under test: a fresh service
+ * with the demo store list imported by the command line, an admin token and a team token. Every
+ * step is checked against the admin API or the database, never against the console's own idea.
+ * The console must load nothing from elsewhere, break no CSP rule, throw nothing, and never put
+ * the token in a URL, a log line or localStorage.
+ */
+describe(`the console at /console, in Chromium (${engine})`, () => {
+  let database: TestDatabase;
+  let server: ServerProcess;
+  let browser: Browser;
+  let page: Page;
+  let admin: string;
+  let team: string;
+  let files: string;
+  const outside: string[] = [];
+  const pageErrors: string[] = [];
+  const cspViolations: string[] = [];
+  const urls: string[] = [];
+
+  const query = async <T>(sql: string) => (await queryDatabase(database.env, [sql]))[0] as T[];
+  const storeCount = async () => Number((await query<{ n: number | string }>('SELECT COUNT(*) AS n FROM stores'))[0].n);
+  const catalogVersion = async () => Number((await query<{ version: number | string }>('SELECT version FROM store_catalog WHERE id = 1'))[0].version);
+
+  /** The admin API, as a curl user would call it. */
+  async function call<T>(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: T }> {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: (response.status === 204 ? undefined : await response.json()) as T };
+  }
+
+  /** 0 serious or critical accessibility violations on what the page shows now. */
+  async function expectAccessible(view: string): Promise<void> {
+    const results = await new AxeBuilder({ page }).analyze();
+    const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${view}: ${v.id} (${v.nodes.length}): ${v.help}`);
+    expect(serious).toEqual([]);
+  }
+
+  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const drawn = async () => Number(await page.locator('#store-map').getAttribute('data-drawn'));
+  const tab = (name: string) => page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name, exact: true }).click();
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    files = mkdtempSync(join(tmpdir(), 'plant-store-console-'));
+    database = await createTestDatabase();
+    // The same start on both engines: the demo list through the command line (the demo seed is SQLite-only).
+    expect((await runCli(database, ['locations', 'import', DEMO_STORES])).code).toBe(0);
+    const issued = await runCli(database, ['tokens', 'create', '--team', 'ops', '--scope', 'admin']);
+    admin = issued.stdout.trim();
+    team = (await runCli(database, ['tokens', 'create', '--team', 'acme'])).stdout.trim();
+    expect(admin).toMatch(/^pst_/);
+    expect(team).toMatch(/^pst_/);
+    server = await startServer(database, { DEMO_SEED: 'false' });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    // A context of its own: axe needs one (it cannot analyse a page of browser.newPage()).
+    page = await (await browser.newContext({ viewport: { width: 1400, height: 1000 } })).newPage();
+    page.on('request', (request) => {
+      urls.push(request.url());
+      if (!request.url().startsWith(`${server.url}/`) && !request.url().startsWith('data:') && !request.url().startsWith('blob:')) outside.push(request.url());
+    });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    // Chromium reports a CSP violation on the console (there is no other way to see it from outside).
+    page.on('console', (message) => /Content Security Policy/i.test(message.text()) && cspViolations.push(message.text()));
+    page.on('dialog', (dialog) => void dialog.accept());
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await database?.drop();
+    if (files) rmSync(files, { recursive: true, force: true });
+  });
+
+  it('is served under the same headers as the API, and refuses a team token with the API’s 403 text', async () => {
+    const consolePage = await fetch(`${server.url}/console`);
+    const apiAnswer = await fetch(`${server.url}/health/live`);
+    expect(consolePage.status).toBe(200);
+    expect(consolePage.headers.get('content-security-policy')).toBe(apiAnswer.headers.get('content-security-policy'));
+    expect(consolePage.headers.get('cache-control')).toBe('no-store');
+    expect(await consolePage.text()).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+
+    await page.goto(`${server.url}/console`);
+    await page.getByLabel('Admin token').waitFor();
+    await expectAccessible('sign-in');
+    await shot('sign-in');
+    const refusal = await call<{ message: string }>('GET', '/admin/status', team);
+    expect(refusal.status).toBe(403);
+    await page.getByLabel('Admin token').fill(team);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page.getByRole('alert').innerText()).resolves.toBe(refusal.body.message);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  });
+
+  it('signs in with an admin token and draws every store of the API on the map', async () => {
+    await page.getByLabel('Admin token').fill(admin);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('.status [data-ready="true"], .status[data-ready="true"]').waitFor();
+    const stores = await storeCount();
+    expect(stores).toBeGreaterThan(300);
+    await page.waitForFunction((count) => document.querySelector<HTMLCanvasElement>('#store-map')?.dataset.drawn === String(count), stores);
+    expect(await drawn()).toBe(stores);
+    expect(await page.locator('#store-map').getAttribute('data-off-map')).toBe('0');
+    await expect(page.locator('.status').innerText()).resolves.toContain(`${stores} stores`);
+    // The token is this tab's only: sessionStorage, never localStorage.
+    expect(await page.evaluate(() => ({ local: localStorage.length, session: Object.values(sessionStorage) }))).toEqual({ local: 0, session: [admin] });
+  });
+
+  it('shows a dot’s store when pointed at', async () => {
+    // A dot is found by its colour on the canvas, as a person finds it by eye.
+    const dot = await page.evaluate(() => {
+      const canvas = document.querySelector<HTMLCanvasElement>('#store-map')!;
+      const context = canvas.getContext('2d')!;
+      const { data, width } = context.getImageData(0, 0, canvas.width, canvas.height);
+      const ratio = canvas.width / canvas.clientWidth;
+      for (let i = 0; i < data.length; i += 4) {
+        if (data[i] === 0x1f && data[i + 1] === 0x6f && data[i + 2] === 0x43) return { x: (i / 4) % width / ratio + 0.5, y: Math.floor(i / 4 / width) / ratio + 0.5 };
+      }
+      return undefined;
+    });
+    expect(dot).toBeDefined();
+    const box = (await page.locator('#store-map').boundingBox())!;
+    await page.mouse.move(box.x + dot!.x, box.y + dot!.y);
+    const tooltip = page.locator('.tooltip');
+    await tooltip.waitFor();
+    const code = (await tooltip.locator('small').innerText()).trim();
+    const { body: store } = await call<{ name: string; address: string; monday: string }>('GET', `/admin/stores/${encodeURIComponent(code)}`, admin);
+    const text = await tooltip.innerText();
+    expect(text).toContain(store.name);
+    expect(text).toContain(store.address);
+    expect(text).toContain(store.monday);
+  });
+
+  it('answers "where would a customer land" exactly as POST /locations/nearest does', async () => {
+    await page.getByLabel('ZIP code').fill('10001');
+    await page.getByLabel('Distance (miles)').fill('8');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.locator('.results li').first().waitFor();
+    const customer = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { zip: '10001' }, max_distance: 8, limit: 200 });
+    expect(customer.status).toBe(200);
+    expect(customer.body.locations.length).toBeGreaterThan(5);
+    const shown = await page.locator('.results li').allInnerTexts();
+    expect(shown).toEqual(customer.body.locations.map((l) => `${l.distance} mi ${l.name}, ${l.address}, ${l.city}, ${l.state} ${l.zip}`));
+    await expectAccessible('stores');
+    await shot('stores');
+  });
+
+  it('filters the table by state and text as GET /admin/stores does', async () => {
+    await page.getByLabel('State', { exact: true }).selectOption('NJ');
+    await page.getByLabel('Text', { exact: true }).fill('hoboken');
+    const { body: expected } = await call<Array<{ code: string }>>('GET', '/admin/stores?limit=25&state=NJ&q=hoboken', admin);
+    expect(expected.length).toBeGreaterThan(0);
+    await page.waitForFunction((count) => document.querySelectorAll('.table-panel tbody tr').length === count, expected.length);
+    const codes = await page.locator('.table-panel tbody tr td:first-child').allInnerTexts();
+    expect(codes).toEqual(expected.map((s) => s.code));
+  });
+
+  it('edits a store, with the API’s 400 text next to the field and nothing written', async () => {
+    const code = (await page.locator('.table-panel tbody tr td:first-child').first().innerText()).trim();
+    const before = await query<{ name: string; state: string }>(`SELECT name, state FROM stores WHERE code = '${code}'`);
+    const version = await catalogVersion();
+    await page.getByRole('button', { name: `Edit ${code}` }).first().click();
+    const form = page.getByRole('form', { name: `Edit store ${code}` });
+    await form.getByLabel('state', { exact: true }).fill('XX');
+    await form.getByRole('button', { name: 'Save' }).click();
+    const refusal = await call<{ message: string }>('PUT', `/admin/stores/${code}`, admin, { ...(await call<Record<string, string>>('GET', `/admin/stores/${code}`, admin)).body, code: undefined, updated_at: undefined, state: 'XX' });
+    expect(refusal.status).toBe(400);
+    await expect(form.locator('#store-state-error').innerText()).resolves.toBe(refusal.body.message);
+    expect(await query(`SELECT name, state FROM stores WHERE code = '${code}'`)).toEqual(before);
+    expect(await catalogVersion()).toBe(version);
+
+    await form.getByLabel('state', { exact: true }).fill(before[0].state);
+    await form.getByLabel('name', { exact: true }).fill('Renamed by the console');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.waitFor({ state: 'detached' });
+    expect(await query(`SELECT name, state FROM stores WHERE code = '${code}'`)).toEqual([{ name: 'Renamed by the console', state: before[0].state }]);
+    expect(await catalogVersion()).toBe(version + 1);
+  });
+
+  it('deletes a store after a confirmation, and the map follows', async () => {
+    const code = (await page.locator('.table-panel tbody tr td:first-child').first().innerText()).trim();
+    const stores = await storeCount();
+    await page.getByRole('button', { name: `Delete ${code}` }).first().click();
+    await page.waitForFunction((count) => document.querySelector<HTMLCanvasElement>('#store-map')?.dataset.drawn === String(count), stores - 1);
+    expect(await storeCount()).toBe(stores - 1);
+    expect(await query(`SELECT code FROM stores WHERE code = '${code}'`)).toEqual([]);
+  });
+
+  it('refuses a bad CSV with its line numbers in a table and changes nothing', async () => {
+    const header = STORE_CSV_COLUMNS.join(',');
+    const good = 'ZZ-0001,Console Test One,1 Test Way,New York,NY,10001,40.750650,-73.997293,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed';
+    const bad = 'ZZ-0002,Console Test Two,2 Test Way,Nowhere,XX,10001,40.750650,-73.997293,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed';
+    const file = join(files, 'bad.csv');
+    writeFileSync(file, `${header}\n${good}\n${bad}\n`);
+    const stores = await storeCount();
+    const version = await catalogVersion();
+    await tab('Import and export');
+    await page.getByLabel('CSV file (or drop one here)').setInputFiles(file);
+    await page.getByRole('button', { name: 'Check (dry run)' }).click();
+    const lines = page.locator('table.problem-lines tbody tr');
+    await lines.first().waitFor();
+    expect(await lines.allInnerTexts()).toEqual([expect.stringMatching(/^3\tstate\t"XX" is not a US state or territory code$/)]);
+    expect(await page.getByRole('button', { name: 'Apply' }).isDisabled()).toBe(true);
+    expect(await storeCount()).toBe(stores);
+    expect(await catalogVersion()).toBe(version);
+    await expectAccessible('import (refused)');
+  });
+
+  it('imports a good CSV after a dry run, with upload progress, and the map and table follow', async () => {
+    const rows = [1, 2].map(
+      (n) => `ZZ-000${n},Console Test ${n},${n} Test Way,Jersey City,NJ,07302,40.7${n}8000,-74.04${n}000,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed`,
+    );
+    const file = join(files, 'good.csv');
+    writeFileSync(file, `${STORE_CSV_COLUMNS.join(',')}\n${rows.join('\n')}\n`);
+    const stores = await storeCount();
+    await page.getByLabel('CSV file (or drop one here)').setInputFiles(file);
+    await page.getByRole('button', { name: 'Check (dry run)' }).click();
+    await page.locator('[data-count="inserted"]').waitFor();
+    expect(await page.locator('[data-count="inserted"]').innerText()).toBe('2');
+    expect(await page.locator('#import-progress').getAttribute('value')).toBe('100');
+    expect(await storeCount()).toBe(stores);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('Imported:').waitFor();
+    expect(await page.locator('[data-count="inserted"]').innerText()).toBe('2');
+    expect(await storeCount()).toBe(stores + 2);
+    expect(await query(`SELECT code, state FROM stores WHERE code LIKE 'ZZ-%' ORDER BY code`)).toEqual([
+      { code: 'ZZ-0001', state: 'NJ' },
+      { code: 'ZZ-0002', state: 'NJ' },
+    ]);
+    await shot('import');
+
+    await tab('Stores');
+    await page.waitForFunction((count) => document.querySelector<HTMLCanvasElement>('#store-map')?.dataset.drawn === String(count), stores + 2);
+    await page.getByLabel('Text', { exact: true }).fill('ZZ-');
+    await page.waitForFunction(() => document.querySelectorAll('.table-panel tbody tr').length === 2);
+    expect(await page.locator('.table-panel tbody tr td:first-child').allInnerTexts()).toEqual(['ZZ-0001', 'ZZ-0002']);
+  });
+
+  it('issues, rotates and revokes a token, each shown once and checked through the API', async () => {
+    await tab('Tokens');
+    await page.getByLabel('Team', { exact: true }).first().fill('console-team');
+    await page.getByLabel('Name (optional)').fill('from the console');
+    await page.getByLabel('Scope').selectOption('read');
+    await page.getByRole('button', { name: 'Issue' }).click();
+    const shown = page.locator('#issued-token');
+    await shown.waitFor();
+    const issued = await shown.inputValue();
+    await expect(page.locator('.shown-once').innerText()).resolves.toContain('it will not be shown again');
+    expect((await call('GET', '/plants', issued)).status).toBe(200);
+    const listed = await call<Array<{ id: number; team: string; scope: string; name: string }>>('GET', '/admin/tokens?team=console-team', admin);
+    expect(listed.body).toEqual([expect.objectContaining({ team: 'console-team', scope: 'read', name: 'from the console' })]);
+    const id = listed.body[0].id;
+    await expectAccessible('tokens');
+    await shot('tokens');
+    await page.getByRole('button', { name: 'Done' }).click();
+
+    await page.getByRole('button', { name: `Rotate token ${id}` }).click();
+    await shown.waitFor();
+    const rotated = await shown.inputValue();
+    expect(rotated).not.toBe(issued);
+    await expect(page.locator('.shown-once').innerText()).resolves.toContain(`It replaces token ${id}`);
+    const old = await call<{ replaced_by: number | null }>('GET', `/admin/tokens/${id}`, admin);
+    expect(old.body.replaced_by).toEqual(expect.any(Number));
+    // The old token keeps working for the grace period; the new one works.
+    expect((await call('GET', '/plants', issued)).status).toBe(200);
+    expect((await call('GET', '/plants', rotated)).status).toBe(200);
+    await page.getByRole('button', { name: 'Done' }).click();
+
+    const replacement = old.body.replaced_by!;
+    await page.getByRole('button', { name: `Revoke token ${replacement}` }).click();
+    await page.locator(`tr[data-token-id="${replacement}"]`).getByText('revoked').waitFor();
+    expect((await call<{ revoked_at: string | null }>('GET', `/admin/tokens/${replacement}`, admin)).body.revoked_at).toEqual(expect.any(String));
+  });
+
+  it('reaches every control by keyboard', async () => {
+    for (const view of ['Stores', 'Import and export', 'Tokens']) {
+      await tab(view);
+      await page.waitForTimeout(300);
+      const controls = await page.evaluate(() =>
+        [...document.querySelectorAll<HTMLElement>('button:not([disabled]), input, select, a[href]')].filter((e) => e.offsetParent !== null).map((e) => e.id || e.getAttribute('aria-label') || e.textContent.trim()),
+      );
+      const reached = new Set<string>();
+      await page.locator('body').focus();
+      for (let i = 0; i < controls.length + 5; i++) {
+        await page.keyboard.press('Tab');
+        reached.add(await page.evaluate(() => { const e = document.activeElement as HTMLElement; return e.id || e.getAttribute('aria-label') || e.textContent.trim(); }));
+      }
+      expect({ view, missed: controls.filter((c) => !reached.has(c)) }).toEqual({ view, missed: [] });
+    }
+  });
+
+  it('signs out, and never put the token in a URL, a log line or localStorage, nor broke the CSP', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Admin token').waitFor();
+    expect(await page.evaluate(() => ({ local: localStorage.length, session: sessionStorage.length }))).toEqual({ local: 0, session: 0 });
+    expect(urls.filter((url) => url.includes(admin) || url.includes(admin.slice(4, 14)))).toEqual([]);
+    expect(server.output()).not.toContain(admin);
+    expect(readFileSync(fileURLToPath(new URL('../../dist/console/public/index.html', import.meta.url)), 'utf8')).not.toContain('<script>');
+    expect(outside).toEqual([]);
+    expect(cspViolations).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
