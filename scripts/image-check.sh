@@ -12,7 +12,7 @@
 #      the numeric USER, in WORKDIR, with the image's ENV) is started by chroot in a new PID
 #      namespace, so tini really is PID 1, against MariaDB on this machine. Then: the migrations
 #      and the CLI as compose.yaml and the Kubernetes Job run them, /health/ready, a token, POST and
-#      GET /plants, the HEALTHCHECK command, SIGTERM and the exit code.
+#      GET /plants, the operator's console (/console), the HEALTHCHECK command, SIGTERM and the exit code.
 #
 # Needs root, buildah, podman, debootstrap (apt-get install -y buildah podman debootstrap) and a
 # MariaDB/MySQL server (IMAGE_CHECK_DATABASE_URL, default mysql://root@127.0.0.1:3306/, whose user may
@@ -192,6 +192,11 @@ echo "POST /plants -> $CREATED"
 LISTED=$(curl -sS -w ' %{http_code}' "http://127.0.0.1:$PORT/plants" -H "Authorization: Bearer $TOKEN")
 echo "GET /plants -> $LISTED"
 [ "$LISTED" = '[{"name":"Monstera deliciosa","tag":"tropical"}] 200' ] || fail 'GET /plants'
+# The operator's console: built into dist/ by the image's `npm run build` (esbuild), served as is.
+CONSOLE_PAGE=$(curl -sS -o /dev/null -w '%{http_code} %{content_type}' "http://127.0.0.1:$PORT/console")
+CONSOLE_JS=$(curl -sS -o /dev/null -w '%{http_code} %{size_download}' "http://127.0.0.1:$PORT/console/console.js")
+echo "GET /console -> $CONSOLE_PAGE; GET /console/console.js -> $CONSOLE_JS bytes"
+[ "${CONSOLE_PAGE%% *}" = 200 ] && [ "${CONSOLE_JS%% *}" = 200 ] && [ "${CONSOLE_JS##* }" -gt 100000 ] || fail 'the console is not served'
 ok "in the database: $(mysql_admin "SELECT CONCAT(team, ' ', id, ' ', name) FROM \`$DB_NAME\`.plants")"
 grep -q '"msg":"request completed"' "$WORK/app.log" && ok "JSON request log, e.g. $(grep '"route":"/plants"' "$WORK/app.log" | tail -1 | cut -c1-220)…"
 

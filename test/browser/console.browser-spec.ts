@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import type { components } from '../../clients/typescript/schema.js';
 import { STORE_CSV_COLUMNS } from '../../src/stores/store-csv.js';
 import { runCli } from '../support/cli.js';
 import { queryDatabase } from '../support/schema.js';
@@ -18,14 +19,7 @@ const DEMO_STORES = fileURLToPath(new URL('../../assets/demo-stores.csv', import
 /** Kept by CI (.ci/run): a screenshot of each view, per engine. */
 const SHOTS = fileURLToPath(new URL(`../../artifacts/console/${engine}/`, import.meta.url));
 
-interface Location {
-  name: string;
-  address: string;
-  city: string;
-  state: string;
-  zip: string;
-  distance: number;
-}
+type Location = components['schemas']['Location'];
 
 /**
  * The operator's console (issue 26) in a real browser, on the engine under test: a fresh service
@@ -164,7 +158,13 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
   });
 
   it('answers "where would a customer land" exactly as POST /locations/nearest does', async () => {
+    // A bad distance: the API's own 400 text, not a search with a default.
     await page.getByLabel('ZIP code').fill('10001');
+    await page.getByLabel('Distance (miles)').fill('far');
+    await page.getByRole('button', { name: 'Search' }).click();
+    const refusal = await call<{ message: string }>('POST', '/admin/locations/nearest', admin, { customer_address: { zip: '10001' }, max_distance: 'far', limit: 200 });
+    expect(refusal.status).toBe(400);
+    await expect(page.locator('.search [role="alert"]').innerText()).resolves.toBe(refusal.body.message);
     await page.getByLabel('Distance (miles)').fill('8');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.locator('.results li').first().waitFor();

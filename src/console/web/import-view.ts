@@ -2,17 +2,7 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { ApiError, session, uploadCsv, type UploadProgress } from './api.js';
 import { bytes, problemRows } from './parts.js';
-
-/** What POST /admin/stores.csv answers. */
-interface ImportSummary {
-  read: number;
-  inserted: number;
-  updated: number;
-  unchanged: number;
-  pruned: number;
-  dry_run: boolean;
-  warnings: string[];
-}
+import type { ImportSummary } from './schema.js';
 
 function Summary({ summary }: { summary: ImportSummary }) {
   return html`<div role="status" class="summary">

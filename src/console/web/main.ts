@@ -2,19 +2,12 @@ import { html, render } from 'htm/preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError, onSignedOut, session } from './api.js';
 import { ImportView } from './import-view.js';
+import type { Status } from './schema.js';
 import { StoresView } from './stores-view.js';
 import { TokensView } from './tokens-view.js';
 
 // The operator's console (issue 26): Preact with htm templates (no build step of its own beyond
 // esbuild's bundle, no JSX), everything from this service: no CDN, no map tiles.
-
-interface Status {
-  ready: boolean;
-  problem: string | null;
-  stores: number | null;
-  catalog_version: number | null;
-  change_events: { enabled: boolean; stream: string | null; backlog: number | null };
-}
 
 const VIEWS = [
   ['stores', 'Stores'],

@@ -26,6 +26,17 @@ export function fieldErrors(message: string, fields: readonly string[]): Record<
   return errors;
 }
 
+/**
+ * Previous and next for the API's keyset pages: `cursors` is the stack of `after` values that
+ * led to this page (undefined for the first), `next` the `after` of the `Link: rel="next"`.
+ */
+export function Pager({ cursors, next, onChange }: { cursors: Array<string | undefined>; next?: string; onChange: (cursors: Array<string | undefined>) => void }) {
+  return html`<div class="pager">
+    <button type="button" disabled=${cursors.length === 1} onClick=${() => onChange(cursors.slice(0, -1))}>Previous page</button>
+    <button type="button" disabled=${next === undefined} onClick=${() => next !== undefined && onChange([...cursors, next])}>Next page</button>
+  </div>`;
+}
+
 /** "12.3 MB" */
 export function bytes(count: number): string {
   if (count < 1024) return `${count} B`;

@@ -4,34 +4,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { unguardCell } from '../../stores/csv-guard.js';
 import { US_STATE_CODES } from '../../geo/us-states.js';
 import { api, ApiError, apiText, nextCursor } from './api.js';
-import { fieldErrors, Hours, type WeekHours, WEEKDAYS } from './parts.js';
+import { fieldErrors, Hours, Pager, WEEKDAYS } from './parts.js';
+import type { Location, Store, ZipPoint } from './schema.js';
 import { StoreMap, type StorePoints } from './store-map.js';
-
-/** A store as GET /admin/stores/{code} shows it. */
-interface Store extends WeekHours {
-  code: string;
-  name: string;
-  address: string;
-  city: string;
-  state: string;
-  zip: string;
-  lat: string;
-  lng: string;
-  updated_at: string;
-}
-
-/** A location of POST /locations/nearest. */
-interface Location {
-  name: string;
-  address: string;
-  city: string;
-  state: string;
-  zip: string;
-  lat: string;
-  lng: string;
-  distance: number;
-  business_hours: Record<string, string>;
-}
 
 const PAGE = 25;
 const HOVER_REST_MS = 100;
@@ -110,10 +85,12 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
     setError(undefined);
     try {
       // The search's own answer, from its admin door; the ZIP's point only centres the circle.
-      const request = { customer_address: { zip }, max_distance: Number(miles), limit: 200 };
+      // A number when it reads as one; otherwise as typed, so that the API's own 400 says what is wrong.
+      const distance = /^\s*\d+(\.\d+)?\s*$/.test(miles) ? Number(miles) : miles;
+      const request = { customer_address: { zip }, max_distance: distance, limit: 200 };
       const [{ data }, { data: point }] = await Promise.all([
         api<{ locations: Location[] }>('POST', '/admin/locations/nearest', request),
-        api<{ lat: number; lng: number }>('GET', `/admin/zips/${encodeURIComponent(zip.trim())}`).catch(() => ({ data: undefined })),
+        api<ZipPoint>('GET', `/admin/zips/${encodeURIComponent(zip.trim())}`).catch(() => ({ data: undefined })),
       ]);
       setLocations(data.locations);
       onResults(data.locations);
@@ -292,10 +269,7 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
           )}
         </tbody>
       </table>
-      <div class="pager">
-        <button type="button" disabled=${cursors.length === 1} onClick=${() => setCursors(cursors.slice(0, -1))}>Previous page</button>
-        <button type="button" disabled=${!page?.next} onClick=${() => page?.next && setCursors([...cursors, page.next])}>Next page</button>
-      </div>
+      <${Pager} cursors=${cursors} next=${page?.next} onChange=${setCursors} />
     </section>
   </div>`;
 }

@@ -1,26 +1,8 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, nextCursor } from './api.js';
-import { fieldErrors } from './parts.js';
-
-/** A token as GET /admin/tokens lists it. */
-interface Token {
-  id: number;
-  team: string;
-  name: string | null;
-  scope: 'read' | 'write' | 'admin';
-  prefix: string;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  revoked_at: string | null;
-  replaced_by: number | null;
-}
-
-interface Issued extends Token {
-  token: string;
-  replaces?: Token;
-}
+import { fieldErrors, Pager } from './parts.js';
+import type { IssuedToken as Issued, Token } from './schema.js';
 
 const PAGE = 20;
 const CREATE_FIELDS = ['team', 'name', 'scope', 'expires_in_days'] as const;
@@ -43,7 +25,7 @@ function ShownOnce({ issued, onClose }: { issued: Issued; onClose: () => void })
   };
   return html`<div class="shown-once" role="alert">
     <p><strong>Copy this token now: it will not be shown again.</strong> The service keeps only its digest.</p>
-    ${issued.replaces &&
+    ${'replaces' in issued &&
     html`<p>It replaces token ${issued.replaces.id}, which keeps working until ${issued.replaces.expires_at ? when(issued.replaces.expires_at) : 'it is revoked'} (the grace period), then stops.</p>`}
     <label for="issued-token">Token ${issued.id} for team ${issued.team} (${issued.scope})</label>
     <input id="issued-token" readonly value=${issued.token} size="60" onFocus=${(e: Event) => (e.target as HTMLInputElement).select()} />
@@ -167,10 +149,7 @@ export function TokensView() {
           )}
         </tbody>
       </table>
-      <div class="pager">
-        <button type="button" disabled=${cursors.length === 1} onClick=${() => setCursors(cursors.slice(0, -1))}>Previous page</button>
-        <button type="button" disabled=${!page?.next} onClick=${() => page?.next && setCursors([...cursors, page.next])}>Next page</button>
-      </div>
+      <${Pager} cursors=${cursors} next=${page?.next} onChange=${setCursors} />
     </section>
   </div>`;
 }

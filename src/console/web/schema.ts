@@ -1,0 +1,13 @@
+import type { components } from '../../../clients/typescript/schema.js';
+
+// The API's own types, generated from its OpenAPI document (`npm run client:generate`): the
+// console reads the answers the API documents, and `npm run lint` fails when they part.
+type Schemas = components['schemas'];
+
+export type Store = Schemas['AdminStore'];
+export type Location = Schemas['Location'];
+export type Status = Schemas['AdminStatus'];
+export type ImportSummary = Schemas['AdminStoreImport'];
+export type Token = Schemas['AdminToken'];
+export type IssuedToken = Schemas['AdminIssuedToken'] | Schemas['AdminTokenRotated'];
+export type ZipPoint = Schemas['AdminZipPoint'];
