@@ -1,4 +1,6 @@
 import { html } from 'htm/preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, nextCursor } from './api.js';
 
 // Small pieces the views share.
 
@@ -35,6 +37,30 @@ export function Pager({ cursors, next, onChange }: { cursors: Array<string | und
     <button type="button" disabled=${cursors.length === 1} onClick=${() => onChange(cursors.slice(0, -1))}>Previous page</button>
     <button type="button" disabled=${next === undefined} onClick=${() => next !== undefined && onChange([...cursors, next])}>Next page</button>
   </div>`;
+}
+
+/**
+ * One page of an admin list: `query` (limit, after, filters; empty values left out) as the API
+ * takes it, loaded again when it or anything in `refresh` changes. `next` is the `after` of the
+ * `Link` header's next page; `error` the API's text.
+ */
+export function useListPage<T>(path: string, query: Record<string, string | undefined>, refresh: readonly unknown[]) {
+  const [page, setPage] = useState<{ items: T[]; next?: string }>();
+  const [error, setError] = useState<string>();
+  const search = new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => Boolean(entry[1]))).toString();
+  useEffect(() => {
+    let current = true;
+    api<T[]>('GET', `${path}?${search}`).then(
+      ({ data, headers }) => {
+        if (!current) return;
+        setPage({ items: data, next: nextCursor(headers.get('Link')) });
+        setError(undefined);
+      },
+      (failure: unknown) => current && setError(failure instanceof Error ? failure.message : String(failure)),
+    );
+    return () => void (current = false);
+  }, [path, search, ...refresh]);
+  return { page, error, setError };
 }
 
 /** "12.3 MB" */

@@ -3,8 +3,8 @@ import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { unguardCell } from '../../stores/csv-guard.js';
 import { US_STATE_CODES } from '../../geo/us-states.js';
-import { api, ApiError, apiText, nextCursor } from './api.js';
-import { fieldErrors, Hours, Pager, WEEKDAYS } from './parts.js';
+import { api, ApiError, apiText } from './api.js';
+import { fieldErrors, Hours, Pager, useListPage, WEEKDAYS } from './parts.js';
 import type { Location, Store, ZipPoint } from './schema.js';
 import { StoreMap, type StorePoints } from './store-map.js';
 
@@ -132,8 +132,6 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
   const [editing, setEditing] = useState<Store>();
   const [filter, setFilter] = useState({ state: '', q: '' });
   const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
-  const [page, setPage] = useState<{ stores: Store[]; next?: string }>();
-  const [tableError, setTableError] = useState<string>();
   const [reloads, setReloads] = useState(0);
   const details = useRef(new Map<string, Promise<Store>>());
   const hoverTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
@@ -166,23 +164,11 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
     setStoreCount(points.codes.length);
   }, [map, points]);
 
-  useEffect(() => {
-    let current = true;
-    const query = new URLSearchParams({ limit: String(PAGE) });
-    const after = cursors[cursors.length - 1];
-    if (after !== undefined) query.set('after', after);
-    if (filter.state) query.set('state', filter.state);
-    if (filter.q.trim()) query.set('q', filter.q.trim());
-    api<Store[]>('GET', `/admin/stores?${query.toString()}`).then(
-      ({ data, headers }) => {
-        if (!current) return;
-        setPage({ stores: data, next: nextCursor(headers.get('Link')) });
-        setTableError(undefined);
-      },
-      (error: unknown) => current && setTableError(error instanceof Error ? error.message : String(error)),
-    );
-    return () => void (current = false);
-  }, [filter, cursors, catalogVersion, reloads]);
+  const { page, error: tableError, setError: setTableError } = useListPage<Store>(
+    '/admin/stores',
+    { limit: String(PAGE), after: cursors[cursors.length - 1], state: filter.state, q: filter.q.trim() },
+    [catalogVersion, reloads],
+  );
 
   const storeDetails = (code: string): Promise<Store> => {
     let found = details.current.get(code);
@@ -261,7 +247,7 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
         <caption class="visually-hidden">Stores by code</caption>
         <thead><tr><th scope="col">Code</th><th scope="col">Name</th><th scope="col">City</th><th scope="col">State</th><th scope="col">ZIP</th><th scope="col">Actions</th></tr></thead>
         <tbody>
-          ${page?.stores.map(
+          ${page?.items.map(
             (store) => html`<tr>
               <td>${store.code}</td><td>${store.name}</td><td>${store.city}</td><td>${store.state}</td><td>${store.zip}</td>
               <td><button type="button" onClick=${() => setEditing(store)} aria-label=${`Edit ${store.code}`}>Edit</button> <button type="button" class="danger" onClick=${() => void remove(store)} aria-label=${`Delete ${store.code}`}>Delete</button></td>

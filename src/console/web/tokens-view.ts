@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, nextCursor } from './api.js';
-import { fieldErrors, Pager } from './parts.js';
+import { useState } from 'preact/hooks';
+import { api, ApiError } from './api.js';
+import { fieldErrors, Pager, useListPage } from './parts.js';
 import type { IssuedToken as Issued, Token } from './schema.js';
 
 const PAGE = 20;
@@ -81,28 +81,11 @@ function CreateToken({ onIssued }: { onIssued: (issued: Issued) => void }) {
 export function TokensView() {
   const [team, setTeam] = useState('');
   const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
-  const [page, setPage] = useState<{ tokens: Token[]; next?: string }>();
-  const [error, setError] = useState<string>();
   const [issued, setIssued] = useState<Issued>();
   const [grace, setGrace] = useState('86400');
   const [reloads, setReloads] = useState(0);
 
-  useEffect(() => {
-    let current = true;
-    const query = new URLSearchParams({ limit: String(PAGE) });
-    const after = cursors[cursors.length - 1];
-    if (after !== undefined) query.set('after', after);
-    if (team.trim()) query.set('team', team.trim());
-    api<Token[]>('GET', `/admin/tokens?${query.toString()}`).then(
-      ({ data, headers }) => {
-        if (!current) return;
-        setPage({ tokens: data, next: nextCursor(headers.get('Link')) });
-        setError(undefined);
-      },
-      (failure: unknown) => current && setError(failure instanceof Error ? failure.message : String(failure)),
-    );
-    return () => void (current = false);
-  }, [team, cursors, reloads]);
+  const { page, error, setError } = useListPage<Token>('/admin/tokens', { limit: String(PAGE), after: cursors[cursors.length - 1], team: team.trim() }, [reloads]);
 
   const act = async (action: () => Promise<unknown>) => {
     try {
@@ -139,7 +122,7 @@ export function TokensView() {
         <caption class="visually-hidden">Tokens by id</caption>
         <thead><tr><th scope="col">Id</th><th scope="col">Team</th><th scope="col">Name</th><th scope="col">Scope</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
         <tbody>
-          ${page?.tokens.map(
+          ${page?.items.map(
             (token) => html`<tr data-token-id=${token.id}>
               <td>${token.id}</td><td>${token.team}</td><td>${token.name ?? ''}</td><td>${token.scope}</td><td><code>${token.prefix}</code></td>
               <td>${when(token.created_at)}</td><td>${when(token.expires_at) || 'never'}</td><td>${when(token.last_used_at)}</td><td>${state(token)}</td>
