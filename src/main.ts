@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -8,7 +7,7 @@ import { configureApp } from './app.setup.js';
 import { handleShutdownSignals } from './common/graceful-shutdown.js';
 import { createLoggers, PinoLoggerService } from './common/logger.js';
 import { loadEnvironment, type EnvironmentVariables } from './config/environment.js';
-import { CONSOLE_FILES } from './console/console.module.js';
+import { consoleServed } from './console/console.module.js';
 import { SQLITE_FILE } from './database/database-options.js';
 import { Metrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
@@ -44,7 +43,7 @@ function startupSummary(env: EnvironmentVariables): string[] {
   const url = `http://${host}:${env.PORT}`;
   const lines = [`listening on http://${env.HOST}:${env.PORT}: ${url}`];
   // One line for both pages a person opens first, so that the start still fits on a screen.
-  const consolePage = env.CONSOLE_ENABLED && existsSync(CONSOLE_FILES) ? `operator's console: ${url}/console` : undefined;
+  const consolePage = consoleServed(env.CONSOLE_ENABLED) ? `operator's console: ${url}/console` : undefined;
   if (env.DOCS_ENABLED) lines.push([`API docs (Swagger UI): ${url}/docs`, consolePage].filter(Boolean).join(', '));
   else if (consolePage) lines.push(consolePage);
   if (env.DATABASE_URL) {

@@ -11,6 +11,9 @@ import type { EnvironmentVariables } from '../config/environment.js';
  */
 export const CONSOLE_FILES = fileURLToPath(new URL('../../dist/console/public/', import.meta.url));
 
+/** Whether /console is served: switched on (CONSOLE_ENABLED) and built. The start-up summary says so too. */
+export const consoleServed = (enabled: boolean): boolean => enabled && existsSync(CONSOLE_FILES);
+
 /**
  * The operator's console at /console (issue 26): static files only, under the same helmet CSP
  * and `Cache-Control: no-store` as every other answer. It is a client of the /admin API and
@@ -24,7 +27,7 @@ export const CONSOLE_FILES = fileURLToPath(new URL('../../dist/console/public/',
     ServeStaticModule.forRootAsync({
       inject: [ConfigService],
       useFactory: (config: ConfigService<EnvironmentVariables, true>) =>
-        config.get('CONSOLE_ENABLED', { infer: true }) && existsSync(CONSOLE_FILES)
+        consoleServed(config.get('CONSOLE_ENABLED', { infer: true }))
           ? [
               {
                 rootPath: CONSOLE_FILES,

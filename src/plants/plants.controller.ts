@@ -17,6 +17,7 @@ import { responseHeaders } from '../common/api-headers.js';
 import { CurrentCaller, WriteScope } from '../common/auth.decorators.js';
 import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
+import { nextPageLink } from '../common/next-page-link.js';
 import { ListPlantsQuery, PlantDto, PlantResponse } from './dto/plant.dto.js';
 import { ApiIdempotencyKey, IdempotencyKeyHeader } from './idempotency.js';
 import { IdempotentCreatesService, sendStored } from './idempotent-creates.service.js';
@@ -73,9 +74,7 @@ export class PlantsController {
   async list(@CurrentCaller() caller: Caller, @Query() query: ListPlantsQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
     const { plants, nextAfter } = await this.plants.list(caller.team, query);
     if (nextAfter !== undefined) {
-      const next = new URLSearchParams({ limit: String(query.limit), after: String(nextAfter) });
-      if (query.tag !== undefined) next.set('tag', query.tag);
-      res.setHeader('Link', `<${req.baseUrl}/plants?${next.toString()}>; rel="next"`);
+      res.setHeader('Link', nextPageLink(req, '/plants', { limit: query.limit, after: nextAfter, tag: query.tag }));
     }
     return plants.map(toBody);
   }

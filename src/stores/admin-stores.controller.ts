@@ -46,8 +46,9 @@ import { adminHeaders } from '../common/api-headers.js';
 import { AdminScope, CurrentCaller } from '../common/auth.decorators.js';
 import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
+import { nextPageLink } from '../common/next-page-link.js';
 import type { EnvironmentVariables } from '../config/environment.js';
-import { ExportQuery, ImportQuery, ImportView, parseColumns, ListStoresQuery, StoreRequest, storeView, StoreView, StoreWrittenView } from './dto/admin-store.dto.js';
+import { ExportQuery, ImportQuery, ImportView, ListStoresQuery, parseColumns, StoreRequest, storeView, StoreView, StoreWrittenView } from './dto/admin-store.dto.js';
 import { StoreAdminService } from './store-admin.service.js';
 import { STORE_CSV_COLUMNS } from './store-csv.js';
 import { StoreExportService } from './store-export.service.js';
@@ -92,10 +93,7 @@ export class AdminStoresController {
   async list(@Query() query: ListStoresQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<StoreView[]> {
     const { stores, nextAfter } = await this.stores.page(query);
     if (nextAfter !== undefined) {
-      const next = new URLSearchParams({ limit: String(query.limit), after: nextAfter });
-      if (query.state !== undefined) next.set('state', query.state);
-      if (query.q !== undefined) next.set('q', query.q);
-      res.setHeader('Link', `<${req.baseUrl}/admin/stores?${next.toString()}>; rel="next"`);
+      res.setHeader('Link', nextPageLink(req, '/admin/stores', { limit: query.limit, after: nextAfter, state: query.state, q: query.q }));
     }
     return stores.map(storeView);
   }

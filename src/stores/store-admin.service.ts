@@ -75,11 +75,10 @@ export class StoreAdminService {
 
   /**
    * One page by code, as GET /plants pages by id: `nextAfter` is set when more follow. `state`
-   * and `q` (a substring of code, name, address, city or ZIP, ignoring case: of ASCII letters only
-   * on SQLite, whose LOWER knows no other) narrow it down; the
+   * and `q` (a substring of code, name, address, city or ZIP, ignoring case) narrow it down; the
    * console's table filters with them. LOWER on both sides: the columns are utf8mb4_bin on MySQL
-   * (codes compare exactly), where LIKE alone would match case; a scan either way, as any
-   * `%text%` is.
+   * (codes compare exactly), where LIKE alone would match case. SQLite's LOWER knows ASCII
+   * letters only. A scan either way, as any `%text%` is.
    */
   async page({ limit, after, state, q }: { limit: number; after?: string; state?: string; q?: string }): Promise<{ stores: Store[]; nextAfter?: string }> {
     const query = this.dataSource.getRepository(Store).createQueryBuilder('store').orderBy('store.code', 'ASC').take(limit + 1);

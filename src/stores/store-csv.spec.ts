@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { guardCell, unguardCell, unguardRecord, STORE_CSV_COLUMNS } from './store-csv.js';
+import { guardCell, unguardCell } from './csv-guard.js';
+import { unguardRecord, STORE_CSV_COLUMNS } from './store-csv.js';
 
 describe('the export guard against spreadsheet formulas (issue 27)', () => {
   it.each([

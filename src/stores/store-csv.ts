@@ -94,8 +94,6 @@ export function validateStoreRecord(
  * are checked formats that never start so (state, ZIP, hours), or numbers (a negative lat or lng
  * is a number to a spreadsheet, not a formula).
  */
-export { guardCell, unguardCell } from './csv-guard.js';
-
 export const FREE_TEXT_COLUMNS = ['code', 'name', 'address', 'city'] as const;
 const FREE_TEXT_INDEXES = FREE_TEXT_COLUMNS.map((column) => STORE_CSV_COLUMNS.indexOf(column));
 

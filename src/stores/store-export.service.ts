@@ -5,7 +5,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { stringify } from 'csv-stringify/sync';
 import type { Repository } from 'typeorm';
-import { FREE_TEXT_COLUMNS, guardCell, STORE_CSV_COLUMNS, type StoreCsvColumn } from './store-csv.js';
+import { guardCell } from './csv-guard.js';
+import { FREE_TEXT_COLUMNS, STORE_CSV_COLUMNS, type StoreCsvColumn } from './store-csv.js';
 import { Store } from './store.entity.js';
 
 const EXPORT_PAGE = 1000;

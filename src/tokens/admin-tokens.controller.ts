@@ -17,6 +17,7 @@ import { adminHeaders } from '../common/api-headers.js';
 import { AdminScope, CurrentCaller } from '../common/auth.decorators.js';
 import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
+import { nextPageLink } from '../common/next-page-link.js';
 import { AdminTokenView, CreateTokenRequest, IssuedTokenView, ListTokensQuery, RotatedTokenView, RotateTokenRequest, tokenView } from './dto/admin-token.dto.js';
 import { ParseTokenIdPipe } from './token-id.pipe.js';
 import { TokensService } from './tokens.service.js';
@@ -59,9 +60,7 @@ export class AdminTokensController {
   async list(@Query() query: ListTokensQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<AdminTokenView[]> {
     const { tokens, nextAfter } = await this.tokens.page(query);
     if (nextAfter !== undefined) {
-      const next = new URLSearchParams({ limit: String(query.limit), after: String(nextAfter) });
-      if (query.team !== undefined) next.set('team', query.team);
-      res.setHeader('Link', `<${req.baseUrl}/admin/tokens?${next.toString()}>; rel="next"`);
+      res.setHeader('Link', nextPageLink(req, '/admin/tokens', { limit: query.limit, after: nextAfter, team: query.team }));
     }
     return tokens.map(tokenView);
   }

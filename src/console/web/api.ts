@@ -60,15 +60,15 @@ export async function api<T>(method: string, path: string, body?: unknown, token
   return { data, headers: response.headers };
 }
 
-/** A text answer (the CSV export). */
-export async function apiText(path: string): Promise<string> {
+/** A GET of a file (the CSV export): the answer, to read as text or as a blob. */
+export async function apiFile(path: string): Promise<Response> {
   const response = await fetch(path, { headers: { Authorization: `Bearer ${session.token ?? ''}` }, cache: 'no-store' });
   if (!response.ok) {
     const error = await failure(response);
     if (response.status === 401) signedOut(error.message);
     throw error;
   }
-  return response.text();
+  return response;
 }
 
 /** The `after` cursor of a `Link: <…>; rel="next"` header, if more follow. */

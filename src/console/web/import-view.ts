@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { ApiError, session, uploadCsv, type UploadProgress } from './api.js';
+import { ApiError, apiFile, uploadCsv, type UploadProgress } from './api.js';
 import { bytes, problemRows } from './parts.js';
 import type { ImportSummary } from './schema.js';
 
@@ -82,9 +82,7 @@ export function ImportView({ onChanged }: { onChanged: () => void }) {
   const download = async () => {
     setExportError(undefined);
     try {
-      const response = await fetch('/admin/stores.csv', { headers: { Authorization: `Bearer ${session.token ?? ''}` }, cache: 'no-store' });
-      if (!response.ok) throw new ApiError(response.status, ((await response.json().catch(() => ({}))) as { message?: string }).message ?? response.statusText);
-      const url = URL.createObjectURL(await response.blob());
+      const url = URL.createObjectURL(await (await apiFile('/admin/stores.csv')).blob());
       const link = document.createElement('a');
       link.href = url;
       link.download = 'stores.csv';

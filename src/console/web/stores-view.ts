@@ -3,7 +3,7 @@ import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { unguardCell } from '../../stores/csv-guard.js';
 import { US_STATE_CODES } from '../../geo/us-states.js';
-import { api, ApiError, apiText } from './api.js';
+import { api, ApiError, apiFile } from './api.js';
 import { fieldErrors, Hours, Pager, useListPage, WEEKDAYS } from './parts.js';
 import type { Location, Store, ZipPoint } from './schema.js';
 import { StoreMap, type StorePoints } from './store-map.js';
@@ -15,7 +15,7 @@ type StoreForm = Record<(typeof STORE_FIELDS)[number], string>;
 
 /** Every store's code and point, from the export's three columns (3 MB for 100,000 stores). */
 async function loadPoints(): Promise<StorePoints> {
-  const text = await apiText('/admin/stores.csv?columns=code,lat,lng');
+  const text = await (await apiFile('/admin/stores.csv?columns=code,lat,lng')).text();
   // Marks for `npm run bench:console`'s breakdown (download, parse, project and draw).
   performance.mark('console:points-fetched');
   const records: string[][] = parse(text, { from_line: 2 });
