@@ -26,12 +26,14 @@ for (let i = 0; i < 2; i++) tokens.push(await cli(env, 'tokens', 'create', '--te
 console.error('services…');
 const stream = `BENCH${process.pid}`;
 const logDir = mkdtempSync(join(tmpdir(), 'plant-store-bench-events-'));
-const onService = await startProcess(`${ROOT}dist/main.js`, { ...env, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: stream }, { logFile: join(logDir, 'on.log') });
-const offService = await startProcess(`${ROOT}dist/main.js`, env, { logFile: join(logDir, 'off.log') });
+// BENCH_NODE_ARGS: options for both services' node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (a profile each, written when they stop).
+const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const onService = await startProcess(`${ROOT}dist/main.js`, { ...env, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: stream }, { logFile: join(logDir, 'on.log'), nodeArgs });
+const offService = await startProcess(`${ROOT}dist/main.js`, env, { logFile: join(logDir, 'off.log'), nodeArgs });
 const writes = benchScenarios({ tokens, duration: SECONDS }).find((s) => s.name.startsWith('POST + DELETE'));
 const db = await mysql.createConnection(DATABASE_URL);
 const outboxRows = async () => Number((await db.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n);
-const result = await writesWithEvents({ on: { url: onService.url, writes }, off: { url: offService.url, writes }, natsUrl, stream, rounds: ROUNDS, outboxRows, label: 'MySQL' });
+const result = await writesWithEvents({ on: { url: onService.url, pid: onService.pid, writes }, off: { url: offService.url, pid: offService.pid, writes }, natsUrl, stream, rounds: ROUNDS, outboxRows, label: 'MySQL' });
 await db.end();
 await onService.stop();
 await offService.stop();

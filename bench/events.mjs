@@ -6,14 +6,27 @@
 import { Worker } from 'node:worker_threads';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { fmt } from './lib.mjs';
+import { cpuSeconds, fmt, pidOf } from './lib.mjs';
 
 /**
- * `on` / `off`: { url, writes } where `writes.run(url)` is one autocannon run of `seconds`;
+ * `on` / `off`: { url, pid, writes } where `writes.run(url)` is one autocannon run of `seconds`;
  * `outboxRows()`: the rows waiting now. Returns req/s on and off, the backlog samples and
- * at the end of each round, and the delays (ms) of every event received.
+ * at the end of each round, the delays (ms) of every event received, and the CPU time per write
+ * of each process taking part (where the cost of the events goes, on a machine they all share).
  */
 export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outboxRows, label }) {
+  const shared = ['mariadbd', 'nats-server'].map((name) => ({ name, pid: pidOf(name) })).filter((p) => p.pid);
+  /** CPU seconds used during `run()` by the service under load, each shared server, and this process (autocannon, the consumer's thread). */
+  const measured = async (service, run) => {
+    const parts = [{ name: 'service', pid: service.pid }, ...shared];
+    const before = parts.map((p) => cpuSeconds(p.pid));
+    const self = process.cpuUsage();
+    const result = await run();
+    const used = Object.fromEntries(parts.map((p, i) => [p.name, cpuSeconds(p.pid) - before[i]]));
+    const { user, system } = process.cpuUsage(self);
+    used['bench (load + consumer)'] = (user + system) / 1e6;
+    return { ...result, cpu: used };
+  };
   await removeBenchStreams(natsUrl);
   const consumer = new Worker(new URL('./events-consumer.mjs', import.meta.url), { workerData: { natsUrl, stream } });
   const ask = (message) => new Promise((resolve) => (consumer.once('message', resolve), consumer.postMessage(message)));
@@ -24,7 +37,7 @@ export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outbo
     const samples = [];
     const started = Date.now();
     const sampler = setInterval(() => void outboxRows().then((n) => (samples.push(n), console.error(`  ${label} events on, round ${round}, ${Math.round((Date.now() - started) / 1000)} s: ${n} events in the outbox`))), 5000);
-    const result = await on.writes.run(on.url);
+    const result = await measured(on, () => on.writes.run(on.url));
     clearInterval(sampler);
     const atEnd = await outboxRows();
     backlog.push({ samples, atEnd, rps: result.rps });
@@ -32,7 +45,7 @@ export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outbo
     console.error(`  ${label} round ${round}: events on ${fmt(result.rps)} req/s, ${atEnd} events in the outbox at the end`);
     // The next run starts from an empty outbox (what the backlog at the end says is about this run).
     for (let i = 0; i < 300 && (await outboxRows()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
-    runs.off.push(await off.writes.run(off.url));
+    runs.off.push(await measured(off, () => off.writes.run(off.url)));
     console.error(`  ${label} round ${round}: events off ${fmt(runs.off.at(-1).rps)} req/s`);
   }
   const delays = await ask({ report: true });
@@ -67,7 +80,23 @@ export function describeEvents({ runs, backlog, delays }, { natsUrl, seconds, ex
     `| events off | ${fmt(offRps)} | ${errors(runs.off)} | - | - |`,
     '',
     `Writes with events / without: ${fmt(onRps / offRps, 2)}. Outbox every 5 s of each run: ${backlog.map((b) => `[${b.samples.join(', ')}]`).join(' ')}.`,
+    '',
+    ...cpuTable(runs),
+    '',
     `Commit to receipt by a JetStream consumer: ${delays.received} events, p50 ${fmt(delays.p50)} ms, p90 ${fmt(delays.p90)} ms, p99 ${fmt(delays.p99)} ms, max ${fmt(delays.max)} ms; ${delays.duplicates} duplicates, ${delays.outOfOrder} deletions before their creation.`,
   ];
   return lines.join('\n');
+}
+
+/** CPU time per write (µs) of each process, events on and off, summed over the rounds. */
+function cpuTable(runs) {
+  const perWrite = (list, name) => (1e6 * list.reduce((n, r) => n + (r.cpu[name] ?? 0), 0)) / list.reduce((n, r) => n + r.total, 0);
+  const names = Object.keys(runs.on[0].cpu);
+  const total = (list) => names.reduce((n, name) => n + perWrite(list, name), 0);
+  return [
+    '| CPU per write (µs) | events on | events off | on − off |',
+    '|---|---:|---:|---:|',
+    ...names.map((name) => `| ${name} | ${fmt(perWrite(runs.on, name))} | ${fmt(perWrite(runs.off, name))} | ${fmt(perWrite(runs.on, name) - perWrite(runs.off, name))} |`),
+    `| all | ${fmt(total(runs.on))} | ${fmt(total(runs.off))} | ${fmt(total(runs.on) - total(runs.off))} |`,
+  ];
 }

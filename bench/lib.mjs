@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: databases, the CLI, service processes, autocannon.
 import { execFile, spawn } from 'node:child_process';
-import { openSync, readFileSync } from 'node:fs';
+import { openSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
@@ -64,6 +64,7 @@ export async function startProcess(script, env, { readyPath = '/health/ready', l
   return {
     url,
     readyMs,
+    pid: child.pid,
     /** Resident set size of the process, from /proc (kB → MB). */
     rssMb: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024,
     stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
@@ -80,12 +81,37 @@ export async function load({ url, connections = 32, duration = 10, requests, met
     // autocannon's latency has 1 ms resolution; with one connection, 1000 / rps is the exact mean.
     meanMs: connections === 1 ? 1000 / result.requests.average : result.latency.mean,
     rps: result.requests.average,
+    total: result.requests.total,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     statusCodes: result.statusCodeStats,
   };
+}
+
+/** CPU time (user + system, seconds) a process has used so far, from /proc/<pid>/stat; 0 once it is gone. */
+export function cpuSeconds(pid) {
+  try {
+    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100 a second on Linux).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** The pid of a running program by its executable's name (mariadbd, nats-server), or undefined. */
+export function pidOf(name) {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === name) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
 }
 
 export const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');

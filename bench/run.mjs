@@ -125,7 +125,7 @@ const writes = benchScenarios({ tokens, duration: EVENTS_SECONDS, firstId: 50_00
 console.error('running POST + DELETE with change events on and off…');
 const counter = await mysql.createConnection(DATABASE_URL);
 const outboxRows = async () => Number((await counter.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n);
-const eventsResult = await writesWithEvents({ on: { url: eventsService.url, writes }, off: { url: noEventsService.url, writes }, natsUrl, stream: eventsStream, rounds: ROUNDS, outboxRows, label: 'MySQL' });
+const eventsResult = await writesWithEvents({ on: { url: eventsService.url, pid: eventsService.pid, writes }, off: { url: noEventsService.url, pid: noEventsService.pid, writes }, natsUrl, stream: eventsStream, rounds: ROUNDS, outboxRows, label: 'MySQL' });
 await counter.end();
 await noEventsService.stop();
 await eventsService.stop();

@@ -11,8 +11,9 @@ import { StoreCatalogVersion1763900000000 } from './migrations/1763900000000-sto
 import { IdempotencyKeys1764000000000 } from './migrations/1764000000000-idempotency-keys.js';
 import { TokenReplacedBy1764100000000 } from './migrations/1764100000000-token-replaced-by.js';
 import { EventOutbox1764200000000 } from './migrations/1764200000000-event-outbox.js';
+import { OutboxEventIdUnindexed1764300000000 } from './migrations/1764300000000-outbox-event-id-unindexed.js';
 
-export const migrations = [InitialSchema1763700000000, TokenScope1763800000000, StoreCatalogVersion1763900000000, IdempotencyKeys1764000000000, TokenReplacedBy1764100000000, EventOutbox1764200000000];
+export const migrations = [InitialSchema1763700000000, TokenScope1763800000000, StoreCatalogVersion1763900000000, IdempotencyKeys1764000000000, TokenReplacedBy1764100000000, EventOutbox1764200000000, OutboxEventIdUnindexed1764300000000];
 
 /**
  * Every MySQL session runs in strict mode with UTC and utf8mb4, whatever the server's
