@@ -6,16 +6,17 @@
 import { Worker } from 'node:worker_threads';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { cpuSeconds, fmt, pidOf } from './lib.mjs';
+import { cpuSeconds, fmt, pidOf, pinCpus } from './lib.mjs';
 
 /**
  * `on` / `off`: { url, pid, writes } where `writes.run(url)` is one autocannon run of `seconds`;
  * `outboxRows()`: the rows waiting now. Returns req/s on and off, the backlog samples and
  * at the end of each round, the delays (ms) of every event received, and the CPU time per write
- * of each process taking part (where the cost of the events goes, on a machine they all share).
+ * of each process taking part (where the cost of the events goes, on a machine they all share):
+ * the service under load, the `servers` found running by name, and this process.
  */
-export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outboxRows, label }) {
-  const shared = ['mariadbd', 'nats-server'].map((name) => ({ name, pid: pidOf(name) })).filter((p) => p.pid);
+export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outboxRows, label, servers = ['mariadbd', 'nats-server'] }) {
+  const shared = servers.map((name) => ({ name, pid: pidOf(name) })).filter((p) => p.pid);
   /** CPU seconds used during `run()` by the service under load, each shared server, and this process (autocannon, the consumer's thread). */
   const measured = async (service, run) => {
     const parts = [{ name: 'service', pid: service.pid }, ...shared];
@@ -28,6 +29,9 @@ export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outbo
     return { ...result, cpu: used };
   };
   await removeBenchStreams(natsUrl);
+  // Before the consumer's thread starts: a new thread takes its process's CPUs.
+  const pinned = pinCpus({ services: [on.pid, off.pid], servers: shared.map((p) => p.pid) });
+  if (pinned) console.error(`  BENCH_PIN: ${pinned.description}`);
   const consumer = new Worker(new URL('./events-consumer.mjs', import.meta.url), { workerData: { natsUrl, stream } });
   const ask = (message) => new Promise((resolve) => (consumer.once('message', resolve), consumer.postMessage(message)));
   consumer.once('error', (error) => console.error('the events consumer failed:', error));
@@ -50,8 +54,9 @@ export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outbo
   }
   const delays = await ask({ report: true });
   consumer.postMessage({ stop: true });
+  pinned?.restore();
   await removeBenchStreams(natsUrl);
-  return { runs, backlog, delays };
+  return { runs, backlog, delays, pinned: pinned?.description };
 }
 
 /**
@@ -66,13 +71,13 @@ export async function removeBenchStreams(natsUrl) {
 }
 
 /** The report's lines (markdown), from writesWithEvents' answer. */
-export function describeEvents({ runs, backlog, delays }, { natsUrl, seconds, expect }) {
+export function describeEvents({ runs, backlog, delays, pinned }, { natsUrl, seconds, expect }) {
   const mean = (list) => list.reduce((n, r) => n + r.rps, 0) / list.length;
   const errors = (list) => list.reduce((n, r) => n + r.errors + Object.entries(r.statusCodes).filter(([code]) => !expect.includes(Number(code))).reduce((m, [, v]) => m + v.count, 0), 0);
   const onRps = mean(runs.on);
   const offRps = mean(runs.off);
   const lines = [
-    `POST + DELETE /plants for ${seconds} s per run, events on (relay to ${natsUrl}) and off, alternating, ${runs.on.length} rounds:`,
+    `POST + DELETE /plants for ${seconds} s per run, events on (relay to ${natsUrl}) and off, alternating, ${runs.on.length} rounds; ${pinned ? `BENCH_PIN: ${pinned}` : 'every process on every CPU (BENCH_PIN=1: the service on a CPU of its own)'}:`,
     '',
     '| | req/s (mean) | errors | outbox at the end of each run | outbox at the end / writes per second |',
     '|---|---:|---:|---|---:|',

@@ -1,7 +1,8 @@
 // Shared pieces of the benchmarks: databases, the CLI, service processes, autocannon.
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { openSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
@@ -112,6 +113,40 @@ export function pidOf(name) {
     }
   }
   return undefined;
+}
+
+/**
+ * BENCH_PIN=1 (Linux, 2 or more CPUs): each service under load runs alone on CPU 0, and this
+ * process (load generator, consumer) and the servers it shares the machine with (mariadbd,
+ * nats-server) on the others, as when the service has a core of its own and the database and
+ * the broker run elsewhere; the service's own CPU is then the limit, i.e. its own maximum rate.
+ * Every thread of a process is moved (`taskset -a`); what the servers had is put back at the end
+ * (`restore`, also on exit). Without BENCH_PIN they all share every CPU, and the rate is the
+ * machine's. Returns undefined when not pinning.
+ */
+export function pinCpus({ services, servers }) {
+  if (process.env.BENCH_PIN !== '1') return undefined;
+  const cpus = availableParallelism();
+  if (cpus < 2) throw new Error('BENCH_PIN=1 needs 2 or more CPUs');
+  const rest = cpus === 2 ? '1' : `1-${cpus - 1}`;
+  const affinity = (pid) => /list: (.+)$/.exec(execFileSync('taskset', ['-p', '-c', String(pid)], { encoding: 'utf8' }).trim())[1];
+  const set = (pid, list) => execFileSync('taskset', ['-a', '-p', '-c', list, String(pid)], { stdio: 'ignore' });
+  const before = servers.map((pid) => [pid, affinity(pid)]);
+  for (const pid of servers) set(pid, rest);
+  set(process.pid, rest);
+  for (const pid of services) set(pid, '0');
+  const restore = () => {
+    for (const [pid, list] of before) {
+      try {
+        set(pid, list);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    process.removeListener('exit', restore);
+  };
+  process.once('exit', restore);
+  return { restore, description: `each service alone on CPU 0; load generator, consumer and ${servers.length ? 'servers' : 'the rest'} on CPUs ${rest}` };
 }
 
 export const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');

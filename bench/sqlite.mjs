@@ -84,7 +84,7 @@ const offWrites = benchScenarios({ tokens: current.tokens, duration: EVENTS_SECO
 const outbox = new Database(join(eventsEnv.DATA_DIR, 'plant-store.sqlite'), { readonly: true });
 const outboxRows = async () => Number(outbox.prepare('SELECT COUNT(*) AS n FROM event_outbox').get().n);
 console.error('running POST + DELETE with change events on and off…');
-const events = await writesWithEvents({ on: { url: eventsService.url, pid: eventsService.pid, writes: eventWrites }, off: { url: current.service.url, pid: current.service.pid, writes: offWrites }, natsUrl, stream, rounds: ROUNDS, outboxRows, label: 'SQLite' });
+const events = await writesWithEvents({ on: { url: eventsService.url, pid: eventsService.pid, writes: eventWrites }, off: { url: current.service.url, pid: current.service.pid, writes: offWrites }, natsUrl, stream, rounds: ROUNDS, outboxRows, label: 'SQLite', servers: ['nats-server'] });
 outbox.close();
 await eventsService.stop();
 console.log(`\n${describeEvents(events, { natsUrl, seconds: EVENTS_SECONDS, expect: eventWrites.expect })}`);

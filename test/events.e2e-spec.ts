@@ -103,6 +103,40 @@ describe('change events through the outbox to NATS JetStream (issue 20)', () => 
     }
   });
 
+  it("a deletion's event has the plant's name and tag as stored, whatever they hold; a missing plant and the loser of a race get 404 and no event", async () => {
+    // The broker is down: the events stay in the outbox, where the test reads them.
+    const down = await TestNats.create({ start: false });
+    const t = await createTestApp({ env: env(down) });
+    try {
+      const token = await t.tokenFor('acme');
+      const odd = { name: 'Say "hi" \\ to 🌵 Ёлка\n\u0001', tag: 'a"b\\c' };
+      await t.http.post('/plants').set(bearer(token)).send({ id: 1, ...odd }).expect(201);
+      await t.http.post('/plants').set(bearer(token)).send({ id: 2, name: 'Plain' }).expect(201);
+      await t.http.post('/plants').set(bearer(token)).send({ id: 3, name: 'Raced', tag: 'x' }).expect(201);
+      await t.http.delete('/plants/1').set(bearer(token)).expect(204);
+      await t.http.delete('/plants/2').set(bearer(token)).expect(204);
+      await t.http.delete('/plants/4').set(bearer(token)).expect(404);
+      const raced = await Promise.all([1, 2].map(() => t.http.delete('/plants/3').set(bearer(token))));
+      expect(raced.map((r) => r.status).sort()).toEqual([204, 404]);
+      expect(raced.find((r) => r.status === 404)!.body).toEqual({ error: 404, message: 'plant 3 not found' });
+
+      const rows = await t.dataSource.query<Array<{ payload: string }>>('SELECT payload FROM event_outbox ORDER BY id');
+      const events = rows.map((row) => JSON.parse(row.payload) as { type: string; data: Record<string, unknown> });
+      const deleted = events.filter((e) => e.type.endsWith('.deleted')).map((e) => e.data);
+      expect(deleted).toEqual([
+        { team: 'acme', id: 1, ...odd, tokenId: expect.any(Number) },
+        { team: 'acme', id: 2, name: 'Plain', tag: null, tokenId: expect.any(Number) },
+        { team: 'acme', id: 3, name: 'Raced', tag: 'x', tokenId: expect.any(Number) },
+      ]);
+      // A deletion's data is its creation's, key for key.
+      expect(deleted.map((d) => Object.keys(d))).toEqual(events.filter((e) => e.type.endsWith('.created')).map((e) => Object.keys(e.data)));
+      await expect(t.dataSource.getRepository(Plant).count()).resolves.toBe(0);
+    } finally {
+      await t.close();
+      await down.close();
+    }
+  });
+
   it('starts and serves with the broker down: ready stays 200, events wait in the outbox (metric and warning), then drain in order once it is up', async () => {
     const down = await TestNats.create({ start: false });
     const logger = new WarningCapture();
