@@ -16,7 +16,7 @@ import { runCli } from './support/cli.js';
 import { TestNats, type PublishedEvent } from './support/nats.js';
 import { startServer, type ServerProcess } from './support/server.js';
 import { importStores, storesCsv, WEEK_OPEN } from './support/stores.js';
-import { bearer, createTestApp, createTestDatabase, type TestApp } from './support/test-app.js';
+import { bearer, createTestApp, createTestDatabase, engine, type TestApp } from './support/test-app.js';
 
 /** A stream of this test's own, so that runs and files never mix. */
 const stream = () => `T${randomBytes(6).toString('hex').toUpperCase()}`;
@@ -163,6 +163,47 @@ describe('change events through the outbox to NATS JetStream (issue 20)', () => 
     } finally {
       await t.close();
       await down.close();
+    }
+  });
+
+  it("keeps publishing in order while deleting published rows fails; the failed rows' events are not stored twice, and the outbox drains once deletes work", async () => {
+    const broker = await TestNats.create(); // a broker of its own: a stream per broker for the prefix's subjects
+    const settings = env(broker);
+    const logger = new WarningCapture();
+    const t = await createTestApp({ env: settings, logger });
+    // A trigger of the engine under test refuses every DELETE of the outbox (a lost connection or a lock wait timeout, as the relay sees it).
+    const refuse =
+      engine === 'sqlite'
+        ? "CREATE TRIGGER refuse_outbox_delete BEFORE DELETE ON event_outbox BEGIN SELECT RAISE(ABORT, 'deletes refused by the test'); END"
+        : "CREATE TRIGGER refuse_outbox_delete BEFORE DELETE ON event_outbox FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'deletes refused by the test'";
+    const published = async () => (await broker.events(settings.EVENTS_STREAM)).map((e) => `${e.event.type.split('.').pop()} ${String(e.event.data.id)}`);
+    try {
+      const token = await t.tokenFor('acme');
+      await t.dataSource.query(refuse);
+      const expected: string[] = [];
+      for (let i = 1; i <= 20; i++) {
+        await t.http.post('/plants').set(bearer(token)).send({ id: i, name: `p${i}` }).expect(201);
+        expected.push(`created ${i}`);
+        if (i % 4 === 0) {
+          await t.http.delete(`/plants/${i - 1}`).set(bearer(token)).expect(204);
+          expected.push(`deleted ${i - 1}`);
+        }
+      }
+      // Every event reaches the stream once, in order, though its row stays and is read and sent again.
+      for (let i = 0; i < 100 && (await published()).length < expected.length; i++) await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 500)); // a few more rounds of the relay, each sending the rows again
+      expect(await published()).toEqual(expected);
+      await expect(outboxRows(t)).resolves.toBe(expected.length);
+      expect(logger.warnings).toEqual([expect.stringMatching(/change events wait in the outbox, the oldest for \d+ s: deleting published events failed: .*deletes refused by the test/) as string]);
+
+      await t.dataSource.query('DROP TRIGGER refuse_outbox_delete');
+      await t.http.post('/plants').set(bearer(token)).send({ id: 21, name: 'p21' }).expect(201);
+      await drained(t);
+      expect(await published()).toEqual([...expected, 'created 21']);
+      await expect(t.dataSource.getRepository(Plant).count()).resolves.toBe(16);
+    } finally {
+      await t.close();
+      await broker.close();
     }
   });
 

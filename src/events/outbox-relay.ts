@@ -85,6 +85,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private lastWarning = 0;
   private lastError = '';
   private stopped = false;
+  /**
+   * The DELETE of the last batch's acknowledged rows, still running while the next round reads and
+   * publishes (at most one at a time): under load it would otherwise be one more turn of a busy
+   * event loop between a write's commit and its event's publish. Its ids are left out of the reads
+   * it overlaps; they are read (and sent again, a duplicate the broker drops) only if it fails.
+   */
+  private deleting?: Promise<void>;
+  private readonly deletingIds = new Set<string>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -118,6 +126,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;
+    await this.deleting;
     await this.connection?.drain().catch(() => undefined);
   }
 
@@ -152,23 +161,44 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         return this.warnBacklog(backlog.rows, backlog.ageSeconds, 'the broker is unreachable');
       }
       for (;;) {
-        const rows = await this.dataSource.query<OutboxRow[]>(`SELECT id, event_id, subject, payload FROM event_outbox ORDER BY id LIMIT ${BATCH}`);
+        // The rows of a DELETE still running are skipped whether or not it has removed them yet.
+        const skip = new Set(this.deletingIds);
+        const read = await this.dataSource.query<OutboxRow[]>(`SELECT id, event_id, subject, payload FROM event_outbox ORDER BY id LIMIT ${BATCH + skip.size}`);
+        const rows = skip.size === 0 ? read : read.filter((row) => !skip.has(String(row.id))).slice(0, BATCH);
         if (rows.length === 0) break;
         const acked = await this.publish(js, rows);
-        if (acked > 0) {
-          // By id, not `id <= last`: a transaction that took a lower id may commit after this read.
-          const ids = rows.slice(0, acked).map((row) => row.id);
-          await this.dataSource.query(`DELETE FROM event_outbox WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
-          this.outbox.removed(acked);
-          this.metrics.eventsPublished.inc(acked);
-        }
+        if (acked > 0) await this.remove(rows.slice(0, acked));
         if (acked < rows.length) throw new Error(this.lastError);
-        if (this.stopped || rows.length < BATCH || !(await this.holdLease())) break;
+        if (this.stopped || read.length < BATCH + skip.size || !(await this.holdLease())) break;
       }
     } catch (error) {
       const backlog = await this.count().catch(() => ({ rows: NaN, ageSeconds: NaN }));
       this.warnBacklog(backlog.rows, backlog.ageSeconds, error instanceof Error ? error.message : String(error));
     }
+  }
+
+  /**
+   * Deletes acknowledged rows in the background, after the DELETE before it: the next round need
+   * not wait for it. A failed DELETE is logged with the backlog; its rows are read again.
+   */
+  private async remove(rows: OutboxRow[]): Promise<void> {
+    await this.deleting;
+    const ids = rows.map((row) => row.id);
+    for (const id of ids) this.deletingIds.add(String(id));
+    // By id, not `id <= last`: a transaction that took a lower id may commit after the read.
+    this.deleting = this.dataSource
+      .query(`DELETE FROM event_outbox WHERE id IN (${ids.map(() => '?').join(', ')})`, ids)
+      .then(
+        () => this.outbox.removed(ids.length),
+        async (error: unknown) => {
+          const backlog = await this.count().catch(() => ({ rows: NaN, ageSeconds: NaN }));
+          this.warnBacklog(backlog.rows, backlog.ageSeconds, `deleting published events failed: ${error instanceof Error ? error.message : String(error)}`);
+        },
+      )
+      .finally(() => {
+        for (const id of ids) this.deletingIds.delete(String(id));
+        this.deleting = undefined;
+      });
   }
 
   /**
@@ -183,6 +213,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       this.metrics.eventsDeliveryDelay.observe(Math.max(0, now - eventTime(rows[acked].payload)) / 1000);
       acked++;
     }
+    this.metrics.eventsPublished.inc(acked);
     if (acked < results.length) {
       const failure = results[acked] as PromiseRejectedResult;
       this.lastError = failure.reason instanceof Error ? failure.reason.message : String(failure.reason);
