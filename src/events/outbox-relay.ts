@@ -91,8 +91,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
    * event loop between a write's commit and its event's publish. Its ids are left out of the reads
    * it overlaps; they are read (and sent again, a duplicate the broker drops) only if it fails.
    */
-  private deleting?: Promise<void>;
-  private readonly deletingIds = new Set<string>();
+  private deleting?: { ids: Array<number | string>; done: Promise<void> };
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -126,7 +125,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;
-    await this.deleting;
+    await this.deleting?.done;
     await this.connection?.drain().catch(() => undefined);
   }
 
@@ -161,15 +160,15 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         return this.warnBacklog(backlog.rows, backlog.ageSeconds, 'the broker is unreachable');
       }
       for (;;) {
-        // The rows of a DELETE still running are skipped whether or not it has removed them yet.
-        const skip = new Set(this.deletingIds);
-        const read = await this.dataSource.query<OutboxRow[]>(`SELECT id, event_id, subject, payload FROM event_outbox ORDER BY id LIMIT ${BATCH + skip.size}`);
-        const rows = skip.size === 0 ? read : read.filter((row) => !skip.has(String(row.id))).slice(0, BATCH);
+        // The rows of a DELETE still running are skipped by the database, whether or not it has removed them yet.
+        const skip = this.deleting?.ids ?? [];
+        const unless = skip.length === 0 ? '' : `WHERE id NOT IN (${skip.map(() => '?').join(', ')}) `;
+        const rows = await this.dataSource.query<OutboxRow[]>(`SELECT id, event_id, subject, payload FROM event_outbox ${unless}ORDER BY id LIMIT ${BATCH}`, skip);
         if (rows.length === 0) break;
         const acked = await this.publish(js, rows);
         if (acked > 0) await this.remove(rows.slice(0, acked));
         if (acked < rows.length) throw new Error(this.lastError);
-        if (this.stopped || read.length < BATCH + skip.size || !(await this.holdLease())) break;
+        if (this.stopped || rows.length < BATCH || !(await this.holdLease())) break;
       }
     } catch (error) {
       const backlog = await this.count().catch(() => ({ rows: NaN, ageSeconds: NaN }));
@@ -182,11 +181,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
    * not wait for it. A failed DELETE is logged with the backlog; its rows are read again.
    */
   private async remove(rows: OutboxRow[]): Promise<void> {
-    await this.deleting;
+    await this.deleting?.done;
     const ids = rows.map((row) => row.id);
-    for (const id of ids) this.deletingIds.add(String(id));
     // By id, not `id <= last`: a transaction that took a lower id may commit after the read.
-    this.deleting = this.dataSource
+    const done = this.dataSource
       .query(`DELETE FROM event_outbox WHERE id IN (${ids.map(() => '?').join(', ')})`, ids)
       .then(
         () => this.outbox.removed(ids.length),
@@ -196,9 +194,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         },
       )
       .finally(() => {
-        for (const id of ids) this.deletingIds.delete(String(id));
         this.deleting = undefined;
       });
+    this.deleting = { ids, done };
   }
 
   /**
