@@ -36,6 +36,10 @@ interface OutboxRow {
   payload: string;
 }
 
+/** `?, ?, …`, one per value of an IN list. */
+const placeholders = (values: unknown[]) => values.map(() => '?').join(', ');
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 /** The CloudEvents `time` of an outbox payload, in ms since the epoch (found by its key: no JSON.parse per event). */
 export function eventTime(payload: string): number {
   const at = payload.indexOf('"time":"');
@@ -162,7 +166,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       for (;;) {
         // The rows of a DELETE still running are skipped by the database, whether or not it has removed them yet.
         const skip = this.deleting?.ids ?? [];
-        const unless = skip.length === 0 ? '' : `WHERE id NOT IN (${skip.map(() => '?').join(', ')}) `;
+        const unless = skip.length === 0 ? '' : `WHERE id NOT IN (${placeholders(skip)}) `;
         const rows = await this.dataSource.query<OutboxRow[]>(`SELECT id, event_id, subject, payload FROM event_outbox ${unless}ORDER BY id LIMIT ${BATCH}`, skip);
         if (rows.length === 0) break;
         const acked = await this.publish(js, rows);
@@ -171,8 +175,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         if (this.stopped || rows.length < BATCH || !(await this.holdLease())) break;
       }
     } catch (error) {
-      const backlog = await this.count().catch(() => ({ rows: NaN, ageSeconds: NaN }));
-      this.warnBacklog(backlog.rows, backlog.ageSeconds, error instanceof Error ? error.message : String(error));
+      await this.warnFailure(messageOf(error));
     }
   }
 
@@ -185,13 +188,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     const ids = rows.map((row) => row.id);
     // By id, not `id <= last`: a transaction that took a lower id may commit after the read.
     const done = this.dataSource
-      .query(`DELETE FROM event_outbox WHERE id IN (${ids.map(() => '?').join(', ')})`, ids)
+      .query(`DELETE FROM event_outbox WHERE id IN (${placeholders(ids)})`, ids)
       .then(
         () => this.outbox.removed(ids.length),
-        async (error: unknown) => {
-          const backlog = await this.count().catch(() => ({ rows: NaN, ageSeconds: NaN }));
-          this.warnBacklog(backlog.rows, backlog.ageSeconds, `deleting published events failed: ${error instanceof Error ? error.message : String(error)}`);
-        },
+        (error: unknown) => this.warnFailure(`deleting published events failed: ${messageOf(error)}`),
       )
       .finally(() => {
         this.deleting = undefined;
@@ -214,7 +214,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.metrics.eventsPublished.inc(acked);
     if (acked < results.length) {
       const failure = results[acked] as PromiseRejectedResult;
-      this.lastError = failure.reason instanceof Error ? failure.reason.message : String(failure.reason);
+      this.lastError = messageOf(failure.reason);
       await this.disconnect();
     }
     return acked;
@@ -277,7 +277,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       return this.js;
     } catch (error) {
       await this.disconnect();
-      this.lastError = error instanceof Error ? error.message : String(error);
+      this.lastError = messageOf(error);
       return undefined;
     }
   }
@@ -287,6 +287,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.connection = undefined;
     this.js = undefined;
     await connection?.close().catch(() => undefined);
+  }
+
+  /** After a failed round or DELETE: the backlog counted (the database may be what failed) and the warning. */
+  private async warnFailure(reason: string): Promise<void> {
+    const backlog = await this.count().catch(() => ({ rows: NaN, ageSeconds: NaN }));
+    this.warnBacklog(backlog.rows, backlog.ageSeconds, reason);
   }
 
   private warnBacklog(rows: number, ageSeconds: number, reason: string): void {
