@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Command } from 'commander';
-import { say, type WithApp } from './common/command-line.js';
+import { CommandFailure, say, type WithApp } from './common/command-line.js';
 import { appConfigModule } from './config/config.module.js';
 import { loadEnvironment } from './config/environment.js';
 import { databaseModule } from './database/database.module.js';
@@ -44,5 +44,5 @@ program.parseAsync().catch((error: unknown) => {
   // A closed stdout (`… export | head`) is the reader's choice, not a failure.
   if ((error as { code?: string }).code === 'EPIPE') return;
   say(`error: ${error instanceof Error ? error.message : String(error)}`);
-  process.exitCode = 1;
+  process.exitCode = error instanceof CommandFailure ? error.exitCode : 1;
 });

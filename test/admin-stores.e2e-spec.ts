@@ -148,15 +148,16 @@ describe('admin API: stores (issue 22)', () => {
   describe('the whole list', () => {
     it('imports a CSV upload (200 with the summary), dry_run writes nothing, prune deletes the rest', async () => {
       const dry = await upload(storesCsv(many(3)), '?dry_run=true').expect(200);
-      expect(dry.body).toEqual({ read: 3, inserted: 3, updated: 0, unchanged: 0, pruned: 0, dry_run: true, warnings: [] });
+      expect(dry.body).toMatchObject({ read: 3, inserted: 3, updated: 0, unchanged: 0, pruned: 0, dry_run: true, warnings: [], catalog_size: 0, changes_truncated: false, removals_need_confirmation: false });
+      expect(dry.body.changes).toHaveLength(3);
       await expect(repo().count()).resolves.toBe(0);
       const real = await upload(storesCsv(many(3))).expect(200);
       expect(real.body).toMatchObject({ read: 3, inserted: 3, dry_run: false });
       await expect(repo().count()).resolves.toBe(3);
-      const pruned = await upload(storesCsv(many(1)), '?prune=true').expect(200);
+      const pruned = await upload(storesCsv(many(1)), '?prune=true&expected_removals=2').expect(200);
       expect(pruned.body).toMatchObject({ read: 1, unchanged: 1, pruned: 2 });
       await expect(repo().find()).resolves.toMatchObject([{ code: 'S000000' }]);
-      expect(audit.entries.map((e) => e.event)).toEqual(['admin.stores.imported', 'admin.stores.imported', 'admin.stores.imported']);
+      expect(audit.entries.map((e) => e.event)).toEqual(['admin.stores.import_checked', 'admin.stores.imported', 'admin.stores.imported']);
     });
 
     it('answers a bad file with 422 listing each bad line and its reason, and writes nothing', async () => {

@@ -103,7 +103,7 @@ describe('store import rules', () => {
     const dry = await importStores(t, storesCsv([{ code: 'OTHER', name: 'Other' }]), { prune: true, dryRun: true });
     expect(dry.pruned).toBe(1);
     await expect(stores()).resolves.toHaveLength(2);
-    const summary = await importStores(t, storesCsv([{ code: 'OTHER', name: 'Other' }]), { prune: true });
+    const summary = await importStores(t, storesCsv([{ code: 'OTHER', name: 'Other' }]), { prune: true, expectedRemovals: 1 });
     expect(summary).toMatchObject({ read: 1, unchanged: 1, pruned: 1 });
     await expect(stores()).resolves.toMatchObject([{ code: 'OTHER' }]);
   });

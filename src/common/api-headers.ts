@@ -39,6 +39,12 @@ const RESPONSE_HEADERS = {
     description: 'Present when more items follow: the next page (RFC 8288), with the same filters and `after` set to the last item of this page.',
     schema: { type: 'string', example: '</admin/tokens?limit=100&after=100>; rel="next"' },
   },
+  ETag: {
+    description:
+      "The store catalogue's version that an import (or its dry run) was computed against or left behind, as a strong entity tag (`\"42\"`). Send it back in `If-Match` to apply only if the catalogue has not changed since.",
+    required: true,
+    schema: { type: 'string', example: '"42"' },
+  },
   'WWW-Authenticate': {
     description: 'The bearer challenge (RFC 6750): `Bearer realm="plant-store"` when the header was missing, with `, error="invalid_token"` when the token was refused.',
     required: true,

@@ -13,3 +13,13 @@ export function positiveInteger(value: string): number {
   if (!/^[1-9][0-9]*$/.test(value)) throw new InvalidArgumentError('must be a positive whole number');
   return Number(value);
 }
+
+/** A command's failure with an exit code of its own (1 is any other error), for scripts to tell apart. */
+export class CommandFailure extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}

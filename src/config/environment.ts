@@ -357,6 +357,14 @@ export class EnvironmentVariables {
   STORE_IMPORT_MAX_BYTES = 52_428_800;
 
   /**
+   * The share of the catalogue, in percent, that an import's `prune` may remove without the
+   * caller stating how many removals it expects (`expected_removals`, `--expect-removals`); more
+   * is refused with 409 and nothing is written. 0: every removal must be confirmed; 100: never asked.
+   */
+  @IntegerSetting(0, 100)
+  STORE_IMPORT_MAX_PRUNE_PERCENT = 10;
+
+  /**
    * NATS server(s) with JetStream that change events are published to (`nats://host:4222`, a comma
    * list for a cluster; credentials in the URL). Unset: no events, no outbox rows. Or
    * `EVENTS_NATS_URL_FILE`. See [Change events](events.md).

@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import {
   BadRequestException,
   Body,
+  ConflictException,
   Controller,
   Delete,
   Get,
@@ -15,6 +16,7 @@ import {
   Param,
   PayloadTooLargeException,
   Post,
+  PreconditionFailedException,
   Put,
   Query,
   Req,
@@ -27,14 +29,17 @@ import {
   ApiBadRequestResponse,
   ApiBearerAuth,
   ApiBody,
+  ApiConflictResponse,
   ApiConsumes,
   ApiCreatedResponse,
+  ApiHeader,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiParam,
   ApiPayloadTooLargeResponse,
+  ApiPreconditionFailedResponse,
   ApiProduces,
   ApiTags,
   ApiUnprocessableEntityResponse,
@@ -42,17 +47,17 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
-import { adminHeaders } from '../common/api-headers.js';
+import { adminHeaders, responseHeaders } from '../common/api-headers.js';
 import { AdminScope, CurrentCaller } from '../common/auth.decorators.js';
 import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
 import { nextPageLink } from '../common/next-page-link.js';
 import type { EnvironmentVariables } from '../config/environment.js';
-import { ExportQuery, ImportQuery, ImportView, ListStoresQuery, parseColumns, StoreRequest, storeView, StoreView, StoreWrittenView } from './dto/admin-store.dto.js';
+import { ExportQuery, ImportQuery, ImportView, importView, ListStoresQuery, parseColumns, StoreRequest, storeView, StoreView, StoreWrittenView } from './dto/admin-store.dto.js';
 import { StoreAdminService } from './store-admin.service.js';
 import { STORE_CSV_COLUMNS } from './store-csv.js';
 import { StoreExportService } from './store-export.service.js';
-import { StoreImportError, StoreImportService } from './store-import.service.js';
+import { MAX_LISTED_CHANGES, StoreCatalogMovedError, StoreImportError, StoreImportService, StoreRemovalGuardError } from './store-import.service.js';
 
 /** The path of the CSV upload: the JSON body reader leaves its stream alone (json-body.ts). */
 export const STORE_IMPORT_PATH = '/admin/stores.csv';
@@ -164,13 +169,35 @@ export class AdminStoresController {
   @ApiOperation({
     operationId: 'adminImportStores',
     summary: 'Import a store list (CSV)',
-    description:
+    description: [
       'The CSV of `locations import`, uploaded as `text/csv` and streamed to a temporary file: every row is checked first, then all are written in one transaction, upserting by code. A bad file writes nothing and answers 422 listing the bad lines (the first 50, then how many more). An upload cut off writes nothing.',
+      '',
+      `Preview, then apply: a dry run (\`dry_run=true\`) lists every store it would add, update (each changed field, old and new) and remove, the first ${MAX_LISTED_CHANGES}, and answers the catalogue's version as \`ETag\`. The apply that sends it back as \`If-Match\` is refused with 412 when the catalogue changed meanwhile, through any instance or the command line, and then does exactly what the dry run listed. Without \`If-Match\` it applies to the catalogue as it is.`,
+      '',
+      'A `prune` that would remove more than `STORE_IMPORT_MAX_PRUNE_PERCENT` (10 %) of the catalogue is refused with 409 unless `expected_removals` states the number, as the dry run reported it.',
+    ].join('\n'),
   })
   @ApiConsumes('text/csv')
+  @ApiHeader({
+    name: 'If-Match',
+    required: false,
+    description: 'The `ETag` of a dry run (`"42"`): apply only if the catalogue is still at that version, else 412. Ignored by a dry run.',
+    schema: { type: 'string', example: '"42"' },
+  })
   @ApiBody({ description: `The CSV, header \`${STORE_CSV_COLUMNS.join(',')}\`.`, schema: { type: 'string', format: 'binary' } })
-  @ApiOkResponse({ description: 'Imported (or, with `dry_run`, checked).', type: ImportView })
-  @ApiBadRequestResponse({ description: 'A query parameter is invalid or unknown.', type: ErrorBody, example: { error: 400, message: 'dry_run must be true or false' } })
+  @ApiOkResponse({ description: 'Imported (or, with `dry_run`, checked), with the list of changes.', type: ImportView, headers: responseHeaders('ETag') })
+  @ApiBadRequestResponse({ description: 'A query parameter or `If-Match` is invalid or unknown.', type: ErrorBody, example: { error: 400, message: 'dry_run must be true or false' } })
+  @ApiConflictResponse({
+    description: 'The prune would remove more than `STORE_IMPORT_MAX_PRUNE_PERCENT` of the catalogue and `expected_removals` was not given, or it was and is not the number; nothing was written.',
+    type: ErrorBody,
+    example: { error: 409, message: 'this import would remove 212 of 391 stores (54.2 %), more than the 10 % (STORE_IMPORT_MAX_PRUNE_PERCENT) allowed without confirmation; nothing was written. Check the list with dry_run=true, then send expected_removals=212 to confirm' },
+  })
+  @ApiPreconditionFailedResponse({
+    description: "`If-Match` names a catalogue version that is no longer current: a store changed since the dry run. Nothing was written; the response's `ETag` is the current version. Check the file again.",
+    type: ErrorBody,
+    headers: responseHeaders('ETag'),
+    example: { error: 412, message: 'the store catalogue changed since the dry run (version 41, now 43); nothing was written. Check the file again (dry_run=true) and apply with its ETag' },
+  })
   @ApiPayloadTooLargeResponse({ description: 'The file is larger than STORE_IMPORT_MAX_BYTES (50 MiB by default).', type: ErrorBody, example: { error: 413, message: 'the file exceeds the limit of 52428800 bytes (STORE_IMPORT_MAX_BYTES)' } })
   @ApiUnsupportedMediaTypeResponse({ description: 'The body is not sent as text/csv.', type: ErrorBody, example: { error: 415, message: 'the store list must be sent as text/csv' } })
   @ApiUnprocessableEntityResponse({
@@ -181,6 +208,10 @@ export class AdminStoresController {
   async import(@CurrentCaller() caller: Caller, @Query() query: ImportQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<ImportView> {
     const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (type !== 'text/csv') throw new UnsupportedMediaTypeException('the store list must be sent as text/csv');
+    const dryRun = query.dry_run ?? false;
+    const prune = query.prune ?? false;
+    if (query.expected_removals !== undefined && !prune) throw new BadRequestException('expected_removals needs prune=true');
+    const ifVersions = parseIfMatch(req.headers['if-match']);
     const tooLarge = () => new PayloadTooLargeException(`the file exceeds the limit of ${this.maxImportBytes} bytes (STORE_IMPORT_MAX_BYTES)`);
     if (Number(req.headers['content-length'] ?? 0) > this.maxImportBytes) throw tooLarge();
     const dir = await mkdtemp(join(tmpdir(), 'plant-store-import-'));
@@ -203,17 +234,54 @@ export class AdminStoresController {
         // The client went away mid-upload: nothing was imported, and there is nobody to answer.
         throw new BadRequestException('the upload was cut off before its end; nothing was imported');
       }
-      const dryRun = query.dry_run ?? false;
+      const audit = { team: caller.team, tokenId: caller.tokenId };
       // Half of the process at most: searches and the other requests keep going meanwhile.
-      const summary = await this.imports.importFile(file, { dryRun, prune: query.prune ?? false, cpuShare: IMPORT_CPU_SHARE }).catch((error: unknown) => {
-        throw error instanceof StoreImportError ? new UnprocessableEntityException(error.message) : error;
+      const summary = await this.imports
+        .importFile(file, { dryRun, prune, ifVersions, expectedRemovals: query.expected_removals, cpuShare: IMPORT_CPU_SHARE })
+        .catch((error: unknown) => {
+          if (error instanceof StoreImportError) throw new UnprocessableEntityException(error.message);
+          if (error instanceof StoreCatalogMovedError) {
+            this.audit.log({ event: 'admin.stores.import_refused', ...audit, target: { reason: 'catalog_changed', expected: ifVersions, version: error.current } });
+            res.setHeader('ETag', `"${error.current}"`);
+            throw new PreconditionFailedException(`${error.message}. Check the file again (dry_run=true) and apply with its ETag`);
+          }
+          if (error instanceof StoreRemovalGuardError) {
+            this.audit.log({ event: 'admin.stores.import_refused', ...audit, target: { reason: 'removals', removals: error.removals, catalogSize: error.catalogSize, expected: error.expected } });
+            throw new ConflictException(`${error.message}. Check the list with dry_run=true, then send expected_removals=${error.removals} to confirm`);
+          }
+          throw error;
+        });
+      this.audit.log({
+        event: dryRun ? 'admin.stores.import_checked' : 'admin.stores.imported',
+        ...audit,
+        target: { read: summary.read, inserted: summary.inserted, updated: summary.updated, unchanged: summary.unchanged, pruned: summary.pruned, warnings: summary.warnings.length, dryRun, version: summary.version, ifMatch: ifVersions !== undefined },
       });
-      this.audit.log({ event: 'admin.stores.imported', team: caller.team, tokenId: caller.tokenId, target: { ...summary, warnings: summary.warnings.length, dryRun } });
-      return { read: summary.read, inserted: summary.inserted, updated: summary.updated, unchanged: summary.unchanged, pruned: summary.pruned, dry_run: dryRun, warnings: summary.warnings };
+      res.setHeader('ETag', `"${summary.version}"`);
+      return importView(summary, dryRun);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }
+}
+
+/** An entity tag of ours: the catalogue version in quotes. */
+const ENTITY_TAG = /^(W\/)?"([^"]*)"$/;
+
+/**
+ * `If-Match` (RFC 9110, 13.1.1) as the catalogue versions it accepts: undefined when absent or `*`
+ * (any catalogue), otherwise the versions of its strong tags. A weak tag, or one that is not a
+ * version of ours, matches nothing: the apply is refused with 412. A header that is not a list of
+ * entity tags is a 400.
+ */
+export function parseIfMatch(header: string | undefined): number[] | undefined {
+  if (header === undefined || header.trim() === '*') return undefined;
+  const versions: number[] = [];
+  for (const part of header.split(',')) {
+    const tag = ENTITY_TAG.exec(part.trim());
+    if (!tag) throw new BadRequestException('If-Match must be "*" or entity tags like "42", as the ETag of a dry run');
+    if (!tag[1] && /^(0|[1-9][0-9]{0,14})$/.test(tag[2])) versions.push(Number(tag[2]));
+  }
+  return versions;
 }
 
 /** Passes bytes through until `limit`, then fails the stream with the error of `tooLarge`. */

@@ -1,9 +1,11 @@
 import { createReadStream, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { parse } from 'csv-parse';
 import { DataSource, In, type EntityManager } from 'typeorm';
+import type { EnvironmentVariables } from '../config/environment.js';
 import { retryWriteConflicts } from '../database/database-errors.js';
 import { OutboxService } from '../events/outbox.service.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
@@ -25,6 +27,17 @@ export interface ImportOptions {
   /** Delete stores whose code is not in the file (only after the whole file is valid). */
   prune?: boolean;
   onProgress?: (progress: ImportProgress) => void;
+  /**
+   * Apply only if the catalogue is still at one of these versions (the `version` of a dry run):
+   * otherwise StoreCatalogMovedError and nothing is written. Ignored by a dry run.
+   */
+  ifVersions?: readonly number[];
+  /**
+   * The number of removals the caller expects from `prune`. When given it must equal the real
+   * number, and it is what lets a prune remove more than STORE_IMPORT_MAX_PRUNE_PERCENT of the
+   * catalogue (StoreRemovalGuardError otherwise). Ignored by a dry run.
+   */
+  expectedRemovals?: number;
   /**
    * The share of this process's time the import may take, from 0 (exclusive) to 1 (the default:
    * as fast as it goes). The server's import takes half, so that searches and other requests
@@ -54,6 +67,22 @@ class Pacer {
   }
 }
 
+/** The fields an import compares and writes, in the CSV's order. */
+const STORED_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
+export type StoredField = (typeof STORED_FIELDS)[number];
+
+export interface FieldChange {
+  field: StoredField;
+  old: string;
+  new: string;
+}
+
+/** One store an import adds, changes or removes: what a dry run lists for the operator. */
+export type StoreChange =
+  | { change: 'add'; line: number; code: string; name: string; city: string; state: string }
+  | { change: 'update'; line: number; code: string; name: string; fields: FieldChange[] }
+  | { change: 'remove'; code: string; name: string; city: string; state: string };
+
 export interface ImportSummary {
   read: number;
   inserted: number;
@@ -61,7 +90,26 @@ export interface ImportSummary {
   unchanged: number;
   pruned: number;
   warnings: string[];
+  /**
+   * The catalogue version the result holds for: the one a dry run was computed against (an apply
+   * that names it with `ifVersions` does exactly what the dry run listed), or the version after an apply.
+   */
+  version: number;
+  /** The stores in `stores` before the import. */
+  catalogSize: number;
+  /** The first MAX_LISTED_CHANGES changes: the file's adds and updates in its order, then the removals. */
+  changes: StoreChange[];
+  /** Whether `changes` was cut at MAX_LISTED_CHANGES (the counts stay exact). */
+  changesTruncated: boolean;
+  /** Whether `pruned` is more than the share an apply may remove without `expectedRemovals`. */
+  removalsNeedConfirmation: boolean;
 }
+
+/**
+ * How many changes an import lists. A thousand rows is what an operator can still read through
+ * (and about 200 KB of JSON); a file that changes more is checked by its counts and by sampling.
+ */
+export const MAX_LISTED_CHANGES = 1000;
 
 /** How many problems an error report lists before it says "and N more". */
 export const MAX_LISTED_PROBLEMS = 50;
@@ -69,6 +117,38 @@ export const MAX_LISTED_PROBLEMS = 50;
 const CHUNK = 500;
 const PRUNE_PAGE = 1000;
 const PROGRESS_EVERY_ROWS = 1000;
+
+/** An apply with `ifVersions` found the catalogue at another version: nothing was written. */
+export class StoreCatalogMovedError extends Error {
+  constructor(
+    readonly expected: readonly number[],
+    readonly current: number,
+  ) {
+    super(`the store catalogue changed since the dry run (version ${expected.join(' or ') || 'unknown'}, now ${current}); nothing was written`);
+  }
+}
+
+/**
+ * An apply whose `prune` removes more than STORE_IMPORT_MAX_PRUNE_PERCENT of the catalogue without
+ * `expectedRemovals`, or whose `expectedRemovals` is not the real number: nothing was written.
+ * Each door words the way to confirm (a query parameter, a command-line option).
+ */
+export class StoreRemovalGuardError extends Error {
+  constructor(
+    readonly removals: number,
+    readonly catalogSize: number,
+    readonly maxPercent: number,
+    readonly expected: number | undefined,
+  ) {
+    super(
+      expected === undefined
+        ? `this import would remove ${removals} of ${catalogSize} stores (${percentOf(removals, catalogSize)}), more than the ${maxPercent} % (STORE_IMPORT_MAX_PRUNE_PERCENT) allowed without confirmation; nothing was written`
+        : `this import would remove ${removals} stores, not the ${expected} expected; nothing was written`,
+    );
+  }
+}
+
+const percentOf = (part: number, whole: number) => `${whole === 0 ? 0 : Math.round((1000 * part) / whole) / 10} %`;
 
 export class StoreImportError extends Error {
   constructor(readonly problems: RowProblem[]) {
@@ -81,10 +161,18 @@ export class StoreImportError extends Error {
   }
 }
 
-const STORED_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
+/** A stored value as the CSV writes it (coordinates with their six decimals). */
+const asText = (field: StoredField, value: string | number) => (field === 'lat' || field === 'lng' ? Number(value).toFixed(6) : String(value));
 
-function sameStore(row: StoreRow, store: Store): boolean {
-  return STORED_FIELDS.every((field) => row[field] === store[field]);
+function changedFields(row: StoreRow, store: Store): FieldChange[] {
+  return STORED_FIELDS.filter((field) => row[field] !== store[field]).map((field) => ({ field, old: asText(field, store[field]), new: asText(field, row[field]) }));
+}
+
+/** The stores a prune removes: every id (they are deleted by id), details only for the ones listed. */
+interface Removals {
+  ids: number[];
+  listed: StoreChange[];
+  catalogSize: number;
 }
 
 type Record = { record: string[]; info: { empty_lines: number } };
@@ -103,48 +191,101 @@ export class StoreImportService {
     private readonly metrics: Metrics,
     private readonly catalog: StoreCatalog,
     private readonly outbox: OutboxService,
-  ) {}
+    config: ConfigService<EnvironmentVariables, true>,
+  ) {
+    this.maxPrunePercent = config.get('STORE_IMPORT_MAX_PRUNE_PERCENT', { infer: true });
+    this.mysql = dataSource.options.type !== 'better-sqlite3';
+  }
+
+  private readonly maxPrunePercent: number;
+  private readonly mysql: boolean;
 
   importFile(path: string, options: ImportOptions = {}): Promise<ImportSummary> {
     const totalBytes = statSync(path).size;
     return this.import(() => createReadStream(path), { ...options, onProgress: options.onProgress && ((p) => options.onProgress!({ ...p, totalBytes })) });
   }
 
-  /** `open` is called once per pass and must give the same content each time. */
+  /**
+   * `open` is called once per pass and must give the same content each time. In one transaction:
+   * the catalogue's version (locked on MySQL when `ifVersions` is given, so that no other write
+   * slips in between the check and the commit), the stores a prune removes and the removal
+   * guard, then the rows in chunks, the removals, and the version bumped when anything changed.
+   */
   async import(open: () => Readable, options: ImportOptions = {}): Promise<ImportSummary> {
     const pacer = new Pacer(options.cpuShare ?? 1);
     const { codes, read, warnings } = await this.validate(open, pacer, options.onProgress);
-    const summary: ImportSummary = { read, inserted: 0, updated: 0, unchanged: 0, pruned: 0, warnings: warnings.map(formatProblem) };
+    const apply = !options.dryRun;
+    const fresh = (): ImportSummary => ({
+      read,
+      inserted: 0,
+      updated: 0,
+      unchanged: 0,
+      pruned: 0,
+      warnings: warnings.map(formatProblem),
+      version: 0,
+      catalogSize: 0,
+      changes: [],
+      changesTruncated: false,
+      removalsNeedConfirmation: false,
+    });
+    let summary = fresh();
     const write = () => this.dataSource.transaction(async (manager) => {
-      Object.assign(summary, { inserted: 0, updated: 0, unchanged: 0, pruned: 0 });
-      let batch: StoreRow[] = [];
+      summary = fresh();
+      const guarded = apply && options.ifVersions !== undefined;
+      summary.version = await this.readVersion(manager, guarded);
+      if (guarded && !options.ifVersions!.includes(summary.version)) throw new StoreCatalogMovedError(options.ifVersions!, summary.version);
+      const removals = options.prune ? await this.removals(manager, codes) : undefined;
+      summary.catalogSize = removals?.catalogSize ?? (await manager.count(Store));
+      summary.pruned = removals?.ids.length ?? 0;
+      summary.removalsNeedConfirmation = summary.pruned > (summary.catalogSize * this.maxPrunePercent) / 100;
+      if (apply && (options.expectedRemovals !== undefined ? options.expectedRemovals !== summary.pruned : summary.removalsNeedConfirmation)) {
+        throw new StoreRemovalGuardError(summary.pruned, summary.catalogSize, this.maxPrunePercent, options.expectedRemovals);
+      }
+      let batch: Array<{ row: StoreRow; line: number }> = [];
       const flush = async () => {
-        await this.writeChunk(manager, batch, summary, !options.dryRun);
+        await this.writeChunk(manager, batch, summary, apply);
         batch = [];
       };
-      for await (const { row, rows, bytes } of this.rows(open)) {
+      for await (const { row, line, rows, bytes } of this.rows(open)) {
         await pacer.pause();
-        batch.push(row);
+        batch.push({ row, line });
         if (batch.length === CHUNK) await flush();
         if (rows % PROGRESS_EVERY_ROWS === 0) options.onProgress?.({ phase: 'write', rows, bytes });
       }
       await flush();
       options.onProgress?.({ phase: 'write', rows: read, bytes: Number.NaN });
-      if (options.prune) summary.pruned = await this.prune(manager, codes, !options.dryRun);
-      if (options.dryRun) return;
+      if (removals) {
+        this.list(summary, removals.listed);
+        if (apply) for (let i = 0; i < removals.ids.length; i += PRUNE_PAGE) await manager.delete(Store, removals.ids.slice(i, i + PRUNE_PAGE));
+      }
+      if (!apply) return;
       if (summary.inserted + summary.updated + summary.pruned > 0) {
         await manager.query('UPDATE store_catalog SET version = version + 1 WHERE id = 1');
+        summary.version++;
         await this.outbox.storesChanged(manager, { added: summary.inserted, updated: summary.updated, removed: summary.pruned });
       }
     });
     // A write conflict rolls the whole transaction back: the next try starts from the file again.
     await retryWriteConflicts(write);
-    if (!options.dryRun) {
+    if (apply) {
       for (const outcome of ['inserted', 'updated', 'unchanged', 'pruned'] as const) this.metrics.storeImportRows.inc({ outcome }, summary[outcome]);
       // Not after a dry run: the server's search index reloads at once (StoreCatalog.onChange).
       await this.catalog.changed();
     }
     return summary;
+  }
+
+  /** `store_catalog.version`, read first in the transaction; `lock`: FOR UPDATE on MySQL (SQLite's transactions run one at a time anyway). */
+  private async readVersion(manager: EntityManager, lock: boolean): Promise<number> {
+    const rows: Array<{ version: number | string }> = await manager.query(`SELECT version FROM store_catalog WHERE id = 1${lock && this.mysql ? ' FOR UPDATE' : ''}`);
+    return Number(rows[0].version);
+  }
+
+  /** Adds to the listed changes while there is room; the counts are kept elsewhere. */
+  private list(summary: ImportSummary, changes: StoreChange[]): void {
+    const room = MAX_LISTED_CHANGES - summary.changes.length;
+    if (changes.length > room) summary.changesTruncated = true;
+    summary.changes.push(...changes.slice(0, Math.max(0, room)));
   }
 
   /** First pass: every row checked, every problem collected; throws StoreImportError if there is any. */
@@ -209,32 +350,40 @@ export class StoreImportService {
   }
 
   /** Second pass: the rows, already known to be valid. */
-  private async *rows(open: () => Readable): AsyncGenerator<{ row: StoreRow; rows: number; bytes: number }> {
+  private async *rows(open: () => Readable): AsyncGenerator<{ row: StoreRow; line: number; rows: number; bytes: number }> {
     let rows = 0;
     for await (const { record, line, bytes, header } of this.records(open)) {
       if (header) continue;
       const { row } = validateStoreRecord(record, line, (zip) => this.geocoder.lookup(zip));
       if (!row) throw new Error(`line ${line} changed between the two passes over the file`);
       rows++;
-      yield { row, rows, bytes };
+      yield { row, line, rows, bytes };
     }
   }
 
-  private async writeChunk(manager: EntityManager, rows: StoreRow[], summary: ImportSummary, write: boolean): Promise<void> {
+  private async writeChunk(manager: EntityManager, rows: Array<{ row: StoreRow; line: number }>, summary: ImportSummary, write: boolean): Promise<void> {
     if (rows.length === 0) return;
-    const existing = new Map((await manager.findBy(Store, { code: In(rows.map((r) => r.code)) })).map((s) => [s.code, s]));
+    const existing = new Map((await manager.findBy(Store, { code: In(rows.map((r) => r.row.code)) })).map((s) => [s.code, s]));
     const now = new Date();
     const changed: Array<Partial<Store>> = [];
-    for (const row of rows) {
+    const listed: StoreChange[] = [];
+    for (const { row, line } of rows) {
       const current = existing.get(row.code);
-      if (current && sameStore(row, current)) {
+      const fields = current && changedFields(row, current);
+      if (fields?.length === 0) {
         summary.unchanged++;
         continue;
       }
-      if (current) summary.updated++;
-      else summary.inserted++;
+      if (fields) {
+        summary.updated++;
+        listed.push({ change: 'update', line, code: row.code, name: row.name, fields });
+      } else {
+        summary.inserted++;
+        listed.push({ change: 'add', line, code: row.code, name: row.name, city: row.city, state: row.state });
+      }
       changed.push({ ...row, updatedAt: now });
     }
+    this.list(summary, listed);
     if (!write || changed.length === 0) return;
     await manager
       .createQueryBuilder()
@@ -246,21 +395,24 @@ export class StoreImportService {
       .execute();
   }
 
-  /** Deletes (or, in a dry run, counts) the stores whose code the file does not have. */
-  private async prune(manager: EntityManager, keep: Map<string, number>, write: boolean): Promise<number> {
-    let pruned = 0;
+  /** The stores whose code the file does not have, read page by page in id order, and how many stores there are. */
+  private async removals(manager: EntityManager, keep: Map<string, number>): Promise<Removals> {
+    const removals: Removals = { ids: [], listed: [], catalogSize: 0 };
     for (let after = 0; ; ) {
       const page = await manager
         .createQueryBuilder(Store, 'store')
-        .select(['store.id', 'store.code'])
+        .select(['store.id', 'store.code', 'store.name', 'store.city', 'store.state'])
         .where('store.id > :after', { after })
         .orderBy('store.id', 'ASC')
         .limit(PRUNE_PAGE)
         .getMany();
-      const gone = page.filter((store) => !keep.has(store.code)).map((store) => store.id);
-      pruned += gone.length;
-      if (write && gone.length > 0) await manager.delete(Store, gone);
-      if (page.length < PRUNE_PAGE) return pruned;
+      removals.catalogSize += page.length;
+      for (const store of page) {
+        if (keep.has(store.code)) continue;
+        removals.ids.push(store.id);
+        if (removals.listed.length < MAX_LISTED_CHANGES) removals.listed.push({ change: 'remove', code: store.code, name: store.name, city: store.city, state: store.state });
+      }
+      if (page.length < PRUNE_PAGE) return removals;
       after = page[page.length - 1].id;
     }
   }

@@ -1,8 +1,39 @@
 import { Presets, SingleBar } from 'cli-progress';
-import type { Command } from 'commander';
-import { say, type WithApp } from '../common/command-line.js';
+import { InvalidArgumentError, type Command } from 'commander';
+import { CommandFailure, say, type WithApp } from '../common/command-line.js';
 import { StoreExportService } from './store-export.service.js';
-import { StoreImportService, type ImportProgress } from './store-import.service.js';
+import { StoreCatalogMovedError, StoreImportService, StoreRemovalGuardError, type ImportProgress, type ImportSummary } from './store-import.service.js';
+
+/** Exit codes a script can tell apart from a bad file (1): the catalogue moved since the dry run, the removal guard refused. */
+const EXIT_CATALOG_MOVED = 3;
+const EXIT_REMOVAL_GUARD = 4;
+
+function nonNegativeInteger(value: string): number {
+  if (!/^(0|[1-9][0-9]{0,14})$/.test(value)) throw new InvalidArgumentError('must be a whole number, 0 or more');
+  return Number(value);
+}
+
+/** Text for a table cell: JSON-quoted (white space and control characters show), cut at `max` characters. */
+const cell = (text: string, max = 40) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/**
+ * A dry run's changes as a table: one line per added or removed store, one per changed field of
+ * an updated store (`field: "old" -> "new"`), in the order of the file, removals last.
+ */
+export function changesTable(summary: ImportSummary): string {
+  if (summary.changes.length === 0) return 'no changes\n';
+  const rows: string[][] = [['CHANGE', 'LINE', 'CODE', 'NAME', 'WHAT']];
+  for (const change of summary.changes) {
+    const head = [change.change, change.change === 'remove' ? '-' : String(change.line), cell(change.code, 24), cell(change.name)];
+    if (change.change !== 'update') rows.push([...head, `${change.city}, ${change.state}`]);
+    else change.fields.forEach((field, i) => rows.push([...(i === 0 ? head : ['', '', '', '']), `${field.field}: ${JSON.stringify(field.old)} -> ${JSON.stringify(field.new)}`]));
+  }
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  const lines = rows.map((row) => row.map((value, column) => (column === row.length - 1 ? value : value.padEnd(widths[column]))).join('  ').trimEnd());
+  const listed = summary.inserted + summary.updated + summary.pruned;
+  if (summary.changesTruncated) lines.push(`… the first ${summary.changes.length} of ${listed} changes`);
+  return `${lines.join('\n')}\n`;
+}
 
 /**
  * Import progress on stderr: a bar on a terminal (cli-progress), otherwise a plain line
@@ -43,18 +74,47 @@ export function storesCommand(program: Command, withApp: WithApp): void {
 
   locations
     .command('import')
-    .description('Validate every row of a stores CSV, then upsert them by code in one transaction (nothing is written if any row is bad).')
+    .description(
+      'Validate every row of a stores CSV, then upsert them by code in one transaction (nothing is written if any row is bad). ' +
+        'A dry run prints every change as a table on stdout and the catalogue version to apply it with (--if-version).',
+    )
     .argument('<file>', 'CSV with header code,name,address,city,state,zip,lat,lng,monday,…,sunday')
-    .option('--dry-run', 'validate and report, write nothing')
+    .option('--dry-run', 'validate and list the changes, write nothing')
     .option('--prune', 'also delete stores whose code is not in the file')
-    .action((file: string, options: { dryRun?: boolean; prune?: boolean }) =>
+    .option('--if-version <version>', "apply only if the catalogue is still at this version (a dry run's), else exit 3 writing nothing", nonNegativeInteger)
+    .option('--expect-removals <count>', 'with --prune: the number of removals expected (as the dry run listed); needed above STORE_IMPORT_MAX_PRUNE_PERCENT', nonNegativeInteger)
+    .action((file: string, options: { dryRun?: boolean; prune?: boolean; ifVersion?: number; expectRemovals?: number }) =>
       withApp(async (app) => {
+        if (options.expectRemovals !== undefined && !options.prune) throw new InvalidArgumentError('--expect-removals needs --prune');
         const progress = progressReporter();
-        const summary = await app.get(StoreImportService).importFile(file, { ...options, onProgress: progress.onProgress }).finally(progress.stop);
+        const summary = await app
+          .get(StoreImportService)
+          .importFile(file, {
+            dryRun: options.dryRun,
+            prune: options.prune,
+            ifVersions: options.ifVersion === undefined ? undefined : [options.ifVersion],
+            expectedRemovals: options.expectRemovals,
+            onProgress: progress.onProgress,
+          })
+          .catch((error: unknown) => {
+            if (error instanceof StoreCatalogMovedError) {
+              throw new CommandFailure(`${error.message}. Check the file again with --dry-run and apply with its version`, EXIT_CATALOG_MOVED);
+            }
+            if (error instanceof StoreRemovalGuardError) {
+              throw new CommandFailure(`${error.message}. Check the list with --dry-run, then add --expect-removals ${error.removals} to confirm`, EXIT_REMOVAL_GUARD);
+            }
+            throw error;
+          })
+          .finally(progress.stop);
         for (const warning of summary.warnings.slice(0, 50)) say(`warning: ${warning}`);
         if (summary.warnings.length > 50) say(`… and ${summary.warnings.length - 50} more warnings`);
+        if (options.dryRun) process.stdout.write(changesTable(summary));
         const pruned = options.prune ? `, ${summary.pruned} pruned` : '';
         say(`${options.dryRun ? 'dry run, nothing written: ' : ''}${summary.read} rows read, ${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged${pruned}`);
+        if (options.dryRun) {
+          say(`catalogue version ${summary.version}: apply exactly these changes with --if-version ${summary.version}`);
+          if (summary.removalsNeedConfirmation) say(`${summary.pruned} of ${summary.catalogSize} stores would be removed: the apply needs --expect-removals ${summary.pruned}`);
+        } else say(`catalogue version ${summary.version}`);
       }),
     );
 

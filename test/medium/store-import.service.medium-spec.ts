@@ -7,6 +7,8 @@ import { storesCsv, WEEK_OPEN, type StoreInput } from '../support/stores.js';
 import { newMediumContext, type MediumContext } from './medium.factory.js';
 
 const HEADER = STORE_CSV_COLUMNS.join(',');
+/** The summary of an import that reads no row and changes nothing. */
+const NOTHING = { read: 0, inserted: 0, updated: 0, unchanged: 0, pruned: 0, warnings: [], changes: [], changesTruncated: false, removalsNeedConfirmation: false };
 /** A CSV line of a valid store, for files written by hand. */
 const line = (code: string, name = `Store ${code}`) => `${code},${name},1 Test Street,New York,NY,10001,,,${Object.values(WEEK_OPEN).map((h) => `"${h}"`).join(',')}`;
 const many = (count: number, from = 0) => Array.from({ length: count }, (_, i): StoreInput => ({ code: `C${String(from + i).padStart(5, '0')}`, name: `Store ${from + i}` }));
@@ -110,7 +112,7 @@ describe(StoreImportService.name, () => {
     it('takes the header in any case and spacing; a header alone imports nothing', async () => {
       const before = await untouched();
       const header = STORE_CSV_COLUMNS.map((column) => ` ${column.toUpperCase()} `).join(',');
-      await expect(run(`${header}\n`)).resolves.toEqual({ read: 0, inserted: 0, updated: 0, unchanged: 0, pruned: 0, warnings: [] });
+      await expect(run(`${header}\n`)).resolves.toEqual({ ...NOTHING, version: before.version, catalogSize: 1 });
       await expect(untouched()).resolves.toEqual(before);
     });
 
@@ -151,10 +153,28 @@ describe(StoreImportService.name, () => {
       const before = await untouched();
 
       const dry = await run(csv, { dryRun: true, prune: true });
-      expect(dry).toEqual({ read: 3, inserted: 2, updated: 1, unchanged: 0, pruned: 1, warnings: ['line 4, lat: is more than 100 miles from ZIP 10001'] });
+      expect(dry).toEqual({
+        read: 3,
+        inserted: 2,
+        updated: 1,
+        unchanged: 0,
+        pruned: 1,
+        warnings: ['line 4, lat: is more than 100 miles from ZIP 10001'],
+        version: before.version,
+        catalogSize: 2,
+        changes: [
+          { change: 'update', line: 2, code: 'KEEP', name: 'Renamed', fields: [{ field: 'name', old: 'Kept store', new: 'Renamed' }] },
+          { change: 'add', line: 3, code: 'NEW', name: 'New', city: 'New York', state: 'NY' },
+          { change: 'add', line: 4, code: 'FAR', name: 'Far', city: 'New York', state: 'NY' },
+          { change: 'remove', code: 'OLD', name: 'Gone from the file', city: 'New York', state: 'NY' },
+        ],
+        changesTruncated: false,
+        removalsNeedConfirmation: true,
+      });
       await expect(untouched()).resolves.toEqual(before);
 
-      await expect(run(csv, { prune: true })).resolves.toEqual(dry);
+      // Half the catalogue goes: the apply states the number the dry run gave, and does what it listed.
+      await expect(run(csv, { prune: true, expectedRemovals: 1 })).resolves.toEqual({ ...dry, version: before.version + 1 });
       await expect(stores()).resolves.toMatchObject([{ code: 'FAR' }, { code: 'KEEP', name: 'Renamed' }, { code: 'NEW' }]);
       await expect(version()).resolves.toBe(before.version + 1);
     });

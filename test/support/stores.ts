@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { STORE_CSV_COLUMNS } from '../../src/stores/store-csv.js';
-import { StoreImportService } from '../../src/stores/store-import.service.js';
+import { StoreImportService, type ImportOptions } from '../../src/stores/store-import.service.js';
 import type { TestApp } from './test-app.js';
 
 export const WEEK_OPEN = {
@@ -47,6 +47,6 @@ export function storesCsv(stores: StoreInput[]): string {
   return [STORE_CSV_COLUMNS.join(','), ...rows].join('\n') + '\n';
 }
 
-export function importStores(t: TestApp, csv: string, options?: { dryRun?: boolean; prune?: boolean }) {
+export function importStores(t: TestApp, csv: string, options?: ImportOptions) {
   return t.app.get(StoreImportService).import(() => Readable.from([csv]), options);
 }

@@ -4,6 +4,7 @@ import { IsString, ValidateBy, type ValidationArguments } from 'class-validator'
 import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
 import { ValidateUsState } from '../../geo/validate-us-state.js';
 import { STORE_CSV_COLUMNS, type StoreCsvColumn } from '../store-csv.js';
+import { MAX_LISTED_CHANGES, type ImportSummary } from '../store-import.service.js';
 import type { Store } from '../store.entity.js';
 import { WEEKDAYS } from '../store.entity.js';
 
@@ -124,6 +125,38 @@ export class ImportQuery {
 
   @QueryFlag('Also delete the stores whose code is not in the file (only once the whole file is valid). Default: false.')
   prune?: boolean;
+
+  @ValidateInteger({
+    optional: true,
+    query: true,
+    minimum: 0,
+    maximum: 100_000_000,
+    description:
+      'With `prune`: the number of stores the caller expects to be removed, as its dry run reported. It must match, and it is required when `prune` would remove more than `STORE_IMPORT_MAX_PRUNE_PERCENT` (10 %) of the catalogue; otherwise 409 and nothing is written. Ignored by a dry run.',
+    example: 12,
+  })
+  expected_removals?: number;
+}
+
+@ApiSchema({ name: 'AdminStoreFieldChange', description: 'One field of a store that an import changes: the stored value and the file\'s, as text (coordinates with six decimals).' })
+export class FieldChangeView {
+  @ApiProperty({ description: 'The CSV column.', enum: STORE_CSV_COLUMNS.filter((column) => column !== 'code'), example: 'name' }) field: string;
+  @ApiProperty({ description: 'The value stored now.', example: 'Fern & Fig Chelsea' }) old: string;
+  @ApiProperty({ description: 'The value of the file.', example: 'Fern & Fig West Chelsea' }) new: string;
+}
+
+@ApiSchema({
+  name: 'AdminStoreImportChange',
+  description: 'One store an import adds, updates or removes. Adds and updates carry the file\'s line; removals (by `prune`) have none.',
+})
+export class StoreChangeView {
+  @ApiProperty({ description: 'What happens to the store.', enum: ['add', 'update', 'remove'], example: 'update' }) change: 'add' | 'update' | 'remove';
+  @ApiProperty({ description: 'The line of the file the store is on (adds and updates).', type: 'integer', required: false, example: 7 }) line?: number;
+  @ApiProperty({ description: "The store's code.", example: 'NY-0042' }) code: string;
+  @ApiProperty({ description: "The store's name (the file's for adds and updates, the stored one for removals).", example: 'Fern & Fig West Chelsea' }) name: string;
+  @ApiProperty({ description: 'City (adds and removals).', required: false, example: 'New York' }) city?: string;
+  @ApiProperty({ description: 'State (adds and removals).', required: false, example: 'NY' }) state?: string;
+  @ApiProperty({ description: 'The fields that change (updates), in the CSV\'s order.', type: [FieldChangeView], required: false }) fields?: FieldChangeView[];
 }
 
 @ApiSchema({ name: 'AdminStoreImport', description: 'What an import did (or, in a dry run, would do).' })
@@ -135,6 +168,41 @@ export class ImportView {
   @ApiProperty({ description: 'Stores deleted by `prune`.', type: 'integer', example: 0 }) pruned: number;
   @ApiProperty({ description: 'Whether nothing was written (`dry_run`).', example: false }) dry_run: boolean;
   @ApiProperty({ description: 'Warnings by line (the first 50), e.g. coordinates far from the ZIP code.', type: [String], example: [] }) warnings: string[];
+  @ApiProperty({
+    description: "The store catalogue's version this answer holds for: the one a dry run was computed against, or the one an apply left. The same as the `ETag` header.",
+    type: 'integer',
+    example: 42,
+  })
+  version: number;
+  @ApiProperty({ description: 'Stores in the catalogue before the import.', type: 'integer', example: 391 }) catalog_size: number;
+  @ApiProperty({
+    description: `The stores added, updated (each changed field, old and new) and removed: the file's adds and updates in its order, then the removals; at most ${MAX_LISTED_CHANGES}.`,
+    type: [StoreChangeView],
+  })
+  changes: StoreChangeView[];
+  @ApiProperty({ description: `Whether \`changes\` was cut at ${MAX_LISTED_CHANGES} entries; the counts are exact either way.`, example: false }) changes_truncated: boolean;
+  @ApiProperty({
+    description: 'Whether `pruned` is more than `STORE_IMPORT_MAX_PRUNE_PERCENT` of the catalogue, so that an apply must state `expected_removals`.',
+    example: false,
+  })
+  removals_need_confirmation: boolean;
+}
+
+export function importView(summary: ImportSummary, dryRun: boolean): ImportView {
+  return {
+    read: summary.read,
+    inserted: summary.inserted,
+    updated: summary.updated,
+    unchanged: summary.unchanged,
+    pruned: summary.pruned,
+    dry_run: dryRun,
+    warnings: summary.warnings,
+    version: summary.version,
+    catalog_size: summary.catalogSize,
+    changes: summary.changes,
+    changes_truncated: summary.changesTruncated,
+    removals_need_confirmation: summary.removalsNeedConfirmation,
+  };
 }
 
 export function storeView(store: Store): StoreView {
