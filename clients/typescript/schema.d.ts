@@ -209,6 +209,10 @@ export interface paths {
         /**
          * Import a store list (CSV)
          * @description The CSV of `locations import`, uploaded as `text/csv` and streamed to a temporary file: every row is checked first, then all are written in one transaction, upserting by code. A bad file writes nothing and answers 422 listing the bad lines (the first 50, then how many more). An upload cut off writes nothing.
+         *
+         *     Preview, then apply: a dry run (`dry_run=true`) lists every store it would add, update (each changed field, old and new) and remove, the first 1000, and answers the catalogue's version as `ETag`. The apply that sends it back as `If-Match` is refused with 412 when the catalogue changed meanwhile, through any instance or the command line, and then does exactly what the dry run listed. Without `If-Match` it applies to the catalogue as it is.
+         *
+         *     A `prune` that would remove more than `STORE_IMPORT_MAX_PRUNE_PERCENT` (10 %) of the catalogue is refused with 409 unless `expected_removals` states the number, as the dry run reported it.
          */
         post: operations["adminImportStores"];
         delete?: never;
@@ -974,6 +978,61 @@ export interface components {
              */
             warnings: string[];
         };
+        /** @description One field of a store that an import changes: the stored value and the file's, as text (coordinates with six decimals). */
+        AdminStoreFieldChange: {
+            /**
+             * @description The CSV column.
+             * @example name
+             * @enum {string}
+             */
+            field: "name" | "address" | "city" | "state" | "zip" | "lat" | "lng" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday";
+            /**
+             * @description The value stored now.
+             * @example Fern & Fig Chelsea
+             */
+            old: string;
+            /**
+             * @description The value of the file.
+             * @example Fern & Fig West Chelsea
+             */
+            new: string;
+        };
+        /** @description One store an import adds, updates or removes. Adds and updates carry the file's line; removals (by `prune`) have none. */
+        AdminStoreImportChange: {
+            /**
+             * @description What happens to the store.
+             * @example update
+             * @enum {string}
+             */
+            change: "add" | "update" | "remove";
+            /**
+             * @description The line of the file the store is on (adds and updates).
+             * @example 7
+             */
+            line?: number;
+            /**
+             * @description The store's code.
+             * @example NY-0042
+             */
+            code: string;
+            /**
+             * @description The store's name (the file's for adds and updates, the stored one for removals).
+             * @example Fern & Fig West Chelsea
+             */
+            name: string;
+            /**
+             * @description City (adds and removals).
+             * @example New York
+             */
+            city?: string;
+            /**
+             * @description State (adds and removals).
+             * @example NY
+             */
+            state?: string;
+            /** @description The fields that change (updates), in the CSV's order. */
+            fields?: components["schemas"]["AdminStoreFieldChange"][];
+        };
         /** @description What an import did (or, in a dry run, would do). */
         AdminStoreImport: {
             /**
@@ -1011,6 +1070,28 @@ export interface components {
              * @example []
              */
             warnings: string[];
+            /**
+             * @description The store catalogue's version this answer holds for: the one a dry run was computed against, or the one an apply left. The same as the `ETag` header.
+             * @example 42
+             */
+            version: number;
+            /**
+             * @description Stores in the catalogue before the import.
+             * @example 391
+             */
+            catalog_size: number;
+            /** @description The stores added, updated (each changed field, old and new) and removed: the file's adds and updates in its order, then the removals; at most 1000. */
+            changes: components["schemas"]["AdminStoreImportChange"][];
+            /**
+             * @description Whether `changes` was cut at 1000 entries; the counts are exact either way.
+             * @example false
+             */
+            changes_truncated: boolean;
+            /**
+             * @description Whether `pruned` is more than `STORE_IMPORT_MAX_PRUNE_PERCENT` of the catalogue, so that an apply must state `expected_removals`.
+             * @example false
+             */
+            removals_need_confirmation: boolean;
         };
         /** @description Whether change events are published, and how many wait. */
         AdminChangeEvents: {
@@ -1073,6 +1154,8 @@ export interface components {
         AdminLocation: string;
         /** @description Present when more items follow: the next page (RFC 8288), with the same filters and `after` set to the last item of this page. */
         AdminLink: string;
+        /** @description The store catalogue's version that an import (or its dry run) was computed against or left behind, as a strong entity tag (`"42"`). Send it back in `If-Match` to apply only if the catalogue has not changed since. */
+        ETag: string;
         /** @description The bearer challenge (RFC 6750): `Bearer realm="plant-store"` when the header was missing, with `, error="invalid_token"` when the token was refused. */
         "WWW-Authenticate": string;
         /** @description The per-token request quota (IETF draft-ietf-httpapi-ratelimit-headers, structured field): `q` requests per window of `w` seconds. Sent on every response to a request whose token was accepted, while a per-token limit is configured (`TOKEN_RATE_LIMIT_PER_MINUTE` > 0). */
@@ -3274,8 +3357,13 @@ export interface operations {
                 dry_run?: boolean;
                 /** @description Also delete the stores whose code is not in the file (only once the whole file is valid). Default: false. */
                 prune?: boolean;
+                /** @description With `prune`: the number of stores the caller expects to be removed, as its dry run reported. It must match, and it is required when `prune` would remove more than `STORE_IMPORT_MAX_PRUNE_PERCENT` (10 %) of the catalogue; otherwise 409 and nothing is written. Ignored by a dry run. */
+                expected_removals?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The `ETag` of a dry run (`"42"`): apply only if the catalogue is still at that version, else 412. Ignored by a dry run. */
+                "If-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3286,9 +3374,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Imported (or, with `dry_run`, checked). */
+            /** @description Imported (or, with `dry_run`, checked), with the list of changes. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3299,7 +3388,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminStoreImport"];
                 };
             };
-            /** @description A query parameter is invalid or unknown. */
+            /** @description A query parameter or `If-Match` is invalid or unknown. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3350,6 +3439,45 @@ export interface operations {
                      * @example {
                      *       "error": 403,
                      *       "message": "this token is not an admin token; importing stores needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The prune would remove more than `STORE_IMPORT_MAX_PRUNE_PERCENT` of the catalogue and `expected_removals` was not given, or it was and is not the number; nothing was written. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 409,
+                     *       "message": "this import would remove 212 of 391 stores (54.2 %), more than the 10 % (STORE_IMPORT_MAX_PRUNE_PERCENT) allowed without confirmation; nothing was written. Check the list with dry_run=true, then send expected_removals=212 to confirm"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `If-Match` names a catalogue version that is no longer current: a store changed since the dry run. Nothing was written; the response's `ETag` is the current version. Check the file again. */
+            412: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 412,
+                     *       "message": "the store catalogue changed since the dry run (version 41, now 43); nothing was written. Check the file again (dry_run=true) and apply with its ETag"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -268,6 +268,76 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     expect(await page.locator('.table-panel tbody tr td:first-child').allInnerTexts()).toEqual(['ZZ-0001', 'ZZ-0002']);
   });
 
+  it('lists what a check would change, refuses an apply over a catalogue that moved, and asks for the number of a large removal', async () => {
+    // The catalogue as the export gives it, with 50 stores left out (more than 10 %), one renamed and one added.
+    const exported = await (await fetch(`${server.url}/admin/stores.csv`, { headers: { Authorization: `Bearer ${admin}` } })).text();
+    const [header, ...rows] = exported.trimEnd().split('\n');
+    const dropped = rows.filter((row) => !row.startsWith('ZZ-')).slice(-50);
+    const kept = rows.filter((row) => !dropped.includes(row)).map((row) => (row.startsWith('ZZ-0001,') ? row.replace('Console Test 1', 'Console Test One') : row));
+    const added = 'ZZ-0003,Console Test 3,3 Test Way,Hoboken,NJ,07030,40.743990,-74.032364,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed';
+    const file = join(files, 'next-month.csv');
+    writeFileSync(file, `${header}\n${[...kept, added].join('\n')}\n`);
+    const droppedCodes = dropped.map((row) => row.split(',')[0]).sort();
+    const stores = await storeCount();
+
+    await tab('Import and export');
+    await page.getByLabel('CSV file (or drop one here)').setInputFiles(file);
+    await page.getByLabel('Remove the stores that are not in the file').check();
+    await page.getByRole('button', { name: 'Check (dry run)' }).click();
+    await page.locator('table.change-list').waitFor();
+    const filter = (name: string) => page.getByRole('radio', { name });
+    for (const name of ['All (52)', 'Added (1)', 'Updated (1)', 'Removed (50)']) expect(await filter(name).count()).toBe(1);
+    await filter('Removed (50)').check();
+    const listed = page.locator('table.change-list > tbody > tr');
+    expect(await listed.count()).toBe(50);
+    expect((await page.locator('table.change-list > tbody > tr > td:nth-child(3)').allInnerTexts()).sort()).toEqual(droppedCodes);
+    expect(Number((await query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM stores WHERE code IN (${droppedCodes.map((c) => `'${c}'`).join(',')})`))[0].n)).toBe(50);
+    await filter('Updated (1)').check();
+    expect(await listed.count()).toBe(1);
+    expect(await page.locator('table.field-changes tbody tr').allInnerTexts()).toEqual(['name\tConsole Test 1\tConsole Test One']);
+    await filter('Added (1)').check();
+    expect(await listed.allInnerTexts()).toEqual([expect.stringMatching(/^Added\t\d+\tZZ-0003\tConsole Test 3\tHoboken, NJ$/)]);
+    const apply = page.getByRole('button', { name: 'Apply' });
+    expect(await apply.isDisabled()).toBe(true);
+    await page.getByLabel('Number of stores to remove').fill('49');
+    expect(await apply.isDisabled()).toBe(true);
+    await page.getByLabel('Number of stores to remove').fill('50');
+    expect(await apply.isDisabled()).toBe(false);
+    await expectAccessible('import (changes listed)');
+    await shot('import-changes');
+
+    // Another operator edits a store before the apply: the apply is refused and writes nothing.
+    const edited = await call('PUT', '/admin/stores/ZZ-0002', admin, { name: 'Edited elsewhere', address: '2 Test Way', city: 'Jersey City', state: 'NJ', zip: '07302', lat: '40.728000', lng: '-74.042000', monday: '9:00 AM - 5:00 PM', tuesday: '9:00 AM - 5:00 PM', wednesday: '9:00 AM - 5:00 PM', thursday: '9:00 AM - 5:00 PM', friday: '9:00 AM - 5:00 PM', saturday: 'Closed', sunday: 'Closed' });
+    expect(edited.status).toBe(200);
+    const version = await catalogVersion();
+    await apply.click();
+    const moved = page.locator('.moved[role="alert"]');
+    await moved.waitFor();
+    expect(await moved.innerText()).toContain('Nothing was written: the store list changed since this file was checked.');
+    expect(await storeCount()).toBe(stores);
+    expect(await catalogVersion()).toBe(version);
+    expect(await apply.isDisabled()).toBe(true);
+    await expectAccessible('import (refused, catalogue moved)');
+    await shot('import-moved');
+
+    // Checked again, the list shows that the apply now undoes the other operator's edit; the number must be typed again.
+    await page.getByRole('button', { name: 'Check again' }).click();
+    await filter('Updated (2)').waitFor();
+    await filter('Updated (2)').check();
+    expect(await page.locator('table.field-changes tbody tr').allInnerTexts()).toEqual(['name\tConsole Test 1\tConsole Test One', 'name\tEdited elsewhere\tConsole Test 2']);
+    expect(await apply.isDisabled()).toBe(true);
+    await page.getByLabel('Number of stores to remove').fill('50');
+    await apply.click();
+    await page.getByText('Imported:').waitFor();
+    expect(await page.locator('[data-count="pruned"]').innerText()).toBe('50');
+    expect(await storeCount()).toBe(stores - 50 + 1);
+    expect(await query(`SELECT code, name FROM stores WHERE code LIKE 'ZZ-%' ORDER BY code`)).toEqual([
+      { code: 'ZZ-0001', name: 'Console Test One' },
+      { code: 'ZZ-0002', name: 'Console Test 2' },
+      { code: 'ZZ-0003', name: 'Console Test 3' },
+    ]);
+  });
+
   it('issues, rotates and revokes a token, each shown once and checked through the API', async () => {
     await tab('Tokens');
     await page.getByLabel('Team', { exact: true }).first().fill('console-team');

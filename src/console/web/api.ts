@@ -86,15 +86,17 @@ export interface UploadProgress {
 
 /**
  * POSTs a file as text/csv with progress (fetch cannot report upload progress; XMLHttpRequest
- * can). Resolves with the parsed body of a 2xx, rejects with the ApiError of any other answer.
+ * can), with any `headers` besides (If-Match). Resolves with the parsed body of a 2xx and the
+ * answer's headers, rejects with the ApiError of any other answer.
  */
-export function uploadCsv<T>(path: string, file: Blob, onProgress: (progress: UploadProgress) => void): Promise<T> {
+export function uploadCsv<T>(path: string, file: Blob, onProgress: (progress: UploadProgress) => void, headers: Record<string, string> = {}): Promise<Answer<T>> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     const started = performance.now();
     xhr.open('POST', path);
     xhr.setRequestHeader('Authorization', `Bearer ${session.token ?? ''}`);
     xhr.setRequestHeader('Content-Type', 'text/csv');
+    for (const [name, value] of Object.entries(headers)) xhr.setRequestHeader(name, value);
     xhr.upload.onprogress = (event) => {
       const seconds = (performance.now() - started) / 1000;
       const rate = event.loaded / seconds;
@@ -107,7 +109,7 @@ export function uploadCsv<T>(path: string, file: Blob, onProgress: (progress: Up
       } catch {
         body = undefined;
       }
-      if (xhr.status >= 200 && xhr.status < 300) return resolve(body as T);
+      if (xhr.status >= 200 && xhr.status < 300) return resolve({ data: body as T, headers: responseHeaders(xhr) });
       const message = typeof body?.message === 'string' ? body.message : `${xhr.status} ${xhr.statusText}`;
       if (xhr.status === 401) signedOut(message);
       reject(new ApiError(xhr.status, message));
@@ -115,4 +117,14 @@ export function uploadCsv<T>(path: string, file: Blob, onProgress: (progress: Up
     xhr.onerror = () => reject(new ApiError(0, 'the upload failed: the service could not be reached'));
     xhr.send(file);
   });
+}
+
+/** An XMLHttpRequest's response headers as fetch's Headers. */
+function responseHeaders(xhr: XMLHttpRequest): Headers {
+  const headers = new Headers();
+  for (const line of xhr.getAllResponseHeaders().trim().split(/[\r\n]+/)) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+  }
+  return headers;
 }

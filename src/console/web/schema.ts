@@ -8,6 +8,7 @@ export type Store = Schemas['AdminStore'];
 export type Location = Schemas['Location'];
 export type Status = Schemas['AdminStatus'];
 export type ImportSummary = Schemas['AdminStoreImport'];
+export type StoreChange = Schemas['AdminStoreImportChange'];
 export type Token = Schemas['AdminToken'];
 export type IssuedToken = Schemas['AdminIssuedToken'] | Schemas['AdminTokenRotated'];
 export type ZipPoint = Schemas['AdminZipPoint'];
