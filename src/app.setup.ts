@@ -86,7 +86,7 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   app.use(helmet(HELMET_OPTIONS));
   const corsOrigins = config.get('CORS_ORIGINS', { infer: true });
   // CORS stays off (no Access-Control-* headers at all) unless origins are listed.
-  if (corsOrigins) app.enableCors({ origin: corsOrigins.split(',').map((o) => o.trim()), exposedHeaders: ['Location', 'Link', 'X-Request-Id', 'RateLimit-Policy', 'RateLimit', 'Retry-After'], maxAge: 600 });
+  if (corsOrigins) app.enableCors({ origin: corsOrigins.split(',').map((o) => o.trim()), exposedHeaders: ['Location', 'Link', 'X-Request-Id', 'RateLimit-Policy', 'RateLimit', 'Retry-After', 'Customer-Position', 'ETag'], maxAge: 600 });
   app.use(jsonBody(config.get('BODY_LIMIT_BYTES', { infer: true }), [`POST ${STORE_IMPORT_PATH}`]));
   if (options.docs) {
     SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json', yamlDocumentUrl: 'docs-yaml' });

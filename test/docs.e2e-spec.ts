@@ -170,6 +170,8 @@ describe('the published OpenAPI document, as a client team meets it', () => {
         if (status === '401') expected.push('WWW-Authenticate');
         if (status === '429') expected.push('Retry-After');
         if (method === 'get' && path === '/plants' && status === '200') expected.push('Link');
+        if (['/locations/nearest', '/admin/locations/nearest'].includes(path) && status === '200') expected.push('Customer-Position');
+        if (path === '/admin/stores.csv' && method === 'post' && ['200', '412'].includes(status)) expected.push('ETag');
         const headers = response.headers ?? {};
         const documented = Object.keys(headers).sort();
         if (JSON.stringify(documented) !== JSON.stringify(expected.sort())) wrong.push({ where: `${method} ${path} ${status}`, documented, expected });
@@ -184,7 +186,7 @@ describe('the published OpenAPI document, as a client team meets it', () => {
     expect(wrong).toEqual([]);
     // Always sent where documented: required. Sent only sometimes: not required.
     const required = Object.entries(doc.components!.headers! as Record<string, HeaderObject>).filter(([, h]) => h.required).map(([name]) => name);
-    expect(required.sort()).toEqual(['AdminLocation', 'Cache-Control', 'Location', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id']);
+    expect(required.sort()).toEqual(['AdminLocation', 'Cache-Control', 'Customer-Position', 'ETag', 'Location', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id']);
   });
 
   it('documents the body errors a probe really answers (a probe sent a body)', async () => {

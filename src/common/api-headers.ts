@@ -39,6 +39,12 @@ const RESPONSE_HEADERS = {
     description: 'Present when more items follow: the next page (RFC 8288), with the same filters and `after` set to the last item of this page.',
     schema: { type: 'string', example: '</admin/tokens?limit=100&after=100>; rel="next"' },
   },
+  'Customer-Position': {
+    description:
+      'Where the distances were measured from: `device` (the request\'s `lat` and `lng`), `address` (the street address, placed by the geocoder), or `zip` (the ZIP code\'s point: no street address, no geocoder, or no believable answer from it in time).',
+    required: true,
+    schema: { type: 'string', enum: ['address', 'zip', 'device'], example: 'zip' },
+  },
   ETag: {
     description:
       "The store catalogue's version that an import (or its dry run) was computed against or left behind, as a strong entity tag (`\"42\"`). Send it back in `If-Match` to apply only if the catalogue has not changed since.",

@@ -5,6 +5,7 @@ import { ApiCommonErrors } from '../common/api-errors.js';
 import { AdminScope } from '../common/auth.decorators.js';
 import type { EnvironmentVariables } from '../config/environment.js';
 import { OutboxService } from '../events/outbox.service.js';
+import { AddressGeocoder } from '../geo/address-geocoder.js';
 import { StoreCatalog } from '../stores/store-catalog.js';
 import { Readiness } from './readiness.js';
 
@@ -16,6 +17,19 @@ export class ChangeEventsStatusView {
   backlog: number | null;
 }
 
+@ApiSchema({ name: 'AdminGeocoder', description: 'The street-address geocoder (GEOCODER) of this instance. Readiness never depends on it.' })
+export class GeocoderStatusView {
+  @ApiProperty({ description: 'The engine: off, postgis, census, nominatim or pelias.', enum: ['off', 'postgis', 'census', 'nominatim', 'pelias'], example: 'postgis' }) engine: string;
+  @ApiProperty({
+    description: 'The circuit breaker: closed (in use), open (skipped after GEOCODER_BREAKER_FAILURES failures in a row), half_open (one request tries it again); null when off.',
+    enum: ['closed', 'open', 'half_open'],
+    nullable: true,
+    example: 'closed',
+  })
+  breaker: string | null;
+  @ApiProperty({ description: "Addresses in this instance's cache.", type: 'integer', example: 1234 }) cached: number;
+}
+
 @ApiSchema({ name: 'AdminStatus', description: "The service as an operator's console shows it at a glance." })
 export class AdminStatusView {
   @ApiProperty({ description: 'What GET /health/ready would say: true when this instance can serve.', example: true }) ready: boolean;
@@ -24,6 +38,7 @@ export class AdminStatusView {
   @ApiProperty({ description: 'The catalogue version, bumped by every import or store change; null when the database does not answer.', type: 'integer', nullable: true, example: 1 })
   catalog_version: number | null;
   @ApiProperty({ type: ChangeEventsStatusView }) change_events: ChangeEventsStatusView;
+  @ApiProperty({ type: GeocoderStatusView }) geocoder: GeocoderStatusView;
 }
 
 /**
@@ -41,6 +56,7 @@ export class AdminStatusController {
     private readonly readiness: Readiness,
     private readonly catalog: StoreCatalog,
     private readonly outbox: OutboxService,
+    private readonly geocoder: AddressGeocoder,
     config: ConfigService<EnvironmentVariables, true>,
   ) {
     this.stream = config.get('EVENTS_STREAM', { infer: true });
@@ -48,7 +64,7 @@ export class AdminStatusController {
 
   @Get()
   @AdminScope('reading the status')
-  @ApiOperation({ operationId: 'adminGetStatus', summary: 'Show the status', description: 'Readiness, store count and catalogue version, change events and their backlog. Answers 200 even when not ready.' })
+  @ApiOperation({ operationId: 'adminGetStatus', summary: 'Show the status', description: 'Readiness, store count and catalogue version, change events and their backlog, the geocoder and its breaker. Answers 200 even when not ready.' })
   @ApiOkResponse({ description: 'The status.', type: AdminStatusView })
   async status(): Promise<AdminStatusView> {
     const problem = (await this.readiness.problem()) ?? null;
@@ -62,6 +78,7 @@ export class AdminStatusController {
       stores: counts?.[0] ?? null,
       catalog_version: counts?.[1] ?? null,
       change_events: { enabled: events, stream: events ? this.stream : null, backlog: counts?.[2] ?? null },
+      geocoder: this.geocoder.state(),
     };
   }
 }

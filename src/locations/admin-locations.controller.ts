@@ -3,16 +3,32 @@ import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiP
 import type { Response } from 'express';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
 import { AdminScope } from '../common/auth.decorators.js';
+import { responseHeaders } from '../common/api-headers.js';
 import { ErrorBody } from '../common/error-body.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
-import { LocationsService } from './locations.service.js';
+import { LocationsService, sendNearest } from './locations.service.js';
 
 @ApiSchema({ name: 'AdminZipPoint', description: 'The point a search from this ZIP code starts at.' })
 export class ZipPointView {
   @ApiProperty({ description: 'The five-digit ZIP code.', example: '10001' }) zip: string;
   @ApiProperty({ description: 'Latitude.', example: 40.750633 }) lat: number;
   @ApiProperty({ description: 'Longitude.', example: -73.997177 }) lng: number;
+}
+
+@ApiSchema({ name: 'AdminCustomerPosition', description: 'Where a search with this body measures from, and the ZIP code point it would fall back to.' })
+export class CustomerPositionView {
+  @ApiProperty({ description: 'What the search measures from, as its `Customer-Position` header says.', enum: ['address', 'zip', 'device'], example: 'address' }) source: string;
+  @ApiProperty({ description: 'Latitude of the position.', example: 40.748441 }) lat: number;
+  @ApiProperty({ description: 'Longitude of the position.', example: -73.985664 }) lng: number;
+  @ApiProperty({ description: "The request's ZIP code point.", type: ZipPointView }) zip: ZipPointView;
+  @ApiProperty({
+    description: 'Why the street address was not used, when the request had one and a geocoder runs: no_match, implausible, timeout, error, rate_limited, malformed, breaker_open.',
+    type: 'string',
+    nullable: true,
+    example: null,
+  })
+  fallback: string | null;
 }
 
 /**
@@ -36,11 +52,27 @@ export class AdminLocationsController {
     summary: 'Search as a customer would',
     description: 'POST /locations/nearest for an admin token: the same request, the same checks and the same answer.',
   })
-  @ApiOkResponse({ type: NearestLocationsResponse, description: 'Code "Success" and the locations, as POST /locations/nearest answers.' })
+  @ApiOkResponse({ type: NearestLocationsResponse, description: 'Code "Success" and the locations, as POST /locations/nearest answers.', headers: responseHeaders('Customer-Position') })
   @ApiBadRequestResponse({ type: ErrorBody, description: 'Invalid request parameters, as for POST /locations/nearest.', example: { error: 400, message: 'unknown ZIP code 00000' } })
-  nearest(@Body() body: NearestLocationsRequest, @Res() res: Response): void {
-    res.status(200).setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.send(this.locations.nearest(body));
+  nearest(@Body() body: NearestLocationsRequest, @Res() res: Response): void | Promise<void> {
+    return sendNearest(res, this.locations.nearest(body));
+  }
+
+  @Post('locations/position')
+  @HttpCode(200)
+  @AdminScope('searching as a customer would')
+  @ApiBodyErrors()
+  @ApiOperation({
+    operationId: 'adminCustomerPosition',
+    summary: 'Where a search measures from',
+    description:
+      "The point POST /locations/nearest measures from for this body (the device's lat/lng, the geocoded street address, or the ZIP code's point) and the ZIP code point beside it, with the reason when a street address was not used: the console's two dots. The address is geocoded as for the search (and from the same cache).",
+  })
+  @ApiOkResponse({ description: 'The position.', type: CustomerPositionView })
+  @ApiBadRequestResponse({ type: ErrorBody, description: 'Invalid request parameters, as for POST /locations/nearest.', example: { error: 400, message: 'unknown ZIP code 00000' } })
+  async position(@Body() body: NearestLocationsRequest): Promise<CustomerPositionView> {
+    const position = await this.locations.position(body.customer_address);
+    return { source: position.source, ...position.point, zip: { zip: body.customer_address.zip.slice(0, 5), ...position.zipPoint }, fallback: position.fallback ?? null };
   }
 
   @Get('zips/:zip')

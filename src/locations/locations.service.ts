@@ -1,15 +1,41 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
+import type { Response } from 'express';
+import { AddressGeocoder, type FallbackReason, type PositionSource } from '../geo/address-geocoder.js';
 import type { Point } from '../geo/geo.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
-import type { NearestLocationsRequest } from './dto/nearest-locations.dto.js';
+import { Metrics } from '../metrics/metrics.js';
+import type { CustomerAddress, NearestLocationsRequest } from './dto/nearest-locations.dto.js';
 import { StoreIndex } from './store-index.js';
+
+/** Where a search measures from, and why: the `Customer-Position` header and the admin's position look-up. */
+export interface CustomerPosition {
+  point: Point;
+  source: PositionSource;
+  /** The request's ZIP code point (always looked up: an unknown ZIP code is a 400 whatever else is given). */
+  zipPoint: Point;
+  /** Why a street address was not used, when there was one to use. */
+  fallback?: FallbackReason;
+}
+
+/** A search's answer: the JSON of a NearestLocationsResponse and where it measured from. */
+export interface NearestAnswer {
+  body: Buffer;
+  source: PositionSource;
+}
 
 @Injectable()
 export class LocationsService {
+  private readonly counted: Record<PositionSource, { inc(): void }>;
+
   constructor(
     private readonly index: StoreIndex,
     private readonly geocoder: ZipGeocoder,
-  ) {}
+    private readonly addresses: AddressGeocoder,
+    private readonly metrics: Metrics,
+  ) {
+    // Bound once: the search's hot path counts without a label look-up.
+    this.counted = { address: metrics.searchPositions.labels('address'), zip: metrics.searchPositions.labels('zip'), device: metrics.searchPositions.labels('device') };
+  }
 
   /**
    * The customer's point: the packaged point of the ZIP's first five digits (the request DTO
@@ -23,11 +49,44 @@ export class LocationsService {
   }
 
   /**
+   * Where the search measures from: the device's `lat`/`lng` when given; else the street address
+   * through the geocoder, when there is one (GEOCODER) and the request has an address; else, and
+   * whenever the geocoder has no believable answer in time, the ZIP code's point. Synchronous
+   * unless the geocoder is asked, so that a ZIP search stays as cheap as it was.
+   */
+  position(address: CustomerAddress): CustomerPosition | Promise<CustomerPosition> {
+    const zipPoint = this.locate(address.zip);
+    if (address.lat !== undefined && address.lng !== undefined) return { point: { lat: address.lat, lng: address.lng }, source: 'device', zipPoint };
+    if (!this.addresses.enabled || !address.address?.trim()) return { point: zipPoint, source: 'zip', zipPoint };
+    return this.addresses.locate({ address: address.address, city: address.city, state: address.state, zip5: address.zip.slice(0, 5) }, zipPoint).then((answer): CustomerPosition => {
+      if ('point' in answer) return { point: answer.point, source: 'address', zipPoint };
+      this.metrics.geocoderFallbacks.inc({ reason: answer.fallback });
+      return { point: zipPoint, source: 'zip', zipPoint, fallback: answer.fallback };
+    });
+  }
+
+  /**
    * Stores within max_distance miles (boundary included), nearest first, ties by name then
    * code: the JSON of a NearestLocationsResponse, written by the store index (see nearestResponse).
    */
-  nearest(request: NearestLocationsRequest): Buffer {
-    const center = this.locate(request.customer_address.zip);
-    return this.index.nearestResponse(center, request.max_distance, request.limit);
+  nearest(request: NearestLocationsRequest): NearestAnswer | Promise<NearestAnswer> {
+    const position = this.position(request.customer_address);
+    return position instanceof Promise ? position.then((p) => this.answer(request, p)) : this.answer(request, position);
   }
+
+  private answer(request: NearestLocationsRequest, position: CustomerPosition): NearestAnswer {
+    this.counted[position.source].inc();
+    return { body: this.index.nearestResponse(position.point, request.max_distance, request.limit), source: position.source };
+  }
+}
+
+/**
+ * Sends a search's answer: the body comes as JSON bytes already (a NearestLocationsResponse, see
+ * StoreIndex.nearestResponse), so it is sent as is rather than returned for Nest to serialize again.
+ */
+export function sendNearest(res: Response, answer: NearestAnswer | Promise<NearestAnswer>): void | Promise<void> {
+  if (answer instanceof Promise) return answer.then((settled) => sendNearest(res, settled));
+  res.status(200).setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Customer-Position', answer.source);
+  res.send(answer.body);
 }

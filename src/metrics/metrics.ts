@@ -110,6 +110,45 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  // The street-address geocoder (GEOCODER): never an address in a label, only engines, outcomes and reasons.
+  readonly searchPositions = new Counter({
+    name: 'plant_store_search_positions_total',
+    help: 'Searches by where the customer position came from (the Customer-Position header): address (the geocoder), zip (the ZIP code\'s point), device (lat and lng of the request).',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+  readonly geocoderFallbacks = new Counter({
+    name: 'plant_store_geocoder_fallbacks_total',
+    help: 'Searches with a street address that used the ZIP code\'s point instead, by reason: no_match, implausible (far from the ZIP code or in another state), timeout, error, rate_limited, malformed, breaker_open.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly geocoderRequests = new Counter({
+    name: 'plant_store_geocoder_requests_total',
+    help: 'Requests to the geocoding engine by outcome: match, no_match, timeout, error, rate_limited, malformed.',
+    labelNames: ['engine', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly geocoderDuration = new Histogram({
+    name: 'plant_store_geocoder_request_duration_seconds',
+    help: 'Time the geocoding engine took to answer (or to time out).',
+    labelNames: ['engine'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly geocoderCache = new Counter({
+    name: 'plant_store_geocoder_cache_lookups_total',
+    help: 'Street addresses looked up in the geocoder\'s in-memory cache, by result (hit, miss).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly geocoderBreakerOpen = new Gauge({
+    name: 'plant_store_geocoder_breaker_open',
+    help: '1 while the geocoding engine is skipped after GEOCODER_BREAKER_FAILURES failures in a row (the circuit breaker is open or half-open), 0 otherwise.',
+    labelNames: ['engine'] as const,
+    registers: [this.registry],
+  });
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     const age: Gauge = new Gauge({
       name: 'plant_store_search_index_age_seconds',

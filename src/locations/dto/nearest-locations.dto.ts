@@ -29,10 +29,43 @@ function ValidateMiles({ default: fallback, maximum, ...options }: FieldOptions 
   return ValidateField({ type: 'number', format: 'float', default: fallback, minimum: 0, exclusiveMinimum: true, maximum, ...options }, isMiles);
 }
 
+/**
+ * The box of the US and its territories a device position must lie in: latitudes from American
+ * Samoa (-14.5) to the north of Alaska (71.4); longitudes west of the Virgin Islands (-64.6) back
+ * across the antimeridian to Guam (144.6 E), which takes in the Aleutians and the Northern Marianas.
+ */
+export const US_LATITUDES = [-15, 72] as const;
+export const US_LONGITUDES = { west: 144, east: -64 } as const;
+
+const inUsLatitudes = (value: number) => value >= US_LATITUDES[0] && value <= US_LATITUDES[1];
+const inUsLongitudes = (value: number) => value >= -180 && value <= 180 && (value <= US_LONGITUDES.east || value >= US_LONGITUDES.west);
+
+/** A device's coordinate: a JSON number of degrees in the US box, and given with its partner. */
+function ValidateDegrees(partner: 'lat' | 'lng', inRange: (value: number) => boolean, range: string, options: FieldOptions) {
+  return ValidateField(
+    { type: 'number', format: 'double', optional: true, ...options },
+    ValidateBy({
+      name: 'isUsDegrees',
+      validator: {
+        validate: (value: unknown, args?: ValidationArguments) =>
+          typeof value === 'number' && Number.isFinite(value) && inRange(value) && (args?.object as Record<string, unknown>)[partner] !== undefined,
+        defaultMessage: ({ property, value, object }: ValidationArguments) =>
+          typeof value === 'number' && Number.isFinite(value) && inRange(value) && (object as Record<string, unknown>)[partner] === undefined
+            ? `${property} and ${partner} must be given together`
+            : `${property} must be a number of degrees within the US and its territories (${range})`,
+      },
+    }),
+  );
+}
+
 const DEFAULT_MAX_DISTANCE = 5;
 const DEFAULT_LIMIT = 25;
 
-@ApiSchema({ name: 'CustomerAddress', description: "The customer's address; only the ZIP code decides the search point." })
+@ApiSchema({
+  name: 'CustomerAddress',
+  description:
+    "The customer's address, and optionally the device's position. The search measures from `lat`/`lng` when given; else, where the service has a geocoder (GEOCODER), from the street address; else from the ZIP code's point. The `Customer-Position` header of the answer says which.",
+})
 export class CustomerAddress {
   @ValidateText({ optional: true, description: 'Street address.', maxLength: 200, example: '350 5th Ave' })
   address?: string;
@@ -48,6 +81,20 @@ export class CustomerAddress {
     example: '10001',
   })
   zip: string;
+
+  @ValidateDegrees('lng', inUsLatitudes, '-15 to 72', {
+    description:
+      "The customer's latitude in degrees, e.g. from the phone's location (an extension of this service): with `lng`, it takes precedence over the address. Within the US and its territories: -15 to 72.",
+    example: 40.748441,
+  })
+  lat?: number;
+
+  @ValidateDegrees('lat', inUsLongitudes, '-180 to -64, or 144 to 180', {
+    description:
+      "The customer's longitude in degrees, with `lat`. Within the US and its territories: -180 to -64, or 144 to 180 (Guam, the Northern Marianas, the western Aleutians).",
+    example: -73.985664,
+  })
+  lng?: number;
 }
 
 @ApiSchema({ name: 'NearestLocationsRequest' })
@@ -102,7 +149,12 @@ export class Location {
   @ApiProperty({ type: BusinessHours }) business_hours: BusinessHours;
   @ApiProperty({ description: 'Latitude, carried as a string with six decimals.', example: '40.750650' }) lat: string;
   @ApiProperty({ description: 'Longitude, carried as a string with six decimals.', example: '-73.997293' }) lng: string;
-  @ApiProperty({ type: 'number', format: 'float', description: 'Great-circle distance from the customer\'s ZIP point, in miles, rounded to two decimals.', example: 0.42 })
+  @ApiProperty({
+    type: 'number',
+    format: 'float',
+    description: "Great-circle distance from the customer's position (see the `Customer-Position` header), in miles, rounded to two decimals.",
+    example: 0.42,
+  })
   distance: number;
 }
 
