@@ -54,6 +54,18 @@ describe('console: the store map’s view', () => {
     expect(grid.cellOf(600, 300)).toBe(-1);
   });
 
+  it('merges the marks of two cells side by side that would overlap (a town the grid cuts through)', () => {
+    // Two stores 0.2 pixels apart across a cell border, two far apart in cells side by side.
+    const x = Float32Array.from([CLUSTER_CELL - 0.1, CLUSTER_CELL + 0.1, 100, 100 + CLUSTER_CELL * 1.9]);
+    const y = Float32Array.from([40, 40, 200, 200]);
+    const grid = new ClusterGrid();
+    grid.build(x, y, HOME, W, H);
+    expect({ clusters: grid.clusters, singles: grid.singles }).toEqual({ clusters: 1, singles: 2 });
+    expect(grid.markOf(x[0], y[0])).toBe(grid.markOf(x[1], y[1]));
+    expect(grid.count[grid.markOf(x[1], y[1])]).toBe(2);
+    expect([grid.isSingle(x[1], y[1]), grid.isSingle(x[2], y[2]), grid.isSingle(x[3], y[3])]).toEqual([false, true, true]);
+  });
+
   it('anchors the grid to the map: a pan moves clusters, it does not regroup them', () => {
     const x = Float32Array.from({ length: 200 }, (_, n) => 300 + (n % 20) * 0.37);
     const y = Float32Array.from({ length: 200 }, (_, n) => 200 + Math.floor(n / 20) * 0.41);

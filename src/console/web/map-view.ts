@@ -17,6 +17,12 @@ export const MAX_ZOOM = 512;
 export const CLUSTER_CELL = 16;
 
 export const HOME: View = { k: 1, tx: 0, ty: 0 };
+const NEIGHBOURS_AFTER = [
+  [1, 0],
+  [-1, 1],
+  [0, 1],
+  [1, 1],
+] as const;
 
 /**
  * The view kept inside the map: the zoom between the limits, and the offset such that the map
@@ -56,17 +62,25 @@ export function clusterLabel(count: number): string {
   return count < 1000 ? String(count) : `${Math.round(count / 1000)}k`;
 }
 
-/** A cluster's radius in CSS pixels: larger with more stores, within its cell's reach. */
+/**
+ * A cluster's radius in CSS pixels: larger with more stores, up to half a cell, so that the
+ * circles of neighbouring cells overlap little and their counts stay readable.
+ */
 export function clusterRadius(count: number): number {
-  return Math.min(10, 5 + 1.1 * Math.log2(count));
+  return Math.min(CLUSTER_CELL / 2, 5 + 0.75 * Math.log2(count));
 }
+
+/** The radius a mark takes on screen: a dot's half-width, or a cluster's circle. */
+const markRadius = (count: number) => (count === 1 ? 2 : clusterRadius(count));
 
 /**
  * The marks of one frame: the stores in view sorted into a screen grid of CLUSTER_CELL pixels,
  * anchored to the map (cell = floor(base * k / CLUSTER_CELL)), not to the canvas, so that a pan
  * moves the clusters with the map instead of regrouping them. A cell holding one store draws that
- * store; a cell holding more draws one cluster at their mean position. Only cells that touch
- * the canvas are counted. The arrays are reused from frame to frame (no allocation per store).
+ * store; a cell holding more draws one cluster at their mean position. A grid cuts through a
+ * town, though: two cells side by side whose marks would overlap are then merged into one (once,
+ * into the earlier cell in reading order, its "owner"). Only cells that touch the canvas are
+ * counted. The arrays are reused from frame to frame (no allocation per store).
  */
 export class ClusterGrid {
   columns = 0;
@@ -78,6 +92,8 @@ export class ClusterGrid {
   /** Per cell: how many stores, the first of them, the sum of their screen positions. */
   count = new Int32Array(0);
   first = new Int32Array(0);
+  /** The cell whose mark holds this cell's stores: itself, or the neighbour it was merged into. */
+  owner = new Int32Array(0);
   sumX = new Float64Array(0);
   sumY = new Float64Array(0);
   /** Cells with two or more stores, and how many stores are drawn on their own. */
@@ -99,6 +115,7 @@ export class ClusterGrid {
     if (this.count.length < cells) {
       this.count = new Int32Array(cells);
       this.first = new Int32Array(cells);
+      this.owner = new Int32Array(cells);
       this.sumX = new Float64Array(cells);
       this.sumY = new Float64Array(cells);
     } else {
@@ -122,6 +139,33 @@ export class ClusterGrid {
         sumY[cell] += sy;
       }
     }
+    const { owner } = this;
+    for (let cell = 0; cell < cells; cell++) owner[cell] = cell;
+    if (this.clustered) {
+      for (let row = 0; row < rows; row++) {
+        for (let column = 0; column < columns; column++) {
+          const cell = row * columns + column;
+          if (count[cell] === 0 || owner[cell] !== cell) continue;
+          // The neighbours after this cell in reading order: right, and the three below.
+          for (const [dc, dr] of NEIGHBOURS_AFTER) {
+            const c = column + dc;
+            const r = row + dr;
+            if (c < 0 || c >= columns || r >= rows) continue;
+            const other = r * columns + c;
+            if (count[other] === 0 || owner[other] !== other) continue;
+            const reach = markRadius(count[cell]) + markRadius(count[other]);
+            const dx = sumX[cell] / count[cell] - sumX[other] / count[other];
+            const dy = sumY[cell] / count[cell] - sumY[other] / count[other];
+            if (dx * dx + dy * dy >= reach * reach) continue;
+            count[cell] += count[other];
+            sumX[cell] += sumX[other];
+            sumY[cell] += sumY[other];
+            count[other] = 0;
+            owner[other] = cell;
+          }
+        }
+      }
+    }
     let clusters = 0;
     let singles = 0;
     for (let cell = 0; cell < cells; cell++) {
@@ -139,9 +183,15 @@ export class ClusterGrid {
     return column >= 0 && column < this.columns && row >= 0 && row < this.rows ? row * this.columns + column : -1;
   }
 
+  /** The cell whose mark holds a store at base (x, y) (its cluster, after merging), or -1. */
+  markOf(x: number, y: number): number {
+    const cell = this.cellOf(x, y);
+    return cell < 0 ? -1 : this.owner[cell];
+  }
+
   /** Whether a store at base (x, y) is drawn as its own dot in this frame. */
   isSingle(x: number, y: number): boolean {
-    const cell = this.cellOf(x, y);
-    return cell >= 0 && (!this.clustered || this.count[cell] === 1);
+    const mark = this.markOf(x, y);
+    return mark >= 0 && (!this.clustered || this.count[mark] === 1);
   }
 }

@@ -182,13 +182,14 @@ export class StoreMap {
     const grid = this.currentGrid();
     if (!grid.clustered) return undefined;
     const { tx, ty } = this.view;
-    // A cluster is drawn at its members' mean, which lies inside its cell: look at the cells around.
+    // A cluster is drawn at its members' mean, inside its cell or the neighbour merged into it:
+    // the cells two around the pointer's hold every cluster whose circle can reach it.
     const column = Math.floor((px - tx) / CLUSTER_CELL) - grid.column0;
     const row = Math.floor((py - ty) / CLUSTER_CELL) - grid.row0;
     let found: ClusterMark | undefined;
     let bestDistance = Infinity;
-    for (let r = Math.max(0, row - 1); r <= Math.min(grid.rows - 1, row + 1); r++) {
-      for (let c = Math.max(0, column - 1); c <= Math.min(grid.columns - 1, column + 1); c++) {
+    for (let r = Math.max(0, row - 2); r <= Math.min(grid.rows - 1, row + 2); r++) {
+      for (let c = Math.max(0, column - 2); c <= Math.min(grid.columns - 1, column + 2); c++) {
         const cell = r * grid.columns + c;
         const count = grid.count[cell];
         if (count < 2) continue;
@@ -210,7 +211,7 @@ export class StoreMap {
     let x1 = -Infinity;
     let y1 = -Infinity;
     for (let n = 0; n < this.x.length; n++) {
-      if (grid.cellOf(this.x[n], this.y[n]) !== cluster.cell) continue;
+      if (grid.markOf(this.x[n], this.y[n]) !== cluster.cell) continue;
       x0 = Math.min(x0, this.x[n]);
       y0 = Math.min(y0, this.y[n]);
       x1 = Math.max(x1, this.x[n]);
