@@ -60,8 +60,7 @@ export interface ClusterMark {
  * the hovered one). The base canvas carries, for tests and the status line, the number of stores
  * placed on the map in `data-drawn` (those without a place in `data-off-map`), the zoom in
  * `data-zoom`, and the clusters and lone dots of the last frame in `data-clusters` and
- * `data-singles`; `data-projection` (scale, x, y) and `data-view` (k, tx, ty) let a test find a
- * place on screen.
+ * `data-singles`, and the view (k, tx, ty) in `data-view`.
  */
 export class StoreMap {
   private projection: GeoProjection = geoAlbersUsaTerritories();
@@ -382,7 +381,6 @@ export class StoreMap {
       ],
       STATES,
     );
-    this.base.dataset.projection = `${this.projection.scale()} ${this.projection.translate().join(' ')}`;
     // The outlines as paths at the base scale, once: each frame only transforms them.
     this.statesPath = this.pathOf(STATES);
     this.bordersPath = this.pathOf(BORDERS);
