@@ -145,7 +145,7 @@ describe(`the console's store map zooms and clusters, in Chromium (${engine})`, 
   });
 
   it('zooms in on a cluster that is clicked', async () => {
-    await page.getByRole('button', { name: 'Show the whole country' }).click();
+    await page.getByRole('button', { name: 'Reset the map to the whole country' }).click();
     await zoomWhere(1);
     const cluster = await pixelOf([0x24, 0x50, 0x7a]);
     expect(cluster).toBeDefined();

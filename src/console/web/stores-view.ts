@@ -237,7 +237,7 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
         <div class="zoom" role="group" aria-label="Map zoom">
           <button type="button" aria-label="Zoom in" onClick=${() => map?.zoomBy(2)}>+</button>
           <button type="button" aria-label="Zoom out" onClick=${() => map?.zoomBy(0.5)}>−</button>
-          <button type="button" aria-label="Show the whole country" onClick=${() => map?.reset()}>Reset</button>
+          <button type="button" aria-label="Reset the map to the whole country" onClick=${() => map?.reset()}>Reset</button>
         </div>
         ${hover?.store && html`<div class="tooltip" style=${`left:${hover.x + 12}px;top:${hover.y + 12}px`}><${StoreCard} store=${hover.store} /></div>`}
         ${hover?.cluster && html`<div class="tooltip" style=${`left:${hover.x + 12}px;top:${hover.y + 12}px`}>${hover.cluster} stores here: click to zoom in</div>`}
