@@ -183,8 +183,9 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
   };
 
   const pointer = (event: MouseEvent) => {
-    // The zoom buttons sit on the map too: only the canvas's own points count.
-    if (!map || event.target !== baseRef.current) return;
+    // The zoom buttons sit on the map too: only the canvas's own points count. While a button
+    // is held the map is being dragged: no tooltip (and no re-render of this view per move).
+    if (!map || event.target !== baseRef.current || (event.type === 'mousemove' && event.buttons !== 0)) return;
     const box = (event.target as HTMLCanvasElement).getBoundingClientRect();
     const x = event.clientX - box.left;
     const y = event.clientY - box.top;
