@@ -173,6 +173,17 @@ describe(`the console's store map zooms and clusters, in Chromium (${engine})`, 
     await zoomWhere(1);
     await page.getByRole('button', { name: 'Zoom in' }).click();
     await zoomWhere(2);
+    // A drag moves the map by as much as the mouse, at the same zoom, and picks no store.
+    const [, tx, ty] = await view();
+    const { x, y } = await box();
+    await page.mouse.move(x + 300, y + 200);
+    await page.mouse.down();
+    for (const step of [1, 2, 3, 4]) await page.mouse.move(x + 300 - 20 * step, y + 200 - 10 * step);
+    await page.mouse.up();
+    await page.waitForFunction((was) => document.querySelector<HTMLElement>('#store-map')!.dataset.view !== was, `2 ${tx} ${ty}`);
+    const [k2, tx2, ty2] = await view();
+    expect([k2, tx2 - tx, ty2 - ty]).toEqual([2, -80, -40]);
+    expect(await page.locator('.store-card').count()).toBe(0);
     await page.getByRole('button', { name: 'Zoom out' }).click();
     await zoomWhere(1);
   });
