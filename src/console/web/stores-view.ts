@@ -127,7 +127,7 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
   const [mapError, setMapError] = useState<string>();
   const [points, setPoints] = useState<StorePoints>();
   const [storeCount, setStoreCount] = useState<number>();
-  const [hover, setHover] = useState<{ store?: Store; x: number; y: number }>();
+  const [hover, setHover] = useState<{ store?: Store; cluster?: number; x: number; y: number }>();
   const [selected, setSelected] = useState<Store>();
   const [editing, setEditing] = useState<Store>();
   const [filter, setFilter] = useState({ state: '', q: '' });
@@ -138,6 +138,8 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
 
   useEffect(() => {
     const created = new StoreMap(baseRef.current!, overlayRef.current!);
+    // A zoom or a pan moves the dots away from under a tooltip: the next pointer move finds it again.
+    created.onViewChange = () => (created.setHovered(-1), setHover(undefined));
     setMap(created);
     return () => created.destroy();
   }, []);
@@ -181,13 +183,20 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
   };
 
   const pointer = (event: MouseEvent) => {
-    if (!map) return;
-    const box = (event.target as HTMLElement).getBoundingClientRect();
+    // The zoom buttons sit on the map too: only the canvas's own points count. While a button
+    // is held the map is being dragged: no tooltip (and no re-render of this view per move).
+    if (!map || event.target !== baseRef.current || (event.type === 'mousemove' && event.buttons !== 0)) return;
+    const box = (event.target as HTMLCanvasElement).getBoundingClientRect();
     const x = event.clientX - box.left;
     const y = event.clientY - box.top;
     const store = map.storeAt(x, y);
     map.setHovered(store);
-    if (store < 0) return setHover(undefined);
+    if (store < 0) {
+      // A cluster says how many stores it holds; its click (zooming in) is the map's own.
+      const cluster = event.type === 'click' ? undefined : map.clusterAt(x, y);
+      clearTimeout(hoverTimer.current);
+      return setHover(cluster && { cluster: cluster.count, x, y });
+    }
     const code = map.code(store);
     setHover((now) => (now && map.storeAt(now.x, now.y) === store ? { ...now, x, y } : { x, y }));
     // A store's details are asked for once the pointer rests on its dot (not for every dot it
@@ -222,10 +231,17 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
     <section aria-labelledby="map-heading" class="map-panel">
       <h2 id="map-heading">Stores on the map</h2>
       <p role="status">${mapError ? html`<span class="error">${mapError}</span>` : storeCount === undefined ? 'Loading the stores…' : `${storeCount} stores. Point at a dot for its details, click to keep them.`}</p>
+      <p class="hint" id="map-help">Zoom with the wheel, a pinch or the buttons; drag to move. A numbered circle is that many stores close together: click it to zoom in. With the map focused: + and − zoom, the arrow keys move, 0 shows the whole country.</p>
       <div class="map" onMouseMove=${pointer} onClick=${pointer} onMouseLeave=${() => (map?.setHovered(-1), setHover(undefined))}>
-        <canvas ref=${baseRef} id="store-map" role="img" aria-label=${`Map of ${storeCount ?? 0} stores`}></canvas>
+        <canvas ref=${baseRef} id="store-map" tabindex="0" role="application" aria-roledescription="map" aria-label=${`Map of ${storeCount ?? 0} stores`} aria-describedby="map-help"></canvas>
         <canvas ref=${overlayRef} class="overlay" aria-hidden="true"></canvas>
+        <div class="zoom" role="group" aria-label="Map zoom">
+          <button type="button" aria-label="Zoom in" onClick=${() => map?.zoomBy(2)}>+</button>
+          <button type="button" aria-label="Zoom out" onClick=${() => map?.zoomBy(0.5)}>−</button>
+          <button type="button" aria-label="Reset the map to the whole country" onClick=${() => map?.reset()}>Reset</button>
+        </div>
         ${hover?.store && html`<div class="tooltip" style=${`left:${hover.x + 12}px;top:${hover.y + 12}px`}><${StoreCard} store=${hover.store} /></div>`}
+        ${hover?.cluster && html`<div class="tooltip" style=${`left:${hover.x + 12}px;top:${hover.y + 12}px`}>${hover.cluster} stores here: click to zoom in</div>`}
       </div>
       ${selected && !editing && html`<${StoreCard} store=${selected} onEdit=${() => setEditing(selected)} onDelete=${() => void remove(selected)} />`}
       <${CustomerSearch} map=${map} onResults=${(locations?: Location[]) => map?.setHighlighted(locations ?? [])} />
