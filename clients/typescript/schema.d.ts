@@ -124,7 +124,7 @@ export interface paths {
         put?: never;
         /**
          * Find the nearest store locations
-         * @description Stores within `max_distance` miles of the customer's ZIP code point (great-circle distance, boundary included), nearest first, at most `limit` of them.
+         * @description Stores within `max_distance` miles of the customer (great-circle distance, boundary included), nearest first, at most `limit` of them. The customer's position is the device's `lat`/`lng` when the request has them; else, where the service runs a geocoder, the street address; else the ZIP code's point. The `Customer-Position` header says which was used.
          */
         post: operations["findNearestLocations"];
         delete?: never;
@@ -147,6 +147,26 @@ export interface paths {
          * @description POST /locations/nearest for an admin token: the same request, the same checks and the same answer.
          */
         post: operations["adminFindNearestLocations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/locations/position": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Where a search measures from
+         * @description The point POST /locations/nearest measures from for this body (the device's lat/lng, the geocoded street address, or the ZIP code's point) and the ZIP code point beside it, with the reason when a street address was not used: the console's two dots. The address is geocoded as for the search (and from the same cache).
+         */
+        post: operations["adminCustomerPosition"];
         delete?: never;
         options?: never;
         head?: never;
@@ -298,7 +318,7 @@ export interface paths {
         };
         /**
          * Show the status
-         * @description Readiness, store count and catalogue version, change events and their backlog. Answers 200 even when not ready.
+         * @description Readiness, store count and catalogue version, change events and their backlog, the geocoder and its breaker. Answers 200 even when not ready.
          */
         get: operations["adminGetStatus"];
         put?: never;
@@ -583,7 +603,7 @@ export interface components {
              */
             tag?: string;
         };
-        /** @description The customer's address; only the ZIP code decides the search point. */
+        /** @description The customer's address, and optionally the device's position. The search measures from `lat`/`lng` when given; else, where the service has a geocoder (GEOCODER), from the street address; else from the ZIP code's point. The `Customer-Position` header of the answer says which. */
         CustomerAddress: {
             /**
              * @description Street address.
@@ -605,6 +625,18 @@ export interface components {
              * @example 10001
              */
             zip: string;
+            /**
+             * Format: double
+             * @description The customer's latitude in degrees, e.g. from the phone's location (an extension of this service): with `lng`, it takes precedence over the address. Within the US and its territories: -15 to 72.
+             * @example 40.748441
+             */
+            lat?: number;
+            /**
+             * Format: double
+             * @description The customer's longitude in degrees, with `lat`. Within the US and its territories: -180 to -64, or 144 to 180 (Guam, the Northern Marianas, the western Aleutians).
+             * @example -73.985664
+             */
+            lng?: number;
         };
         NearestLocationsRequest: {
             customer_address: components["schemas"]["CustomerAddress"];
@@ -700,7 +732,7 @@ export interface components {
             lng: string;
             /**
              * Format: float
-             * @description Great-circle distance from the customer's ZIP point, in miles, rounded to two decimals.
+             * @description Great-circle distance from the customer's position (see the `Customer-Position` header), in miles, rounded to two decimals.
              * @example 0.42
              */
             distance: number;
@@ -731,6 +763,32 @@ export interface components {
              * @example -73.997177
              */
             lng: number;
+        };
+        /** @description Where a search with this body measures from, and the ZIP code point it would fall back to. */
+        AdminCustomerPosition: {
+            /**
+             * @description What the search measures from, as its `Customer-Position` header says.
+             * @example address
+             * @enum {string}
+             */
+            source: "address" | "zip" | "device";
+            /**
+             * @description Latitude of the position.
+             * @example 40.748441
+             */
+            lat: number;
+            /**
+             * @description Longitude of the position.
+             * @example -73.985664
+             */
+            lng: number;
+            /** @description The request's ZIP code point. */
+            zip: components["schemas"]["AdminZipPoint"];
+            /**
+             * @description Why the street address was not used, when the request had one and a geocoder runs: no_match, implausible, timeout, error, rate_limited, malformed, breaker_open.
+             * @example null
+             */
+            fallback: string | null;
         };
         /** @description A store as stored: what searches answer with, and its code. */
         AdminStore: {
@@ -1111,6 +1169,26 @@ export interface components {
              */
             backlog: number | null;
         };
+        /** @description The street-address geocoder (GEOCODER) of this instance. Readiness never depends on it. */
+        AdminGeocoder: {
+            /**
+             * @description The engine: off, postgis, census, nominatim or pelias.
+             * @example postgis
+             * @enum {string}
+             */
+            engine: "off" | "postgis" | "census" | "nominatim" | "pelias";
+            /**
+             * @description The circuit breaker: closed (in use), open (skipped after GEOCODER_BREAKER_FAILURES failures in a row), half_open (one request tries it again); null when off.
+             * @example closed
+             * @enum {string|null}
+             */
+            breaker: "closed" | "open" | "half_open" | null;
+            /**
+             * @description Addresses in this instance's cache.
+             * @example 1234
+             */
+            cached: number;
+        };
         /** @description The service as an operator's console shows it at a glance. */
         AdminStatus: {
             /**
@@ -1134,6 +1212,7 @@ export interface components {
              */
             catalog_version: number | null;
             change_events: components["schemas"]["AdminChangeEvents"];
+            geocoder: components["schemas"]["AdminGeocoder"];
         };
     };
     responses: never;
@@ -1154,6 +1233,8 @@ export interface components {
         AdminLocation: string;
         /** @description Present when more items follow: the next page (RFC 8288), with the same filters and `after` set to the last item of this page. */
         AdminLink: string;
+        /** @description Where the distances were measured from: `device` (the request's `lat` and `lng`), `address` (the street address, placed by the geocoder), or `zip` (the ZIP code's point: no street address, no geocoder, or no believable answer from it in time). */
+        "Customer-Position": "address" | "zip" | "device";
         /** @description The store catalogue's version that an import (or its dry run) was computed against or left behind, as a strong entity tag (`"42"`). Send it back in `If-Match` to apply only if the catalogue has not changed since. */
         ETag: string;
         /** @description The bearer challenge (RFC 6750): `Bearer realm="plant-store"` when the header was missing, with `, error="invalid_token"` when the token was refused. */
@@ -2576,6 +2657,7 @@ export interface operations {
             /** @description Code "Success" and the locations (an empty array when none is in range). */
             200: {
                 headers: {
+                    "Customer-Position": components["headers"]["Customer-Position"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2756,6 +2838,7 @@ export interface operations {
             /** @description Code "Success" and the locations, as POST /locations/nearest answers. */
             200: {
                 headers: {
+                    "Customer-Position": components["headers"]["Customer-Position"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2764,6 +2847,186 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NearestLocationsResponse"];
+                };
+            };
+            /** @description Invalid request parameters, as for POST /locations/nearest. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "unknown ZIP code 00000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; searching as a customer would needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (BODY_LIMIT_BYTES, by default 16384 bytes). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 413,
+                     *       "message": "request body exceeds the limit of 16384 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 415,
+                     *       "message": "request body must be sent as application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminCustomerPosition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NearestLocationsRequest"];
+            };
+        };
+        responses: {
+            /** @description The position. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminCustomerPosition"];
                 };
             };
             /** @description Invalid request parameters, as for POST /locations/nearest. */

@@ -12,3 +12,4 @@ export type StoreChange = Schemas['AdminStoreImportChange'];
 export type Token = Schemas['AdminToken'];
 export type IssuedToken = Schemas['AdminIssuedToken'] | Schemas['AdminTokenRotated'];
 export type ZipPoint = Schemas['AdminZipPoint'];
+export type CustomerPosition = Schemas['AdminCustomerPosition'];

@@ -82,6 +82,7 @@ export class StoreMap {
   private statesPath = new Path2D();
   private bordersPath = new Path2D();
   private circle?: Circle;
+  private positions?: { customer: { lat: number; lng: number }; zip: { lat: number; lng: number } };
   private highlighted: ReadonlyArray<{ lat: string | number; lng: string | number }> = [];
   private hovered = -1;
   private frame = 0;
@@ -133,6 +134,23 @@ export class StoreMap {
   /** The search circle, or none. */
   setCircle(circle: Circle | undefined): void {
     this.circle = circle;
+    this.drawOverlay();
+  }
+
+  /**
+   * The two points of a search: where it measured from (the customer, a filled diamond) and the
+   * ZIP code's point (a hollow square), which differ when the street address was geocoded. Their
+   * coordinates are also on the canvas (`data-customer`, `data-zip-point`) for tests.
+   */
+  setPositions(positions: { customer: { lat: number; lng: number }; zip: { lat: number; lng: number } } | undefined): void {
+    this.positions = positions;
+    if (positions) {
+      this.base.dataset.customer = `${positions.customer.lat},${positions.customer.lng}`;
+      this.base.dataset.zipPoint = `${positions.zip.lat},${positions.zip.lng}`;
+    } else {
+      delete this.base.dataset.customer;
+      delete this.base.dataset.zipPoint;
+    }
     this.drawOverlay();
   }
 
@@ -527,6 +545,24 @@ export class StoreMap {
       context.beginPath();
       context.arc(point[0] * k + tx, point[1] * k + ty, 3.5, 0, 2 * Math.PI);
       context.fill();
+    }
+    if (this.positions) {
+      const zip = this.projection([this.positions.zip.lng, this.positions.zip.lat]);
+      const customer = this.projection([this.positions.customer.lng, this.positions.customer.lat]);
+      context.lineWidth = 2;
+      context.strokeStyle = '#1a56db';
+      if (zip) context.strokeRect(zip[0] * k + tx - 4, zip[1] * k + ty - 4, 8, 8);
+      if (customer) {
+        const [x, y] = [customer[0] * k + tx, customer[1] * k + ty];
+        context.beginPath();
+        context.moveTo(x, y - 6);
+        context.lineTo(x + 6, y);
+        context.lineTo(x, y + 6);
+        context.lineTo(x - 6, y);
+        context.closePath();
+        context.fillStyle = '#1a56db';
+        context.fill();
+      }
     }
     if (this.hovered >= 0 && this.x[this.hovered] === this.x[this.hovered]) {
       context.beginPath();

@@ -5,7 +5,7 @@ import { unguardCell } from '../../stores/csv-guard.js';
 import { US_STATE_CODES } from '../../geo/us-states.js';
 import { api, ApiError, apiFile } from './api.js';
 import { fieldErrors, Hours, Pager, useListPage, WEEKDAYS } from './parts.js';
-import type { Location, Store, ZipPoint } from './schema.js';
+import type { CustomerPosition, Location, Store } from './schema.js';
 import { StoreMap, type StorePoints } from './store-map.js';
 
 const PAGE = 25;
@@ -75,43 +75,76 @@ function EditStore({ store, onDone }: { store: Store; onDone: (changed: boolean)
   </form>`;
 }
 
+/** What a search measured from, in words: the `source` and `fallback` of POST /admin/locations/position. */
+const POSITION_WORDS: Record<string, string> = {
+  address: 'the street address, as the geocoder placed it',
+  zip: "the ZIP code's point",
+  device: "the device's position",
+};
+const FALLBACK_WORDS: Record<string, string> = {
+  no_match: 'the geocoder found no street-level match',
+  implausible: 'the geocoder placed it too far from the ZIP code or in another state',
+  timeout: 'the geocoder did not answer in time',
+  error: 'the geocoder failed',
+  rate_limited: 'the geocoder refused (too many requests)',
+  malformed: 'the geocoder answered something unreadable',
+  breaker_open: 'the geocoder is skipped after repeated failures',
+};
+
 function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locations: Location[] | undefined) => void }) {
+  const [address, setAddress] = useState('');
+  const [city, setCity] = useState('');
+  const [state, setState] = useState('');
   const [zip, setZip] = useState('');
   const [miles, setMiles] = useState('5');
   const [error, setError] = useState<string>();
   const [locations, setLocations] = useState<Location[]>();
+  const [position, setPosition] = useState<CustomerPosition>();
   const search = async (event: Event) => {
     event.preventDefault();
     setError(undefined);
     try {
-      // The search's own answer, from its admin door; the ZIP's point only centres the circle.
-      // A number when it reads as one; otherwise as typed, so that the API's own 400 says what is wrong.
+      // The search's own answer, from its admin door, and where it measured from (the geocoder's
+      // cache answers the second ask). A number when it reads as one; otherwise as typed, so that
+      // the API's own 400 says what is wrong.
       const distance = /^\s*\d+(\.\d+)?\s*$/.test(miles) ? Number(miles) : miles;
-      const request = { customer_address: { zip }, max_distance: distance, limit: 200 };
-      const [{ data }, { data: point }] = await Promise.all([
+      const customer = Object.fromEntries(Object.entries({ address, city, state, zip }).filter(([, value]) => value.trim() !== ''));
+      const request = { customer_address: customer, max_distance: distance, limit: 200 };
+      const [{ data }, { data: found }] = await Promise.all([
         api<{ locations: Location[] }>('POST', '/admin/locations/nearest', request),
-        api<ZipPoint>('GET', `/admin/zips/${encodeURIComponent(zip.trim())}`).catch(() => ({ data: undefined })),
+        api<CustomerPosition>('POST', '/admin/locations/position', request),
       ]);
       setLocations(data.locations);
+      setPosition(found);
       onResults(data.locations);
-      map?.setCircle(point && { lat: point.lat, lng: point.lng, miles: Number(miles) });
+      map?.setCircle({ lat: found.lat, lng: found.lng, miles: Number(miles) });
+      map?.setPositions({ customer: found, zip: found.zip });
     } catch (failure) {
       setLocations(undefined);
+      setPosition(undefined);
       onResults(undefined);
       map?.setCircle(undefined);
+      map?.setPositions(undefined);
       setError(failure instanceof Error ? failure.message : String(failure));
     }
   };
+  const field = (id: string, label: string, value: string, set: (value: string) => void, size: number, mode = 'text') =>
+    html`<label for=${id}>${label}</label>
+      <input id=${id} inputmode=${mode} size=${size} value=${value} onInput=${(e: Event) => set((e.target as HTMLInputElement).value)} />`;
   return html`<section aria-labelledby="search-heading" class="search">
     <h2 id="search-heading">Where would a customer land?</h2>
     <form onSubmit=${search} class="inline">
-      <label for="search-zip">ZIP code</label>
-      <input id="search-zip" inputmode="numeric" size="10" value=${zip} onInput=${(e: Event) => setZip((e.target as HTMLInputElement).value)} />
-      <label for="search-miles">Distance (miles)</label>
-      <input id="search-miles" inputmode="decimal" size="5" value=${miles} onInput=${(e: Event) => setMiles((e.target as HTMLInputElement).value)} />
+      ${field('search-address', 'Street address', address, setAddress, 22)} ${field('search-city', 'City', city, setCity, 12)} ${field('search-state', 'State', state, setState, 3)}
+      ${field('search-zip', 'ZIP code', zip, setZip, 10, 'numeric')} ${field('search-miles', 'Distance (miles)', miles, setMiles, 5, 'decimal')}
       <button type="submit">Search</button>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${position &&
+    html`<p class="hint" data-position=${position.source}>
+      <span aria-hidden="true" class="legend-diamond"></span> Measured from ${POSITION_WORDS[position.source] ?? position.source}
+      (${position.lat.toFixed(6)}, ${position.lng.toFixed(6)})${position.fallback ? `: ${FALLBACK_WORDS[position.fallback] ?? position.fallback}` : ''}.
+      <span aria-hidden="true" class="legend-square"></span> ZIP ${position.zip.zip}'s point: ${position.zip.lat.toFixed(6)}, ${position.zip.lng.toFixed(6)}.
+    </p>`}
     ${locations &&
     html`<p role="status">${locations.length === 0 ? 'No store within reach.' : `${locations.length} ${locations.length === 1 ? 'store' : 'stores'}, nearest first:`}</p>
       <ol class="results">
