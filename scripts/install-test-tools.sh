@@ -13,6 +13,12 @@
 #                 openssl        the database TLS specs make their certificates with it
 #                 mariadbd       (mariadb-server) the outage and TLS specs start servers of their own
 #                 redis-server   test/multi-instance.e2e-spec.ts starts one of its own
+#                 postgres, psql (postgresql, postgresql-client) and PostGIS's TIGER geocoder
+#                                (postgresql-<major>-postgis-3): the geocoder specs' databases
+#                                (scripts/tiger-fixture-db.sh), on a server running on
+#                                127.0.0.1:5432 (`.ci/run` starts it). <major> is the one installed
+#                                (/usr/lib/postgresql/<major>, as pg_ctlcluster finds it); with none,
+#                                Debian's default, known once `postgresql` is installed.
 #   --browser   also Chromium, for `npm run test:browser`
 #   --cluster   also galera-4, rsync and iproute2 (ss), for `npm run test:cluster`
 #   --k8s       also kubectl (kubernetes-client), for `npm run k8s:check`
@@ -51,6 +57,15 @@ wanted=(
   "mariadb-server|mariadbd"
   "mariadb-server|mariadb-install-db"
   "redis-server|${REDIS_SERVER:-redis-server}"
+)
+# PostgreSQL and PostGIS (its TIGER geocoder extension): Debian names PostGIS after the server's
+# major version, so it is the major installed, the highest if several; with none, the packages of
+# Debian's default major, resolved once `postgresql` is in (MAJOR below).
+pg_major=$(ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -n 1)
+wanted+=(
+  "postgresql${pg_major:+-$pg_major}|/usr/lib/postgresql/${pg_major:-MAJOR}/bin/postgres"
+  "postgresql-client|psql"
+  "postgresql-${pg_major:-MAJOR}-postgis-3|/usr/share/postgresql/${pg_major:-MAJOR}/extension/postgis_tiger_geocoder.control"
 )
 if $browser; then wanted+=("chromium|chromium"); fi
 if $cluster; then wanted+=("galera-4|/usr/lib/galera/libgalera_smm.so" "rsync|rsync" "iproute2|ss"); fi
@@ -94,7 +109,24 @@ plain=() recommended=()
 for package in "${missing[@]}"; do
   if [ "$package" = chromium ]; then recommended+=("$package"); else plain+=("$package"); fi
 done
+# PostGIS for a server this run installs: its package name waits for the major (MAJOR above).
+later=()
+for package in "${plain[@]}"; do [[ "$package" == *MAJOR* ]] && later+=("$package"); done
+if [ ${#later[@]} -gt 0 ]; then
+  kept=()
+  for package in "${plain[@]}"; do [[ "$package" == *MAJOR* ]] || kept+=("$package"); done
+  plain=("${kept[@]}")
+fi
 if [ ${#plain[@]} -gt 0 ]; then apt-get install -y --no-install-recommends "${plain[@]}"; fi
+if [ ${#later[@]} -gt 0 ]; then
+  pg_major=$(ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -n 1)
+  if [ -z "$pg_major" ]; then
+    echo "install-test-tools.sh: no PostgreSQL under /usr/lib/postgresql after installing postgresql" >&2
+    exit 1
+  fi
+  apt-get install -y --no-install-recommends "${later[@]//MAJOR/$pg_major}"
+  for i in "${!wanted[@]}"; do wanted[i]=${wanted[i]//MAJOR/$pg_major}; done
+fi
 if [ ${#recommended[@]} -gt 0 ]; then apt-get install -y "${recommended[@]}"; fi
 
 # Installing a server package may start it as a system service (mariadb-server and redis-server
@@ -106,4 +138,4 @@ for entry in "${wanted[@]}"; do
     exit 1
   fi
 done
-echo "test tools: installed ${missing[*]}"
+echo "test tools: installed ${missing[*]//MAJOR/${pg_major:-MAJOR}}"
