@@ -89,7 +89,7 @@ describe('searches from the customer’s street address: the HTTP engines, each 
     const street = (label: string) => `${++streets} ${label} St`;
     const search = async (customer: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Answer> => {
       const res = await t.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: customer, max_distance: 10, limit: 50, ...extra });
-      return { status: res.status, headers: res.headers as Record<string, string>, body: res.body as Answer['body'] };
+      return { status: res.status, headers: res.headers, body: res.body as Answer['body'] };
     };
     const fromZip = async () => (await search({ zip: '10001' })).body;
     const count = async (name: string, labels: Record<string, string>) => {
@@ -216,7 +216,7 @@ describe('searches from the customer’s street address: the HTTP engines, each 
       expect(statuses.filter((s) => s >= 500)).toEqual([]);
       expect(statuses.every((s) => s === 200)).toBe(true);
       // The engine got no control character.
-      for (const query of fake.queries) expect(Object.values(Object.fromEntries(query)).join('')).not.toMatch(/[\u0000-\u001f\u007f\u202e]/);
+      for (const query of fake.queries) expect(Object.values(Object.fromEntries(query)).join('')).not.toMatch(/[\p{Cc}\u202e]/u);
     });
 
     it('never puts an address into a log line, a metric or an error, whatever the engine answers', async () => {
@@ -314,7 +314,7 @@ describe('GEOCODER=postgis: PostGIS’s TIGER geocoder on a real PostgreSQL, on 
     expect(expected.rating).toBe(0);
     const res = await search({ address, city, state, zip }).expect(200);
     expect(res.headers['customer-position']).toBe('address');
-    expectDistancesFrom({ status: res.status, headers: res.headers as Record<string, string>, body: res.body }, { lat: Number(expected.lat), lng: Number(expected.lng) });
+    expectDistancesFrom({ status: res.status, headers: res.headers, body: res.body }, { lat: Number(expected.lat), lng: Number(expected.lng) });
     // Not the ZIP code's point: the street is about a mile from it.
     const zipOnly = await search({ zip }).expect(200);
     expect(res.body).not.toEqual(zipOnly.body);
