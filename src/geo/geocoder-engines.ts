@@ -209,7 +209,8 @@ const GEOCODE_SQL =
  * PostGIS's TIGER geocoder (extension `postgis_tiger_geocoder`) in the database of GEOCODER_URL,
  * as its loader leaves it. Its own small pool (node-postgres), opened at the first address and
  * never by the command line; each connection gets the search path the extension's functions
- * expect (`tiger` before `public`, and the loader's `tiger_data`) and a statement timeout of
+ * need (`public` and `tiger`: a database's own default is lost in a copy or a restore, see
+ * docs/geocoding-tiger.md) and a statement timeout of
  * GEOCODER_TIMEOUT_MS, so that the database gives up when the service does.
  */
 export class PostgisEngine implements GeocoderEngine {
@@ -228,7 +229,7 @@ export class PostgisEngine implements GeocoderEngine {
       idleTimeoutMillis: 60_000,
       connectionTimeoutMillis: this.timeoutMs,
       statement_timeout: this.timeoutMs,
-      options: '-c search_path=tiger,tiger_data,public',
+      options: '-c search_path=public,tiger',
       application_name: 'plant-store-geocoder',
     });
     // An idle connection that breaks (a restart of the database) is dropped by the pool; nothing to do.
