@@ -9,6 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import type { components } from '../../clients/typescript/schema.js';
 import { STORE_CSV_COLUMNS } from '../../src/stores/store-csv.js';
 import { runCli } from '../support/cli.js';
+import { FakeGeocoders } from '../support/fake-geocoders.js';
 import { queryDatabase } from '../support/schema.js';
 import { startServer, type ServerProcess } from '../support/server.js';
 import { createTestDatabase, engine, type TestDatabase } from '../support/test-app.js';
@@ -36,6 +37,8 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
   let admin: string;
   let team: string;
   let files: string;
+  /** The service geocodes street addresses through a local stand-in of the Census Geocoder. */
+  let geocoder: FakeGeocoders;
   const outside: string[] = [];
   const pageErrors: string[] = [];
   const cspViolations: string[] = [];
@@ -77,7 +80,8 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     team = (await runCli(database, ['tokens', 'create', '--team', 'acme'])).stdout.trim();
     expect(admin).toMatch(/^pst_/);
     expect(team).toMatch(/^pst_/);
-    server = await startServer(database, { DEMO_SEED: 'false' });
+    geocoder = await new FakeGeocoders().start();
+    server = await startServer(database, { DEMO_SEED: 'false', GEOCODER: 'census', GEOCODER_URL: geocoder.url });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
     // A context of its own: axe needs one (it cannot analyse a page of browser.newPage()).
     page = await (await browser.newContext({ viewport: { width: 1400, height: 1000 } })).newPage();
@@ -94,6 +98,7 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
   afterAll(async () => {
     await browser?.close();
     await server?.stop();
+    await geocoder?.stop();
     await database?.drop();
     if (files) rmSync(files, { recursive: true, force: true });
   });
@@ -175,6 +180,35 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     expect(shown).toEqual(customer.body.locations.map((l) => `${l.distance} mi ${l.name}, ${l.address}, ${l.city}, ${l.state} ${l.zip}`));
     await expectAccessible('stores');
     await shot('stores');
+  });
+
+  it('measures from a street address the service geocodes, and draws that point beside the ZIP code’s', async () => {
+    const empire = { lat: 40.748441, lng: -73.985664 };
+    geocoder.behaviours.set('350 5th Ave', { kind: 'match', ...empire, zip: '10001', state: 'NY' });
+    await page.getByLabel('Street address').fill('350 5th Ave');
+    await page.getByLabel('Distance (miles)').fill('2');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.locator('[data-position="address"]').waitFor();
+    const customer = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { address: '350 5th Ave', zip: '10001' }, max_distance: 2, limit: 200 });
+    const zipOnly = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { zip: '10001' }, max_distance: 2, limit: 200 });
+    expect(customer.body.locations).not.toEqual(zipOnly.body.locations);
+    await page.waitForFunction((count) => document.querySelectorAll('.results li').length === count, customer.body.locations.length);
+    expect(await page.locator('.results li').allInnerTexts()).toEqual(customer.body.locations.map((l) => `${l.distance} mi ${l.name}, ${l.address}, ${l.city}, ${l.state} ${l.zip}`));
+    const zip = await call<{ lat: number; lng: number }>('GET', '/admin/zips/10001', admin);
+    expect(await page.locator('#store-map').getAttribute('data-customer')).toBe(`${empire.lat},${empire.lng}`);
+    expect(await page.locator('#store-map').getAttribute('data-zip-point')).toBe(`${zip.body.lat},${zip.body.lng}`);
+    await expect(page.locator('[data-position="address"]').innerText()).resolves.toContain('Measured from the street address, as the geocoder placed it (40.748441, -73.985664)');
+    await expectAccessible('stores (address search)');
+    await shot('stores-address');
+
+    // A street the geocoder does not know: the ZIP code's point, and the reason in words.
+    await page.getByLabel('Street address').fill('1 Nowhere Rd');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.locator('[data-position="zip"]').waitFor();
+    await expect(page.locator('[data-position="zip"]').innerText()).resolves.toContain("Measured from the ZIP code's point");
+    await expect(page.locator('[data-position="zip"]').innerText()).resolves.toContain('the geocoder found no street-level match');
+    expect(await page.locator('#store-map').getAttribute('data-customer')).toBe(`${zip.body.lat},${zip.body.lng}`);
+    await page.getByLabel('Street address').fill('');
   });
 
   it('filters the table by state and text as GET /admin/stores does', async () => {

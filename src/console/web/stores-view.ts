@@ -134,16 +134,17 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
   return html`<section aria-labelledby="search-heading" class="search">
     <h2 id="search-heading">Where would a customer land?</h2>
     <form onSubmit=${search} class="inline">
-      ${field('search-address', 'Street address', address, setAddress, 22)} ${field('search-city', 'City', city, setCity, 12)} ${field('search-state', 'State', state, setState, 3)}
+      ${field('search-address', 'Street address', address, setAddress, 22)} ${field('search-city', 'City', city, setCity, 12)} ${field('search-state', 'State (two letters)', state, setState, 3)}
       ${field('search-zip', 'ZIP code', zip, setZip, 10, 'numeric')} ${field('search-miles', 'Distance (miles)', miles, setMiles, 5, 'decimal')}
       <button type="submit">Search</button>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     ${position &&
     html`<p class="hint" data-position=${position.source}>
-      <span aria-hidden="true" class="legend-diamond"></span> Measured from ${POSITION_WORDS[position.source] ?? position.source}
-      (${position.lat.toFixed(6)}, ${position.lng.toFixed(6)})${position.fallback ? `: ${FALLBACK_WORDS[position.fallback] ?? position.fallback}` : ''}.
-      <span aria-hidden="true" class="legend-square"></span> ZIP ${position.zip.zip}'s point: ${position.zip.lat.toFixed(6)}, ${position.zip.lng.toFixed(6)}.
+      <span aria-hidden="true" class="legend-diamond"></span>
+      ${`Measured from ${POSITION_WORDS[position.source] ?? position.source} (${position.lat.toFixed(6)}, ${position.lng.toFixed(6)})${position.fallback ? `: ${FALLBACK_WORDS[position.fallback] ?? position.fallback}` : ''}. `}
+      <span aria-hidden="true" class="legend-square"></span>
+      ${`ZIP ${position.zip.zip}'s point: ${position.zip.lat.toFixed(6)}, ${position.zip.lng.toFixed(6)}.`}
     </p>`}
     ${locations &&
     html`<p role="status">${locations.length === 0 ? 'No store within reach.' : `${locations.length} ${locations.length === 1 ? 'store' : 'stores'}, nearest first:`}</p>
