@@ -56,6 +56,7 @@ describe('the first start, as printed', () => {
       expect(text).toContain(`API docs (Swagger UI): http://localhost:${port}/docs, operator's console: http://localhost:${port}/console`);
       expect(text).toContain(`data: embedded SQLite database ${join(database.env.DATA_DIR, 'plant-store.sqlite')}`);
       expect(text).toContain('change events: off (EVENTS_NATS_URL not set)');
+      expect(text).toContain("geocoder: off (GEOCODER not set), searches measure from the ZIP code's point");
       expect(messages.filter((m) => FRAMEWORK_WIRING.includes(m.context ?? ''))).toEqual([]);
       // At a glance: the start fits on one screen.
       expect(messages.length).toBeLessThanOrEqual(10);
