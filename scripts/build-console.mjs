@@ -1,4 +1,4 @@
-// The operator's console (issue 26): src/console/web bundled by esbuild into
+// The operator's console: src/console/web bundled by esbuild into
 // dist/console/public (console.js, console.css, index.html), part of `npm run build`. One
 // minified ES module with Preact, htm, d3-geo and the us-atlas outlines inside: the page loads
 // nothing from anywhere but the service itself.

@@ -31,7 +31,7 @@ const ROUTES: Array<[method: 'get' | 'put' | 'delete' | 'post', path: string, bo
   ['post', '/admin/stores.csv', storesCsv(many(2))],
 ];
 
-describe('admin API: stores (issue 22)', () => {
+describe('admin API: stores', () => {
   let t: TestApp;
   let admin: string;
   let team: string;
@@ -194,7 +194,7 @@ describe('admin API: stores (issue 22)', () => {
       await expect(checksum()).resolves.toBe(before);
     });
 
-    it('serves a store coded "export" (or "import") like any other: no code is shadowed by a route (issue 27)', async () => {
+    it('serves a store coded "export" (or "import") like any other: no code is shadowed by a route', async () => {
       for (const code of ['export', 'import']) {
         await t.http.put(`/admin/stores/${code}`).set(bearer(admin)).send(BODY).expect(201);
         const read = await t.http.get(`/admin/stores/${code}`).set(bearer(admin)).expect(200);
@@ -210,7 +210,7 @@ describe('admin API: stores (issue 22)', () => {
       expect(csv.text.split('\n')[1]).toMatch(/^export,Fern & Fig Chelsea,/);
     });
 
-    it('guards spreadsheet formulas in the export and takes the guard off on import: a lossless round trip (issue 27)', async () => {
+    it('guards spreadsheet formulas in the export and takes the guard off on import: a lossless round trip', async () => {
       const formulas = {
         '=F': '=HYPERLINK("http://evil.example","click")',
         '+F': "+1'", // a plus, and a quote that is no guard

@@ -31,7 +31,7 @@ const ROUTES = [
   ['post', '/admin/tokens/1/rotate', { grace_seconds: 60 }],
 ] as const;
 
-describe('admin API: tokens (issue 22)', () => {
+describe('admin API: tokens', () => {
   let t: TestApp;
   let admin: string;
   let adminId: number;

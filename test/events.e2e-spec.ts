@@ -47,7 +47,7 @@ class WarningCapture extends ConsoleLogger {
   }
 }
 
-describe('change events through the outbox to NATS JetStream (issue 20)', () => {
+describe('change events through the outbox to NATS JetStream', () => {
   let nats: TestNats;
   beforeAll(async () => {
     nats = await TestNats.create();
