@@ -7,6 +7,7 @@ import { ConsoleLogger } from '@nestjs/common';
 import { STORE_CSV_COLUMNS } from '../src/stores/store-csv.js';
 import { Store } from '../src/stores/store.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
+import { startServer } from './support/server.js';
 import { importStores, storesCsv, WEEK_OPEN, type StoreInput } from './support/stores.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
@@ -306,10 +307,11 @@ describe('admin API: store limits and replicas', () => {
 
   it('a store upserted through one instance is found by a search through another within STORE_INDEX_REFRESH_MS', async () => {
     const a = await createTestApp({ env: ENV });
-    const b = await createTestApp({ env: ENV, database: a.database });
+    // The other instance is a process of its own, as in production (test/support/server.ts).
+    const b = await startServer(a.database, ENV);
     try {
       const admin = (await a.app.get(TokensService).create({ team: 'ops', scope: 'admin' })).token;
-      const team = await b.tokenFor('acme');
+      const team = await a.tokenFor('acme');
       const names = async () =>
         ((await b.http.post('/locations/nearest').set(bearer(team)).send({ customer_address: { zip: '10001' }, max_distance: 5 }).expect(200)).body as { locations: Array<{ name: string }> }).locations.map((l) => l.name);
       await expect(names()).resolves.toEqual([]);
@@ -323,7 +325,7 @@ describe('admin API: store limits and replicas', () => {
       }
       await expect(names()).resolves.toEqual([BODY.name]);
     } finally {
-      await b.close();
+      await b.stop();
       await a.close();
     }
   });
