@@ -20,7 +20,7 @@ RUN npm ci --ignore-scripts --no-audit --no-fund \
  && npm rebuild better-sqlite3
 
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build-console.mjs ./scripts/
+COPY scripts/build.mjs scripts/build-console.mjs ./scripts/
 COPY src ./src
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund

@@ -18,8 +18,9 @@ const e2e = (engine) => ({
   rootDir: '.',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.e2e-spec.ts', '**/*.medium-spec.ts'],
-  // Specs that start a MariaDB of their own test the same thing under either engine: run them once.
-  testPathIgnorePatterns: engine === 'mysql' ? ['/node_modules/', '/test/database-tls\\.e2e-spec\\.ts$'] : ['/node_modules/'],
+  // Specs that start a MariaDB of their own, or that use no database (the build), test the same
+  // thing under either engine: run them once.
+  testPathIgnorePatterns: engine === 'mysql' ? ['/node_modules/', '/test/database-tls\\.e2e-spec\\.ts$', '/test/build\\.e2e-spec\\.ts$'] : ['/node_modules/'],
   globals: { E2E_ENGINE: engine },
   globalSetup: '<rootDir>/test/support/global-setup.js',
 });

@@ -1,4 +1,4 @@
-// Issue 26: the operator's console's budget, measured in headless Chromium on this machine.
+// The operator's console's budget, measured in headless Chromium on this machine.
 //
 //   npm run bench:console          (builds first; RUNS=5 loads per case by default)
 //

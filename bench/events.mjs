@@ -1,4 +1,4 @@
-// Change events under sustained write load (issue 25), shared by `npm run bench` (MySQL) and
+// Change events under sustained write load, shared by `npm run bench` (MySQL) and
 // `npm run bench:sqlite`: POST + DELETE /plants at the service's own maximum rate (32
 // connections) against a service with events on, alternating with the same load against one
 // with events off, while a JetStream consumer in a worker thread measures the delay from each

@@ -133,7 +133,7 @@ for (const scenario of scenarios) {
   }
 }
 
-// A 100,000-row store list uploaded to the admin API while searches run (issue 22): the upload is
+// A 100,000-row store list uploaded to the admin API while searches run: the upload is
 // spooled to a file and imported in two streamed passes, so it must fit in the same limit.
 let duringImport;
 if (!exit) {

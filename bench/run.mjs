@@ -107,13 +107,13 @@ for (const scenario of scenarios.filter((s) => !SCENARIOS || SCENARIOS.some((pre
   }
   for (const variant of VARIANTS) results.push({ scenario, variant, s: combine(runs[variant]), b: scenario.baseline ? combine(runs.b) : undefined });
 }
-// Searches while the admin API imports another 100,000-row list (issue 22): every row changes.
+// Searches while the admin API imports another 100,000-row list: every row changes.
 const importFile = join(mkdtempSync(join(tmpdir(), 'plant-store-bench-import-')), 'stores.csv');
 execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), importFile, '43'], { stdio: 'ignore' });
 const adminToken = await cli(env, 'tokens', 'create', '--team', 'ops', '--scope', 'admin');
 console.error('running searches during an import…');
 const duringImport = await searchDuringImport({ url: services[0].url, teamToken: tokens[0], adminToken, csvFile: importFile });
-// Change events (issues 20 and 25): POST + DELETE at full rate for EVENTS_SECONDS (default 60)
+// Change events under load: POST + DELETE at full rate for EVENTS_SECONDS (default 60)
 // with the outbox and its relay to NATS JetStream (BENCH_NATS_URL, default the machine's
 // nats://127.0.0.1:4222), alternating with a service without events (bench/events.mjs).
 const natsUrl = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';

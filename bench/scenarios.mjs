@@ -37,7 +37,7 @@ export function benchScenarios({ tokens, duration, firstId = 1_000_000 }) {
 }
 
 /**
- * Searches while a store list is imported through the admin API (issue 22): search req/s for
+ * Searches while a store list is imported through the admin API: search req/s for
  * `idleSeconds` first, then in one-second runs for as long as the upload of `csvFile` to
  * POST /admin/stores.csv takes (streamed from disk, as curl --data-binary does). Returns
  * both rates, the import's rows/s and status, and the searches that did not answer 200.

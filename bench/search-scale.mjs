@@ -1,4 +1,4 @@
-// Issue 3: does a search cost the same with 100,000 stores as with 1,000?
+// Does a search cost the same with 100,000 stores as with 1,000?
 //
 //   npm run build && node bench/search-scale.mjs
 //

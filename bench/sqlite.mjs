@@ -6,7 +6,7 @@
 // BENCH_VARIANTS (comma list, default `current`): `current` is this tree's build;
 // `<name>=<path of another build's main.js>` starts that build beside it (on a data directory
 // of its own), alternated in every round, to compare the two on the same minutes of a noisy
-// machine (e.g. the commit before the SQLite transaction lock of issue 21).
+// machine (e.g. the commit before the SQLite transaction lock).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,7 +70,7 @@ for (const [key, runs] of results) {
   console.log(`| ${scenario} | ${name} | ${fmt(runs.reduce((n, r) => n + r.rps, 0) / runs.length)} | ${Math.max(...runs.map((r) => r.p99))} | ${runs.reduce((n, r) => n + r.errors, 0)} | ${fmt(rss)} |`);
 }
 
-// Change events on the embedded default (issue 25): POST + DELETE for EVENTS_SECONDS (default 60)
+// Change events on the embedded default: POST + DELETE for EVENTS_SECONDS (default 60)
 // with the relay to NATS JetStream (BENCH_NATS_URL), alternating with this tree's build without.
 const natsUrl = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 const EVENTS_SECONDS = Number(process.env.EVENTS_SECONDS ?? 60);

@@ -32,7 +32,7 @@ const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 export const MANIFEST_DIR = join(ROOT, 'deploy/kubernetes');
 export const ENVIRONMENT_SOURCE = join(ROOT, 'src/config/environment.ts');
 
-/** Read by Node itself or by the OpenTelemetry SDK (issue 14), not by environment.ts. */
+/** Read by Node itself or by the OpenTelemetry SDK (tracing), not by environment.ts. */
 export const STANDARD_VARIABLES = ['NODE_OPTIONS'];
 export const STANDARD_PREFIXES = ['OTEL_'];
 

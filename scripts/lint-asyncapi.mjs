@@ -1,4 +1,4 @@
-// npm run docs:lint:events: validates assets/asyncapi.yaml (served at /docs/events.yaml) (the change events, issue 20) with the
+// npm run docs:lint:events: validates assets/asyncapi.yaml (served at /docs/events.yaml) (the change events) with the
 // AsyncAPI initiative's own parser (@asyncapi/parser: the AsyncAPI 3 schema and its Spectral
 // rules), offline. Every diagnostic of severity error or warning fails the run.
 import { readFileSync } from 'node:fs';

@@ -15,7 +15,7 @@ const PLATFORM = /-(android|darwin|freebsd|linux|openharmony|win32)-(arm64|arm|x
 
 /**
  * The lockfile as npm itself writes it, byte for byte, so that a later `npm install` finds
- * nothing to reorder (issue 28: `string_decoder` moved on every install, because this script
+ * nothing to reorder (`string_decoder` moved on every install, because this script
  * used to sort by code unit, where `_` comes before letters, and npm sorts with
  * `localeCompare(…, 'en')`, where `string-argv` < `string_decoder` < `string-width`). npm's
  * rule (@npmcli/arborist's Shrinkwrap#toString, json-stringify-nice): in every object, values

@@ -22,10 +22,16 @@ import { TokensModule } from './tokens/tokens.module.js';
 export class AppModule {
   /** Built at start-up (not at import) so that the environment of this start is the one read. */
   static forRoot(): DynamicModule {
+    const config = appConfigModule();
+    // The database's module is declared once the environment is valid: declaring it registers the
+    // data source's name for the whole process (@nestjs/typeorm), and a start-up refused for a bad
+    // setting would leave that name taken for the next app of the process (a test's).
+    const database = config.then(() => databaseModule({ retry: true }));
+    database.catch(() => undefined); // the same rejection as the configuration's, reported through it
     return {
       module: AppModule,
       // This order is the order of the paths in the OpenAPI document (tokens, plants, search, stores).
-      imports: [appConfigModule(), databaseModule({ retry: true }), MetricsModule, EventsModule, TokensModule, AuthModule, PlantsModule, LocationsModule, StoresModule, HealthModule, ConsoleModule],
+      imports: [config, database, MetricsModule, EventsModule, TokensModule, AuthModule, PlantsModule, LocationsModule, StoresModule, HealthModule, ConsoleModule],
       providers: [
         // Guards run in this order: who is calling first, then whether the body could be read.
         { provide: APP_GUARD, useClass: BearerAuthGuard },

@@ -90,7 +90,7 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   app.use(jsonBody(config.get('BODY_LIMIT_BYTES', { infer: true }), [`POST ${STORE_IMPORT_PATH}`]));
   if (options.docs) {
     SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json', yamlDocumentUrl: 'docs-yaml' });
-    // The change events (issue 20), beside the OpenAPI document: an AsyncAPI 3 document, public like it.
+    // The change events, beside the OpenAPI document: an AsyncAPI 3 document, public like it.
     const events = readFileSync(ASYNCAPI_FILE);
     app.use('/docs/events.yaml', (req: Request, res: Response, next: () => void) => {
       if (req.method !== 'GET' && req.method !== 'HEAD') return next();

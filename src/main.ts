@@ -37,7 +37,7 @@ async function bootstrap(): Promise<void> {
   for (const line of startupSummary(env)) logger.log(line, 'Main');
 }
 
-/** What a first start must say at a glance (issue 21): where to send requests, where to read, where the data is, where change events go. */
+/** What a first start must say at a glance: where to send requests, where to read, where the data is, where change events go. */
 function startupSummary(env: EnvironmentVariables): string[] {
   const host = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(env.HOST) ? 'localhost' : env.HOST;
   const url = `http://${host}:${env.PORT}`;
@@ -52,7 +52,7 @@ function startupSummary(env: EnvironmentVariables): string[] {
   } else {
     lines.push(`data: embedded SQLite database ${resolve(env.DATA_DIR, SQLITE_FILE)}`);
   }
-  // Where the change events go (issue 28). Never a password or a token of the URL (nats://user:pass@, nats://token@).
+  // Where the change events go. Never a password or a token of the URL (nats://user:pass@, nats://token@).
   const broker = env.EVENTS_NATS_URL?.replace(/\/\/([^/@,:]*)(:[^/@,]*)?@/g, (_, user: string, password?: string) => (password ? `//${user}:***@` : '//***@'));
   const events = broker ? `change events: publishing to ${broker} stream ${env.EVENTS_STREAM}` : 'change events: off (EVENTS_NATS_URL not set)';
   // Where street addresses go, if anywhere: the engine and its host, never a password of the URL. On the

@@ -17,10 +17,10 @@ const STORES: StoreInput[] = [
 ];
 
 /**
- * The admin routes the operator's console (issue 26) reads, for any admin client: the status,
+ * The admin routes the operator's console reads, for any admin client: the status,
  * the search's admin door, a ZIP code's point, the store list's filters and the export's columns.
  */
-describe('admin API: status, search, ZIP points, store filters and export columns (issue 26)', () => {
+describe('admin API: status, search, ZIP points, store filters and export columns (what the console reads)', () => {
   let t: TestApp;
   let admin: string;
   let team: string;

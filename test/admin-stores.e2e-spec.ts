@@ -7,6 +7,7 @@ import { ConsoleLogger } from '@nestjs/common';
 import { STORE_CSV_COLUMNS } from '../src/stores/store-csv.js';
 import { Store } from '../src/stores/store.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
+import { startServer } from './support/server.js';
 import { importStores, storesCsv, WEEK_OPEN, type StoreInput } from './support/stores.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
@@ -31,7 +32,7 @@ const ROUTES: Array<[method: 'get' | 'put' | 'delete' | 'post', path: string, bo
   ['post', '/admin/stores.csv', storesCsv(many(2))],
 ];
 
-describe('admin API: stores (issue 22)', () => {
+describe('admin API: stores', () => {
   let t: TestApp;
   let admin: string;
   let team: string;
@@ -195,7 +196,7 @@ describe('admin API: stores (issue 22)', () => {
       await expect(checksum()).resolves.toBe(before);
     });
 
-    it('serves a store coded "export" (or "import") like any other: no code is shadowed by a route (issue 27)', async () => {
+    it('serves a store coded "export" (or "import") like any other: no code is shadowed by a route', async () => {
       for (const code of ['export', 'import']) {
         await t.http.put(`/admin/stores/${code}`).set(bearer(admin)).send(BODY).expect(201);
         const read = await t.http.get(`/admin/stores/${code}`).set(bearer(admin)).expect(200);
@@ -211,7 +212,7 @@ describe('admin API: stores (issue 22)', () => {
       expect(csv.text.split('\n')[1]).toMatch(/^export,Fern & Fig Chelsea,/);
     });
 
-    it('guards spreadsheet formulas in the export and takes the guard off on import: a lossless round trip (issue 27)', async () => {
+    it('guards spreadsheet formulas in the export and takes the guard off on import: a lossless round trip', async () => {
       const formulas = {
         '=F': '=HYPERLINK("http://evil.example","click")',
         '+F': "+1'", // a plus, and a quote that is no guard
@@ -307,10 +308,11 @@ describe('admin API: store limits and replicas', () => {
 
   it('a store upserted through one instance is found by a search through another within STORE_INDEX_REFRESH_MS', async () => {
     const a = await createTestApp({ env: ENV });
-    const b = await createTestApp({ env: ENV, database: a.database });
+    // The other instance is a process of its own, as in production (test/support/server.ts).
+    const b = await startServer(a.database, ENV);
     try {
       const admin = (await a.app.get(TokensService).create({ team: 'ops', scope: 'admin' })).token;
-      const team = await b.tokenFor('acme');
+      const team = await a.tokenFor('acme');
       const names = async () =>
         ((await b.http.post('/locations/nearest').set(bearer(team)).send({ customer_address: { zip: '10001' }, max_distance: 5 }).expect(200)).body as { locations: Array<{ name: string }> }).locations.map((l) => l.name);
       await expect(names()).resolves.toEqual([]);
@@ -324,7 +326,7 @@ describe('admin API: store limits and replicas', () => {
       }
       await expect(names()).resolves.toEqual([BODY.name]);
     } finally {
-      await b.close();
+      await b.stop();
       await a.close();
     }
   });

@@ -8,6 +8,7 @@ import { Plant } from '../src/plants/plant.entity.js';
 import { ApiToken } from '../src/tokens/api-token.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { runCli } from './support/cli.js';
+import { startServer } from './support/server.js';
 import { bearer, createTestApp, createTestDatabase, type TestApp } from './support/test-app.js';
 
 /** This file's settings, given each time: createTestApp keeps what an earlier app set. */
@@ -31,7 +32,7 @@ const ROUTES = [
   ['post', '/admin/tokens/1/rotate', { grace_seconds: 60 }],
 ] as const;
 
-describe('admin API: tokens (issue 22)', () => {
+describe('admin API: tokens', () => {
   let t: TestApp;
   let admin: string;
   let adminId: number;
@@ -285,7 +286,8 @@ describe('admin tokens from elsewhere', () => {
   it('a token revoked through one instance fails on another within TOKEN_CACHE_SECONDS', async () => {
     const env = { ...ENV, TOKEN_CACHE_SECONDS: '2' };
     const a = await createTestApp({ env });
-    const b = await createTestApp({ env, database: a.database });
+    // The other instance is a process of its own, as in production (test/support/server.ts).
+    const b = await startServer(a.database, env);
     try {
       const { token: adminToken } = await a.app.get(TokensService).create({ team: 'ops', scope: 'admin' });
       const { token, record } = await a.app.get(TokensService).create({ team: 'acme' });
@@ -300,7 +302,7 @@ describe('admin tokens from elsewhere', () => {
       }
       await b.http.get('/plants').set(bearer(token)).expect(401);
     } finally {
-      await b.close();
+      await b.stop();
       await a.close();
     }
   });

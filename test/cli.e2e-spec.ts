@@ -122,7 +122,7 @@ describe('command line', () => {
       expect((await stores()).map((s) => [s.code, s.name])).toEqual([['S1', 'One'], ['S2', 'Two renamed'], ['S3', 'Three']]);
     });
 
-    it('export guards spreadsheet formulas, import takes the guard off: the command line round trip is lossless (issue 27)', async () => {
+    it('export guards spreadsheet formulas, import takes the guard off: the command line round trip is lossless', async () => {
       const source = file('formulas.csv', storesCsv([
         { code: '=F', name: '=HYPERLINK("http://evil.example","click")', zip: '10001' },
         { code: 'Q', name: "'@quoted", zip: '10001', city: '-Dash' },

@@ -114,7 +114,7 @@ describe('a client generated from the OpenAPI document', () => {
     expect(bad.error).toEqual({ error: 400, message: 'unknown ZIP code 00000' });
   });
 
-  it('drives the admin API with an admin token: issue a token, list it, upsert and read a store (issue 22)', async () => {
+  it('drives the admin API with an admin token: issue a token, list it, upsert and read a store', async () => {
     const { token: adminToken } = await t.app.get(TokensService).create({ team: 'ops', scope: 'admin' });
     const admin = createPlantStoreClient({ baseUrl: server.url, token: adminToken });
     const issued = await admin.POST('/admin/tokens', { body: { team: 'partner', scope: 'read' } });

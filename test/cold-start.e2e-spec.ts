@@ -6,7 +6,7 @@ import { startServer, type ServerProcess } from './support/server.js';
 import { createTestDatabase, type TestDatabase } from './support/test-app.js';
 
 /**
- * Instances started at the same moment on an empty database (issue 13: without a lock, one
+ * Instances started at the same moment on an empty database (without a lock, one
  * of two exited in 6 of 20 rounds with "Table 'api_tokens' already exists"). Each round
  * starts two servers, two command lines and `migration:run` at once: each of them
  * migrates at start-up, under the migration lock.

@@ -9,7 +9,7 @@ import { startServer, type ServerProcess } from './support/server.js';
 import type { TestDatabase } from './support/test-app.js';
 
 /**
- * TLS to MySQL (issue 13): a MariaDB of the test's own that refuses unencrypted connections
+ * TLS to MySQL: a MariaDB of the test's own that refuses unencrypted connections
  * (require_secure_transport=ON) with certificates made by openssl, reached by the built
  * server, the command line and the TypeORM CLI. The engine under test does not matter here,
  * so jest.config.js runs this file in the e2e-sqlite project only.

@@ -93,7 +93,7 @@ const PACKAGE = JSON.parse(readFileSync(new URL('../package.json', import.meta.u
 const DEMO_STORES = readFileSync(new URL('../assets/demo-stores.csv', import.meta.url), 'utf8');
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 
-/** What a client team meets first (issue 15): names, servers, headers, and examples that work. */
+/** What a client team meets first: names, servers, headers, and examples that work. */
 describe('the published OpenAPI document, as a client team meets it', () => {
   let t: TestApp;
   let doc: OpenAPIObject;

@@ -5,7 +5,7 @@ import { startServer, type ServerProcess } from './support/server.js';
 import { bearer, createTestApp, createTestDatabase, type TestApp, type TestDatabase } from './support/test-app.js';
 
 /**
- * Issue 20's faults, counted: two instances on one database write plants while the broker is
+ * The change events' faults, counted: two instances on one database write plants while the broker is
  * stopped, one of them is SIGKILLed (perhaps holding the relay's lease, perhaps mid-relay), the
  * broker comes back. Every acknowledged write's event must arrive, none twice once consumers
  * de-duplicate by the CloudEvents id, and each plant's events in the order of its writes.
@@ -87,12 +87,12 @@ describe('change events survive a broker outage and a killed instance', () => {
 });
 
 /**
- * Issue 25: the same guarantees at full write rate. Sixteen writers create and delete plants
+ * The same guarantees at full write rate. Sixteen writers create and delete plants
  * through two instances; the relay's lease holder is SIGKILLed while the load runs and the
  * broker is up (its relay is then mid-batch nearly all the time: a window of publishes in
  * flight), then the broker stops for 10 s and comes back, with the load going on throughout.
  */
-describe('change events at full write rate, through a killed relay and a broker outage (issue 25)', () => {
+describe('change events at full write rate, through a killed relay and a broker outage', () => {
   let database: TestDatabase;
   let nats: TestNats;
   let servers: ServerProcess[] = [];

@@ -16,7 +16,7 @@ import { runCli } from './support/cli.js';
 import { TestNats, type PublishedEvent } from './support/nats.js';
 import { startServer, type ServerProcess } from './support/server.js';
 import { importStores, storesCsv, WEEK_OPEN } from './support/stores.js';
-import { bearer, createTestApp, createTestDatabase, engine, type TestApp } from './support/test-app.js';
+import { bearer, createTestApp, createTestDatabase, engine, ErrorCapture, type TestApp } from './support/test-app.js';
 
 /** A stream of this test's own, so that runs and files never mix. */
 const stream = () => `T${randomBytes(6).toString('hex').toUpperCase()}`;
@@ -40,14 +40,19 @@ async function drained(t: TestApp, tries = 100): Promise<void> {
 }
 const brief = (e: PublishedEvent) => ({ subject: e.natsSubject, type: e.event.type, data: e.event.data });
 
+/** The relay's warnings, kept for the test to check; otherwise what the tests' default logger prints (fatal and error). */
 class WarningCapture extends ConsoleLogger {
   readonly warnings: string[] = [];
+  constructor() {
+    super('', { logLevels: ['fatal', 'error', 'warn'] });
+  }
   warn(message: unknown, context?: string) {
     if (context === 'Events') this.warnings.push(String(message));
+    else super.warn(message, context);
   }
 }
 
-describe('change events through the outbox to NATS JetStream (issue 20)', () => {
+describe('change events through the outbox to NATS JetStream', () => {
   let nats: TestNats;
   beforeAll(async () => {
     nats = await TestNats.create();
@@ -209,13 +214,15 @@ describe('change events through the outbox to NATS JetStream (issue 20)', () => 
 
   it('refuses writes with 503 once EVENTS_OUTBOX_MAX_ROWS wait, writing nothing; reads go on', async () => {
     const down = await TestNats.create({ start: false });
-    const t = await createTestApp({ env: env(down, { EVENTS_OUTBOX_MAX_ROWS: '100' }) });
+    const log = new ErrorCapture();
+    const t = await createTestApp({ env: env(down, { EVENTS_OUTBOX_MAX_ROWS: '100' }), logger: log });
     try {
       const token = await t.tokenFor('acme');
       for (let i = 1; i <= 100; i++) await t.http.post('/plants').set(bearer(token)).send({ id: i, name: `p${i}` }).expect(201);
       const refused = await t.http.post('/plants').set(bearer(token)).send({ id: 101, name: 'one too many' }).expect(503);
       expect(refused.body.message).toMatch(/^change events cannot be delivered right now and 100 wait already \(EVENTS_OUTBOX_MAX_ROWS\)/);
       await t.http.delete('/plants/1').set(bearer(token)).expect(503);
+      expect(log.errors).toEqual([expect.stringMatching(/POST \/plants failed with 503/), expect.stringMatching(/DELETE \/plants\/1 failed with 503/)]);
       await expect(t.dataSource.getRepository(Plant).count()).resolves.toBe(100);
       await expect(outboxRows(t)).resolves.toBe(100);
       await t.http.get('/plants?limit=1').set(bearer(token)).expect(200);

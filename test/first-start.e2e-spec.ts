@@ -18,7 +18,7 @@ async function startOutput(server: ServerProcess): Promise<string> {
 }
 
 /**
- * What a newcomer sees on the first `npm start` (issues 21 and 28): at the default log level, the
+ * What a newcomer sees on the first `npm start`: at the default log level, the
  * URL, the docs, the demo token with a curl line that uses it, where the data lives and where the
  * change events go, without Nest's report of every module and route (that is debug level). JSON
  * lines when stdout is not a terminal; human-readable lines on a terminal (LOG_FORMAT=auto) or

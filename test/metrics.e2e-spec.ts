@@ -87,7 +87,7 @@ describe('Prometheus metrics (GET /metrics on METRICS_PORT)', () => {
       ['DELETE /plants/:id 404', 2],
       ['GET /plants 401', 1],
       ['GET unmatched 404', 2],
-      // A 405 has the template of the path's route (issue 21), not `unmatched`.
+      // A 405 has the template of the path's route, not `unmatched`.
       ['PUT /plants/:id 405', 1],
     ]);
     const delta = (samples: Sample[]) => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from 'jose';
 import { Plant } from '../src/plants/plant.entity.js';
 import { ApiToken } from '../src/tokens/api-token.entity.js';
-import { bearer, createTestApp, type TestApp } from './support/test-app.js';
+import { bearer, createTestApp, ErrorCapture, type TestApp } from './support/test-app.js';
 
 const INVALID = { error: 401, message: 'invalid or expired bearer token' };
 const AUDIENCE = 'plant-store-api';
@@ -190,11 +190,13 @@ describe('with the issuer unreachable', () => {
     await issuer.start();
     const jwt = await issuer.sign(await issuer.newKey('k1'), 'k1');
     await issuer.stop();
-    const t = await createTestApp({ env: { OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: AUDIENCE } });
+    const log = new ErrorCapture();
+    const t = await createTestApp({ env: { OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: AUDIENCE }, logger: log });
     try {
       const res = await t.http.get('/plants').set(bearer(jwt));
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ error: 503, message: 'the identity provider cannot be reached, try again shortly' });
+      expect(log.errors).toEqual([expect.stringMatching(/GET \/plants failed with 503/)]);
     } finally {
       await t.close();
     }

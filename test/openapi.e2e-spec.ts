@@ -74,7 +74,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'tr
 type Operation = { responses: Record<string, { content?: Record<string, { schema: Schema }> }> };
 
 /** Every operation of the document, with its method and path. */
-/** The admin API (issue 22) is the service's own, apart from the spec: its paths and schemas are left out here. */
+/** The admin API is the service's own, apart from the spec: its paths and schemas are left out here. */
 const isAdmin = (pathOrSchema: string) => pathOrSchema.startsWith('/admin/') || pathOrSchema.startsWith('Admin');
 
 /** The operations of the spec (and the health probes). */

@@ -114,7 +114,7 @@ function blockEnv(database: TestDatabase): NodeJS.ProcessEnv {
 }
 
 /**
- * Every shell block of the README runs as written (issue 28), in order, against a fresh service on
+ * Every shell block of the README runs as written, in order, against a fresh service on
  * the embedded default (a new DATA_DIR, the demo seed, spare ports) with change events on to a
  * nats-server of the test's own. Fails naming the block's line in README.md.
  */

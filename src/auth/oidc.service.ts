@@ -73,7 +73,7 @@ export class OidcService {
     }
     const team = payload[this.teamClaim];
     if (typeof team !== 'string' || !TEAM_SLUG.test(team) || typeof payload.sub !== 'string') return null;
-    // An administrator by the identity provider's word (issue 22): the admin scope, and nothing of a team's.
+    // An administrator by the identity provider's word: the admin scope, and nothing of a team's.
     if (this.adminClaim !== undefined && this.adminValue !== undefined) {
       const claim = payload[this.adminClaim];
       const values = Array.isArray(claim) ? claim : typeof claim === 'string' ? claim.split(' ') : [];

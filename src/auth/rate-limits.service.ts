@@ -26,7 +26,7 @@ export interface TokenQuota {
 export const RATE_LIMIT_WINDOW_SECONDS = WINDOW_SECONDS;
 
 /**
- * Counters against abuse, per fixed one-minute window (issue 4): failed authentications per
+ * Counters against abuse, per fixed one-minute window: failed authentications per
  * client address, requests per token. With REDIS_URL the counters live in Redis and every
  * instance shares them; without it, or while Redis is unreachable, each instance counts in
  * its own memory (rate-limiter-flexible's insurance limiter), so a Redis outage never stops

@@ -42,7 +42,7 @@ export const WriteScope = (action: string) =>
   );
 
 /**
- * The /admin routes (issue 22): they need a token with scope `admin`; any other token gets 403
+ * The /admin routes: they need a token with scope `admin`; any other token gets 403
  * naming `action` (e.g. "issuing tokens").
  */
 export const AdminScope = (action: string) =>

@@ -1,6 +1,6 @@
 /**
  * `read`: list plants and search stores; `write`: also create and delete plants (write includes read).
- * `admin` (issue 22): manages the tokens of every team and the store list through /admin, and
+ * `admin`: manages the tokens of every team and the store list through /admin, and
  * nothing else: an admin token is refused (403) on the spec's operations, which belong to a team.
  */
 export type TokenScope = 'read' | 'write' | 'admin';

@@ -15,7 +15,7 @@ export const CONSOLE_FILES = fileURLToPath(new URL('../../dist/console/public/',
 export const consoleServed = (enabled: boolean): boolean => enabled && existsSync(CONSOLE_FILES);
 
 /**
- * The operator's console at /console (issue 26): static files only, under the same helmet CSP
+ * The operator's console at /console: static files only, under the same helmet CSP
  * and `Cache-Control: no-store` as every other answer. It is a client of the /admin API and
  * holds no route of its own; its requests carry the admin token like any other client's.
  * CONSOLE_ENABLED=false (or a build without the bundle) leaves /console to the 404 of any unknown path.

@@ -6,7 +6,7 @@ import { isDuplicateKeyError, isRetryableLockError } from './database-errors.js'
 
 /**
  * TypeORM takes no lock while it migrates, so instances started together on an empty
- * database race to create the same tables ("Table 'api_tokens' already exists", issue 13).
+ * database race to create the same tables ("Table 'api_tokens' already exists").
  * MySQL's GET_LOCK is no answer on a cluster: Galera keeps it per node. The lock is a row
  * instead, written through the database like any other, so it holds across processes,
  * hosts and cluster nodes alike (on Galera, two nodes inserting it at once: one commit

@@ -211,7 +211,7 @@ interface StatementCache {
 
 /**
  * Makes every transaction on the embedded SQLite database isolated from the rest of the
- * process (issue 21), as a MySQL connection of its own would make it.
+ * process, as a MySQL connection of its own would make it.
  *
  * TypeORM's better-sqlite3 driver hands every caller one shared query runner on one
  * connection, so while a transaction awaits (the token `last_used` flush, the store import,

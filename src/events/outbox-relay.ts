@@ -14,7 +14,7 @@ import { OutboxService } from './outbox.service.js';
 /**
  * Rows read and published per batch, all in flight at once (a window of acknowledgements): the
  * acks of a batch come back in a few socket reads, so a relay in a saturated process pays a few
- * turns of its event loop per batch instead of one per event (docs/performance.md, issue 25).
+ * turns of its event loop per batch instead of one per event (docs/performance.md, "Change events under load").
  */
 const BATCH = 500;
 /** How long a relay's lease lasts without renewal: another instance takes over after it. */
@@ -47,7 +47,7 @@ export function eventTime(payload: string): number {
 }
 
 /**
- * Publishes the outbox to NATS JetStream (issues 20 and 25). Every instance runs one, and one at a
+ * Publishes the outbox to NATS JetStream. Every instance runs one, and one at a
  * time relays: the holder of the lease row `event_relay_lease`, renewed on the database's clock
  * and taken over by another instance LEASE_SECONDS after its holder stopped renewing (a SIGKILL,
  * a lost database). Why a lease and not `SELECT … FOR UPDATE SKIP LOCKED`: SQLite has no row

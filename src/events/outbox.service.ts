@@ -35,7 +35,7 @@ export type Actor = number | string;
 const INSERT = 'INSERT INTO event_outbox (event_id, subject, payload) VALUES (?, ?, ?)';
 
 /**
- * The transactional outbox (issue 20): each change event is one row written with the manager of
+ * The transactional outbox: each change event is one row written with the manager of
  * the change's own transaction, so that it exists if and only if the change was committed; the
  * relay (outbox-relay.ts) publishes it afterwards. Without EVENTS_NATS_URL nothing is written.
  *

@@ -42,7 +42,7 @@ export class AdminStatusView {
 }
 
 /**
- * The status strip of the console (issue 26) as an API route any admin client can read: the
+ * The status strip of the console as an API route any admin client can read: the
  * readiness of the probe, the catalogue's size and version, the change events' backlog.
  */
 @ApiTags('admin')

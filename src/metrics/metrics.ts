@@ -83,7 +83,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Change events (issue 20): what waits in the outbox, as the relay of this instance last counted it. */
+  /** Change events: what waits in the outbox, as the relay of this instance last counted it. */
   readonly eventsBacklogRows = new Gauge({
     name: 'plant_store_events_backlog_rows',
     help: 'Change events written to the outbox and not yet acknowledged by the broker (EVENTS_NATS_URL), as this instance last counted them.',
@@ -96,7 +96,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Issue 25: how long committed events wait for the broker's acknowledgement (their CloudEvents `time` to the ack). */
+  /** How long committed events wait for the broker's acknowledgement (their CloudEvents `time` to the ack). */
   readonly eventsDeliveryDelay = new Histogram({
     name: 'plant_store_events_delivery_delay_seconds',
     help: 'Time from a change event being written (its CloudEvents time, inside the transaction) to the broker acknowledging its publication by this instance.',

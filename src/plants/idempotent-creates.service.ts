@@ -57,7 +57,7 @@ const COMPLETE = 'UPDATE idempotency_keys SET response_status = ?, response_loca
 const MAX_ID = 'SELECT MAX(id) AS max FROM plants WHERE team = ?';
 
 /**
- * POST /plants with an `Idempotency-Key` (issue 15, contract §3). The key is claimed by an
+ * POST /plants with an `Idempotency-Key` (contract §3). The key is claimed by an
  * INSERT into idempotency_keys, whose (team, key) primary key decides between concurrent
  * requests on every instance; the plant and the response to replay are written in the same
  * transaction. So a response is stored only with its plant, a crash or a database failure

@@ -68,7 +68,7 @@ const CODE_PARAM = { name: 'code', description: "The store's code (its key in th
 const NOT_FOUND = { description: 'No store with this code.', type: ErrorBody, example: { error: 404, message: 'store "NY-0042" not found' } };
 
 /**
- * The store list for operators without a shell (issue 22). One store at a time goes through
+ * The store list for operators without a shell. One store at a time goes through
  * StoreAdminService, a whole file through the same StoreImportService as `locations import`
  * (all or nothing, `dry_run`, `prune`), and the export is the command line's. Every change
  * reaches the search index of every instance within STORE_INDEX_REFRESH_MS.
@@ -104,7 +104,7 @@ export class AdminStoresController {
   }
 
   // The whole list is `/admin/stores.csv` (GET exports it, POST imports one), beside `stores`
-  // rather than under it: every path under `/admin/stores/` is a store code (issue 27).
+  // rather than under it: every path under `/admin/stores/` is a store code, `export` and `import` included.
   @Get('stores.csv')
   @AdminScope('exporting stores')
   @ApiOperation({

@@ -1,4 +1,4 @@
-// The spreadsheet-formula guard of the store CSV (issue 27), with no import of its own: the
+// The spreadsheet-formula guard of the store CSV, with no import of its own: the
 // export, the import and the console (bundled for the browser) share these two functions.
 
 const FORMULA_START = /^'*[=+\-@\t\r]/;

@@ -15,7 +15,7 @@ const STORED_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', 
 const BUMP_VERSION = 'UPDATE store_catalog SET version = version + 1 WHERE id = 1';
 
 /**
- * One store at a time, for the admin API (issue 22): the same checks as a row of the CSV import
+ * One store at a time, for the admin API: the same checks as a row of the CSV import
  * (validateStoreRecord, the same texts), and like an import each change bumps
  * `store_catalog.version` in its transaction, so that every instance's search index takes it
  * within STORE_INDEX_REFRESH_MS (this one at once).

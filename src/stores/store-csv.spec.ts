@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { guardCell, unguardCell } from './csv-guard.js';
 import { unguardRecord, STORE_CSV_COLUMNS } from './store-csv.js';
 
-describe('the export guard against spreadsheet formulas (issue 27)', () => {
+describe('the export guard against spreadsheet formulas', () => {
   it.each([
     ['=HYPERLINK("x")', `'=HYPERLINK("x")`],
     ['+1', "'+1"],

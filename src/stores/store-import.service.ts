@@ -41,7 +41,7 @@ export interface ImportOptions {
   /**
    * The share of this process's time the import may take, from 0 (exclusive) to 1 (the default:
    * as fast as it goes). The server's import takes half, so that searches and other requests
-   * keep at least about half of their throughput while a large file is imported (issue 22).
+   * keep at least about half of their throughput while a large file is imported.
    */
   cpuShare?: number;
 }

@@ -26,7 +26,7 @@ const ID_PARAM = { name: 'id', description: "The token's id, as listed.", schema
 const NOT_FOUND = { description: 'No token with this id.', type: ErrorBody, example: { error: 404, message: 'token 12 not found' } };
 
 /**
- * Tokens of every team, for operators without a shell (issue 22): the same TokensService as the
+ * Tokens of every team, for operators without a shell: the same TokensService as the
  * command line, so every rule and limit is written once. Each action is one audit line naming
  * the acting token and the target, never a token's text.
  */

@@ -23,7 +23,7 @@ const SHOTS = fileURLToPath(new URL(`../../artifacts/console/${engine}/`, import
 type Location = components['schemas']['Location'];
 
 /**
- * The operator's console (issue 26) in a real browser, on the engine under test: a fresh service
+ * The operator's console in a real browser, on the engine under test: a fresh service
  * with the demo store list imported by the command line, an admin token and a team token. Every
  * step is checked against the admin API or the database, never against the console's own idea.
  * The console must load nothing from elsewhere, break no CSP rule, throw nothing, and never put

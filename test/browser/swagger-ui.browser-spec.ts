@@ -138,7 +138,7 @@ describe('Swagger UI at /docs, in Chromium', () => {
     expect(pageErrors).toEqual([]);
   });
 
-  it('authorizes with an admin token and uploads a store list through "Try it out" (issue 22)', async () => {
+  it('authorizes with an admin token and uploads a store list through "Try it out"', async () => {
     const issued = await runCli(database, ['tokens', 'create', '--team', 'ops', '--scope', 'admin']);
     expect(issued.code).toBe(0);
     await page.goto(`${server.url}/docs`);

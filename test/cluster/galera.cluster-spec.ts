@@ -11,7 +11,7 @@ import { freePort, startServer, type ServerProcess } from '../support/server.js'
 import { bearer, type TestDatabase } from '../support/test-app.js';
 
 /**
- * Issue 13: three instances of the service, each on its own node of a 3-node MariaDB
+ * Three instances of the service, each on its own node of a 3-node MariaDB
  * Galera cluster started by the test, with nothing but DATABASE_URL pointing at that node
  * (and Redis for the shared limits). Every check counts responses and rows; none times
  * anything: the machine may be slow, and the waits are conditions with wide deadlines.
@@ -177,7 +177,7 @@ describe('three instances on a three-node Galera cluster', () => {
     expect(misses).toBe(0);
   }, 600_000);
 
-  it('change events from three instances on three nodes (issue 25): one relay publishes, a SIGKILLed holder is taken over, 0 lost, 0 duplicates', async () => {
+  it('change events from three instances on three nodes: one relay publishes, a SIGKILLed holder is taken over, 0 lost, 0 duplicates', async () => {
     const nats = await TestNats.create();
     const name = `events_${randomBytes(4).toString('hex')}`;
     const stream = `G${randomBytes(6).toString('hex').toUpperCase()}`;

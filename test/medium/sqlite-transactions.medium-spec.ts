@@ -20,7 +20,7 @@ const yieldTurns = async (turns = 50) => {
 class Rollback extends Error {}
 
 /**
- * Issue 21: a transaction is isolated from the other requests of the process on both engines.
+ * A transaction is isolated from the other requests of the process on both engines.
  * On the embedded SQLite database every request shares one connection (sqlite-transactions.ts
  * says how they take turns); on MySQL each transaction has a pooled connection of its own.
  */

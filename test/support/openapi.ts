@@ -1,11 +1,7 @@
-import { Logger, type LoggerService } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { readFile } from 'node:fs/promises';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import responseValidator from 'openapi-response-validator';
 import type request from 'supertest';
-import { AppModule } from '../../src/app.module.js';
-import { buildOpenApiDocument } from '../../src/app.setup.js';
 
 type Json = Record<string, unknown>;
 type Header = { required?: boolean; $ref?: string };
@@ -18,21 +14,16 @@ type OpenAPIResponseValidator = InstanceType<typeof OpenAPIResponseValidator>;
 let cached: Promise<OpenAPIObject> | undefined;
 
 /**
- * The document the service publishes at /docs-json, built from the source under test in
- * Nest's preview mode (modules scanned, no provider created, so no database is opened).
+ * The document the service publishes at /docs-json: the one the built service makes in Nest's
+ * preview mode (scripts/openapi-document.mjs, as client:generate and docs:lint use it), written
+ * by the e2e specs' global set-up (test/support/global-setup.js) right after it built the source
+ * under test.
  */
 export function openApiDocument(): Promise<OpenAPIObject> {
   cached ??= (async () => {
-    // `logger: false` replaces Nest's one process-wide logger: the test app's (an audit capture,
-    // say) is put back afterwards, or the first request of a file would silence it for good.
-    const previous = (Logger as unknown as { staticInstanceRef?: LoggerService }).staticInstanceRef;
-    const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), { preview: true, logger: false, bodyParser: false });
-    try {
-      return buildOpenApiDocument(app);
-    } finally {
-      await app.close();
-      Logger.overrideLogger(previous ?? false);
-    }
+    const file = process.env.PLANT_STORE_OPENAPI_FILE;
+    if (!file) throw new Error('PLANT_STORE_OPENAPI_FILE is not set: test/support/global-setup.js writes the document (run the specs through a jest config that uses it)');
+    return JSON.parse(await readFile(file, 'utf8')) as OpenAPIObject;
   })();
   return cached;
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LoggerService } from '@nestjs/common';
+import { ConsoleLogger, type LoggerService } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
@@ -66,8 +66,17 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
   Object.assign(process.env, { NODE_ENV: 'test', DEMO_SEED: 'false', ...database.env, ...options.env });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot()] }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: options.logger ?? ['fatal', 'error'] });
-  configureApp(app, { docs: process.env.DOCS_ENABLED !== 'false' });
-  await app.init();
+  try {
+    configureApp(app, { docs: process.env.DOCS_ENABLED !== 'false' });
+    await app.init();
+  } catch (error) {
+    // A start-up that fails (a test of a bad setting) closes what it opened: the database
+    // connection, and the data source name @nestjs/typeorm registers for the process, or the
+    // next app of the file would be told that name is taken.
+    await app.close().catch(() => undefined);
+    if (!options.database) await database.drop();
+    throw error;
+  }
   const dataSource = app.get<DataSource>(getDataSourceToken());
   return {
     app,
@@ -84,3 +93,18 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
 }
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+/**
+ * An app's error lines kept for the test to read rather than printed: for a test that causes a 5xx
+ * on purpose (the exception filter logs each at error level). Otherwise the tests' default logger
+ * (fatal and error only).
+ */
+export class ErrorCapture extends ConsoleLogger {
+  readonly errors: string[] = [];
+  constructor() {
+    super('', { logLevels: ['fatal', 'error'] });
+  }
+  error(message: unknown) {
+    this.errors.push(String(message));
+  }
+}

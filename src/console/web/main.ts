@@ -6,7 +6,7 @@ import type { Status } from './schema.js';
 import { StoresView } from './stores-view.js';
 import { TokensView } from './tokens-view.js';
 
-// The operator's console (issue 26): Preact with htm templates (no build step of its own beyond
+// The operator's console: Preact with htm templates (no build step of its own beyond
 // esbuild's bundle, no JSX), everything from this service: no CDN, no map tiles.
 
 const VIEWS = [

@@ -1,6 +1,6 @@
 import { TableColumn, type MigrationInterface, type QueryRunner } from 'typeorm';
 
-/** Token scopes (issue 4): `read` or `write`; tokens issued before keep what they could do, `write`. */
+/** Token scopes: `read` or `write`; tokens issued before keep what they could do, `write`. */
 export class TokenScope1763800000000 implements MigrationInterface {
   name = 'TokenScope1763800000000';
 

@@ -1,7 +1,7 @@
 import { Table, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /**
- * Idempotency keys of POST /plants (issue 15): one row per (team, key), written in the same
+ * Idempotency keys of POST /plants: one row per (team, key), written in the same
  * transaction as the plant it created, holding the response to replay for 24 hours.
  * `created_at` is indexed for the clean-up of expired keys.
  */

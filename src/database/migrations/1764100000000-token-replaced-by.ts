@@ -1,7 +1,7 @@
 import { TableColumn, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /**
- * The token that replaced this one (issue 21): rotate sets it in the same transaction that
+ * The token that replaced this one: rotate sets it in the same transaction that
  * issues the replacement, on the condition that it is still empty, so that of two concurrent
  * rotates of one token exactly one issues a replacement.
  */

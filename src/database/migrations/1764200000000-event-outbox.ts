@@ -1,7 +1,7 @@
 import { Table, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /**
- * The transactional outbox of change events (issue 20): a row is written in the transaction of
+ * The transactional outbox of change events: a row is written in the transaction of
  * the change it tells of, and the relay publishes it to NATS JetStream and deletes it. `id`
  * orders the rows (the publishing order); `event_id` is the CloudEvents id, also the broker's
  * de-duplication key. `event_relay_lease` names the one instance that relays at a time.

@@ -1,7 +1,7 @@
 import { TableIndex, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /**
- * Drops the unique index on `event_outbox.event_id` (issue 25). The ids are random UUIDs made by
+ * Drops the unique index on `event_outbox.event_id`. The ids are random UUIDs made by
  * the service, one per event, and nothing looks a row up by them: the relay reads and deletes by
  * `id`, and the broker de-duplicates by the id in `Nats-Msg-Id`. The index cost every event a
  * random-key insert, a delete-mark and a purge in a second B-tree, which under sustained writes
