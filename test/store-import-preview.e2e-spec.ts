@@ -7,6 +7,7 @@ import { MAX_LISTED_CHANGES } from '../src/stores/store-import.service.js';
 import { Store } from '../src/stores/store.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { runCli } from './support/cli.js';
+import { startServer, type ServerProcess } from './support/server.js';
 import { importStores, storesCsv, WEEK_OPEN, type StoreInput } from './support/stores.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
@@ -38,11 +39,13 @@ class AuditCapture extends ConsoleLogger {
  * Preview, then apply: the dry run lists each change and answers the catalogue's version as ETag;
  * an apply with If-Match is refused (412) once the catalogue moved, through another instance or
  * the command line; a prune over STORE_IMPORT_MAX_PRUNE_PERCENT needs the expected number of
- * removals. Two instances (A and B) on one database, every answer checked against the tables.
+ * removals. Two instances on one database (A in the test's process, B a process of its own),
+ * every answer checked against the tables.
  */
 describe('store import: preview, then apply', () => {
   let a: TestApp;
-  let b: TestApp;
+  /** Instance B: its own process on the same database, as a second container is. */
+  let b: ServerProcess;
   let admin: string;
   let audit: AuditCapture;
   let dir: string;
@@ -50,7 +53,7 @@ describe('store import: preview, then apply', () => {
   const version = async () => Number((await a.dataSource.query('SELECT version FROM store_catalog WHERE id = 1'))[0].version);
   /** The stores table and the catalogue version as one digest: "nothing written" means the same digest. */
   const checksum = async () => createHash('sha256').update(JSON.stringify([await repo().find({ order: { code: 'ASC' } }), await version()])).digest('hex');
-  const upload = (t: TestApp, csv: string, query = '', ifMatch?: string) => {
+  const upload = (t: TestApp | ServerProcess, csv: string, query = '', ifMatch?: string) => {
     const req = t.http.post(`/admin/stores.csv${query}`).set(bearer(admin)).set('Content-Type', 'text/csv');
     if (ifMatch !== undefined) req.set('If-Match', ifMatch);
     return req.send(csv);
@@ -65,12 +68,12 @@ describe('store import: preview, then apply', () => {
     dir = mkdtempSync(join(tmpdir(), 'plant-store-preview-'));
     audit = new AuditCapture();
     a = await createTestApp({ env: ENV, logger: audit });
-    b = await createTestApp({ env: ENV, database: a.database });
+    b = await startServer(a.database, ENV);
     admin = (await a.app.get(TokensService).create({ team: 'ops', scope: 'admin' })).token;
   });
   afterAll(async () => {
-    await b.close();
-    await a.close();
+    await b?.stop();
+    await a?.close();
     rmSync(dir, { recursive: true, force: true });
   });
   beforeEach(async () => {
