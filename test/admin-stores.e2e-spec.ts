@@ -3,24 +3,17 @@ import { readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { ConsoleLogger } from '@nestjs/common';
 import { STORE_CSV_COLUMNS } from '../src/stores/store-csv.js';
 import { Store } from '../src/stores/store.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { startServer } from './support/server.js';
 import { importStores, storesCsv, WEEK_OPEN, type StoreInput } from './support/stores.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
+import { AuditCapture } from './support/audit.js';
 
 const ENV = { TOKEN_CACHE_SECONDS: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', TOKEN_RATE_LIMIT_PER_MINUTE: '0', OIDC_ISSUER: '', REDIS_URL: '', STORE_INDEX_REFRESH_MS: '500' };
 const BODY = { name: 'Fern & Fig Chelsea', address: '1083 Cedar Lane', city: 'New York', state: 'ny', zip: '10001', ...WEEK_OPEN };
 const many = (count: number, prefix = 'S'): StoreInput[] => Array.from({ length: count }, (_, i) => ({ code: `${prefix}${String(i).padStart(6, '0')}`, name: `Store ${i}` }));
-
-class AuditCapture extends ConsoleLogger {
-  readonly entries: Array<{ event: string }> = [];
-  log(message: unknown, context?: string) {
-    if (context === 'Audit') this.entries.push(message as { event: string });
-  }
-}
 
 /** Every admin store route, with a body where it takes one. */
 const ROUTES: Array<[method: 'get' | 'put' | 'delete' | 'post', path: string, body: object | string | undefined]> = [

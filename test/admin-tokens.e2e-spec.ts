@@ -1,7 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConsoleLogger } from '@nestjs/common';
 import { ADMIN_ON_TEAM_ROUTE } from '../src/common/auth.decorators.js';
 import { hashToken, isWellFormedToken } from '../src/config/token-format.js';
 import { Plant } from '../src/plants/plant.entity.js';
@@ -10,19 +9,13 @@ import { TokensService } from '../src/tokens/tokens.service.js';
 import { runCli } from './support/cli.js';
 import { startServer } from './support/server.js';
 import { bearer, createTestApp, createTestDatabase, type TestApp } from './support/test-app.js';
+import { AuditCapture } from './support/audit.js';
 
 /** This file's settings, given each time: createTestApp keeps what an earlier app set. */
 const ENV = { TOKEN_DEFAULT_TTL_DAYS: '0', TOKEN_CACHE_SECONDS: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', TOKEN_RATE_LIMIT_PER_MINUTE: '0', OIDC_ISSUER: '', REDIS_URL: '', ADMIN_TOKEN_FILE: '' };
 const DAY = 86_400_000;
 
 /** Keeps the audit lines: what Nest's Logger is given, before any formatting. */
-class AuditCapture extends ConsoleLogger {
-  readonly entries: unknown[] = [];
-  log(message: unknown, context?: string) {
-    if (context === 'Audit') this.entries.push(message);
-  }
-}
-
 /** Every admin route, with a body that would be valid, for the refusals that come before it. */
 const ROUTES = [
   ['post', '/admin/tokens', { team: 'acme' }],

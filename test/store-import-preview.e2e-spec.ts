@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConsoleLogger } from '@nestjs/common';
 import { MAX_LISTED_CHANGES } from '../src/stores/store-import.service.js';
 import { Store } from '../src/stores/store.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
@@ -10,6 +9,7 @@ import { runCli } from './support/cli.js';
 import { startServer, type ServerProcess } from './support/server.js';
 import { importStores, storesCsv, WEEK_OPEN, type StoreInput } from './support/stores.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
+import { AuditCapture } from './support/audit.js';
 
 const ENV = { TOKEN_CACHE_SECONDS: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', TOKEN_RATE_LIMIT_PER_MINUTE: '0', OIDC_ISSUER: '', REDIS_URL: '', STORE_INDEX_REFRESH_MS: '500' };
 const many = (count: number, prefix = 'S', from = 0): StoreInput[] =>
@@ -26,13 +26,6 @@ interface ImportBody {
   changes: Array<{ change: string; line?: number; code: string; name: string; city?: string; state?: string; fields?: Array<{ field: string; old: string; new: string }> }>;
   changes_truncated: boolean;
   removals_need_confirmation: boolean;
-}
-
-class AuditCapture extends ConsoleLogger {
-  readonly entries: Array<{ event: string; target: Record<string, unknown> }> = [];
-  log(message: unknown, context?: string) {
-    if (context === 'Audit') this.entries.push(message as { event: string; target: Record<string, unknown> });
-  }
 }
 
 /**

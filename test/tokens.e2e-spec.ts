@@ -1,9 +1,9 @@
-import { ConsoleLogger } from '@nestjs/common';
 import { Plant } from '../src/plants/plant.entity.js';
 import { ApiToken } from '../src/tokens/api-token.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { runCli } from './support/cli.js';
 import { bearer, createTestApp, createTestDatabase, type TestApp } from './support/test-app.js';
+import { AuditCapture } from './support/audit.js';
 
 const HOUR = 3_600_000;
 /** This file's settings, given each time: createTestApp keeps what an earlier app set. */
@@ -155,13 +155,6 @@ describe('scopes', () => {
 });
 
 /** Keeps the audit lines: what Nest's Logger is given, before any formatting. */
-class AuditCapture extends ConsoleLogger {
-  readonly entries: unknown[] = [];
-  log(message: unknown, context?: string) {
-    if (context === 'Audit') this.entries.push(message);
-  }
-}
-
 describe('audit', () => {
   it('logs every create and delete with team, token id and plant id, never the token', async () => {
     const logger = new AuditCapture();
