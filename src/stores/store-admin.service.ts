@@ -6,12 +6,12 @@ import { OutboxService } from '../events/outbox.service.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { StoreCatalog } from './store-catalog.js';
 import { STORE_CSV_COLUMNS, validateStoreRecord, type StoreRow } from './store-csv.js';
-import { Store, WEEKDAYS } from './store.entity.js';
+import { STORED_FIELDS } from './store-import.service.js';
+import { Store } from './store.entity.js';
 
 /** The fields of one store as the admin API takes them: the CSV row's, as text. */
 export type StoreFields = Omit<Record<(typeof STORE_CSV_COLUMNS)[number], string>, 'code' | 'lat' | 'lng'> & { lat?: string; lng?: string };
 
-const STORED_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
 const BUMP_VERSION = 'UPDATE store_catalog SET version = version + 1 WHERE id = 1';
 
 /**

@@ -67,8 +67,8 @@ class Pacer {
   }
 }
 
-/** The fields an import compares and writes, in the CSV's order. */
-const STORED_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
+/** The fields an import (and an admin write) compares and writes, in the CSV's order. */
+export const STORED_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
 export type StoredField = (typeof STORED_FIELDS)[number];
 
 export interface FieldChange {
