@@ -77,6 +77,10 @@ describe('OpenAPI document and Swagger UI', () => {
     expect(res.text).toContain('swagger-ui');
   });
 
+});
+
+// Apart from the block above, so that its app is closed first: one app at a time in the process.
+describe('OpenAPI document and Swagger UI', () => {
   it('is switched off by DOCS_ENABLED=false', async () => {
     const off = await createTestApp({ env: { DOCS_ENABLED: 'false' } });
     try {
