@@ -1,4 +1,4 @@
-import { hoursProblem } from './business-hours.js';
+import { hoursProblem, hoursRanges } from './business-hours.js';
 
 describe('hoursProblem', () => {
   it.each(['Closed', '9:00 AM - 6:00 PM', '9:00 AM - 12:00 PM, 1:00 PM - 5:00 PM', '12:00 AM - 12:00 AM', '6:30 PM - 12:00 AM'])(
@@ -18,4 +18,19 @@ describe('hoursProblem', () => {
     ['9:00 AM - 1:00 PM, 12:00 PM - 5:00 PM', 'overlaps'],
     ['', 'not a time range'],
   ])('refuses %j', (text, reason) => expect(hoursProblem(text)).toContain(reason));
+});
+
+describe('hoursRanges', () => {
+  it.each([
+    ['Closed', []],
+    ['9:00 AM - 6:00 PM', [[540, 1080]]],
+    ['9:00 AM - 12:00 PM, 1:00 PM - 5:00 PM', [[540, 720], [780, 1020]]],
+    ['12:00 AM - 12:00 AM', [[0, 1440]]],
+    ['6:30 PM - 12:00 AM', [[1110, 1440]]],
+    ['12:30 AM - 12:59 PM', [[30, 779]]],
+  ])('reads %s as minutes after midnight', (text, ranges) => expect(hoursRanges(text)).toEqual(ranges));
+
+  it('throws with the reason hoursProblem gives', () => {
+    expect(() => hoursRanges('6:00 PM - 9:00 AM')).toThrow('closes before it opens');
+  });
 });

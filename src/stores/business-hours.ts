@@ -11,9 +11,25 @@ function minutes(hour: string, minute: string, meridiem: string): number {
   return ((Number(hour) % 12) + (meridiem === 'PM' ? 12 : 0)) * 60 + Number(minute);
 }
 
+/** A day's opening range in minutes after midnight: opens at `open`, closes at `close` (1440 for midnight at the end). */
+export type MinuteRange = readonly [open: number, close: number];
+
 /** Why `text` is not a valid day's hours, or null when it is. */
 export function hoursProblem(text: string): string | null {
-  if (text === CLOSED) return null;
+  const ranges = parse(text);
+  return typeof ranges === 'string' ? ranges : null;
+}
+
+/** The ranges of a valid day's hours, in order (none for `Closed`); throws on text that hoursProblem refuses. */
+export function hoursRanges(text: string): MinuteRange[] {
+  const ranges = parse(text);
+  if (typeof ranges === 'string') throw new Error(ranges);
+  return ranges;
+}
+
+function parse(text: string): MinuteRange[] | string {
+  if (text === CLOSED) return [];
+  const ranges: MinuteRange[] = [];
   let previousClose = -1;
   for (const range of text.split(', ')) {
     const match = RANGE.exec(range);
@@ -24,6 +40,7 @@ export function hoursProblem(text: string): string | null {
     if (open >= close) return `"${range}" closes before it opens`;
     if (open < previousClose) return `"${range}" overlaps or precedes the range before it`;
     previousClose = close;
+    ranges.push([open, close]);
   }
-  return null;
+  return ranges;
 }
