@@ -13,7 +13,10 @@
 // off), `plain` (METRICS_PORT=0), `tracing` (metrics on, and every request traced and sent
 // over OTLP/HTTP to a sink in this process), or `<name>=<path of another build's main.js>`
 // (e.g. the previous commit's, built elsewhere; metrics off). BENCH_SCENARIOS (comma list of
-// name prefixes) runs only those scenarios.
+// name prefixes) runs only those scenarios, and of the parts after them only those whose name
+// starts with one of the prefixes: `geocoder: …` (the address searches, bench/geocoder.mjs),
+// `search during an import`, `POST + DELETE with change events`, `cold start`; e.g.
+// BENCH_SCENARIOS=geocoder runs the address searches alone (after the seeding).
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -24,6 +27,7 @@ import { ROOT, cli, fmt, freePort, freshDatabase, startProcess } from './lib.mjs
 import { benchScenarios, searchDuringImport } from './scenarios.mjs';
 import { plantRows } from './plants.mjs';
 import { describeEvents, writesWithEvents } from './events.mjs';
+import { describeGeocoder, geocoderSearches } from './geocoder.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -33,6 +37,7 @@ const PLANTS_PER_TEAM = 1000;
 const VARIANTS = (process.env.BENCH_VARIANTS ?? 'metrics').split(',').map((v) => v.trim());
 for (const v of VARIANTS) if (!['metrics', 'plain', 'tracing'].includes(v) && !/^[\w-]+=.+\.js$/.test(v)) throw new Error(`BENCH_VARIANTS: unknown variant ${v}`);
 const SCENARIOS = process.env.BENCH_SCENARIOS?.split(',').map((s) => s.trim());
+const wanted = (name) => !SCENARIOS || SCENARIOS.some((prefix) => name.startsWith(prefix));
 
 console.error('building…');
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -93,7 +98,7 @@ function combine(runs) {
 // The machine is shared with MariaDB and autocannon, and its speed drifts from minute to
 // minute; service and baseline therefore alternate, ROUNDS times each per scenario.
 let serviceRss = 0;
-for (const scenario of scenarios.filter((s) => !SCENARIOS || SCENARIOS.some((prefix) => s.name.startsWith(prefix)))) {
+for (const scenario of scenarios.filter((s) => wanted(s.name))) {
   console.error(`running ${scenario.name}…`);
   const runs = { b: [], ...Object.fromEntries(VARIANTS.map((v) => [v, []])) };
   for (let round = 0; round < ROUNDS; round++) {
@@ -107,37 +112,45 @@ for (const scenario of scenarios.filter((s) => !SCENARIOS || SCENARIOS.some((pre
   }
   for (const variant of VARIANTS) results.push({ scenario, variant, s: combine(runs[variant]), b: scenario.baseline ? combine(runs.b) : undefined });
 }
+// The address searches through the geocoder, against the ZIP-only search, on the stores as seeded.
+const geocoder = await geocoderSearches({ env, token: tokens[0], duration: DURATION, rounds: ROUNDS, logDir, wanted });
 // Searches while the admin API imports another 100,000-row list: every row changes.
-const importFile = join(mkdtempSync(join(tmpdir(), 'plant-store-bench-import-')), 'stores.csv');
-execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), importFile, '43'], { stdio: 'ignore' });
-const adminToken = await cli(env, 'tokens', 'create', '--team', 'ops', '--scope', 'admin');
-console.error('running searches during an import…');
-const duringImport = await searchDuringImport({ url: services[0].url, teamToken: tokens[0], adminToken, csvFile: importFile });
+let duringImport;
+if (wanted('search during an import')) {
+  const importFile = join(mkdtempSync(join(tmpdir(), 'plant-store-bench-import-')), 'stores.csv');
+  execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), importFile, '43'], { stdio: 'ignore' });
+  const adminToken = await cli(env, 'tokens', 'create', '--team', 'ops', '--scope', 'admin');
+  console.error('running searches during an import…');
+  duringImport = await searchDuringImport({ url: services[0].url, teamToken: tokens[0], adminToken, csvFile: importFile });
+}
 // Change events under load: POST + DELETE at full rate for EVENTS_SECONDS (default 60)
 // with the outbox and its relay to NATS JetStream (BENCH_NATS_URL, default the machine's
 // nats://127.0.0.1:4222), alternating with a service without events (bench/events.mjs).
 const natsUrl = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 const EVENTS_SECONDS = Number(process.env.EVENTS_SECONDS ?? 60);
 const eventsStream = `BENCH${process.pid}`;
-const eventsService = await startProcess(`${ROOT}dist/main.js`, { ...env, METRICS_PORT: '0', EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: eventsStream }, { logFile: join(logDir, 'events.log') });
-const noEventsService = await startProcess(`${ROOT}dist/main.js`, { ...env, METRICS_PORT: '0' }, { logFile: join(logDir, 'no-events.log') });
 const writes = benchScenarios({ tokens, duration: EVENTS_SECONDS, firstId: 50_000_000 }).find((s) => s.name.startsWith('POST + DELETE'));
-console.error('running POST + DELETE with change events on and off…');
-const counter = await mysql.createConnection(DATABASE_URL);
-const outboxRows = async () => Number((await counter.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n);
-const eventsResult = await writesWithEvents({ on: { url: eventsService.url, pid: eventsService.pid, writes }, off: { url: noEventsService.url, pid: noEventsService.pid, writes }, natsUrl, stream: eventsStream, rounds: ROUNDS, outboxRows, label: 'MySQL' });
-await counter.end();
-await noEventsService.stop();
-await eventsService.stop();
+let eventsResult;
+if (wanted('POST + DELETE with change events')) {
+  const eventsService = await startProcess(`${ROOT}dist/main.js`, { ...env, METRICS_PORT: '0', EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: eventsStream }, { logFile: join(logDir, 'events.log') });
+  const noEventsService = await startProcess(`${ROOT}dist/main.js`, { ...env, METRICS_PORT: '0' }, { logFile: join(logDir, 'no-events.log') });
+  console.error('running POST + DELETE with change events on and off…');
+  const counter = await mysql.createConnection(DATABASE_URL);
+  const outboxRows = async () => Number((await counter.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n);
+  eventsResult = await writesWithEvents({ on: { url: eventsService.url, pid: eventsService.pid, writes }, off: { url: noEventsService.url, pid: noEventsService.pid, writes }, natsUrl, stream: eventsStream, rounds: ROUNDS, outboxRows, label: 'MySQL' });
+  await counter.end();
+  await noEventsService.stop();
+  await eventsService.stop();
+}
 for (const service of services) await service.stop();
 await baseline.stop();
 sink.close();
 
 // Cold start: an existing database (migrations already applied), process start to ready.
 const dataDir = mkdtempSync(join(tmpdir(), 'plant-store-cold-'));
-await cli({ DATA_DIR: dataDir, DEMO_SEED: 'false' }, 'tokens', 'list');
+if (wanted('cold start')) await cli({ DATA_DIR: dataDir, DEMO_SEED: 'false' }, 'tokens', 'list');
 const cold = [];
-for (const [label, coldEnv] of [['embedded SQLite', { DATA_DIR: dataDir, DEMO_SEED: 'false', DATABASE_URL: '' }], [`MySQL, ${STORES} stores`, env]]) {
+for (const [label, coldEnv] of wanted('cold start') ? [['embedded SQLite', { DATA_DIR: dataDir, DEMO_SEED: 'false', DATABASE_URL: '' }], [`MySQL, ${STORES} stores`, env]] : []) {
   const times = [];
   for (let i = 0; i < 3; i++) {
     const p = await startProcess(`${ROOT}dist/main.js`, { NODE_ENV: 'production', ...coldEnv }, { nodeArgs: ['--import', `${ROOT}dist/instrumentation.js`] });
@@ -148,25 +161,32 @@ for (const [label, coldEnv] of [['embedded SQLite', { DATA_DIR: dataDir, DEMO_SE
 }
 
 const errorsOf = (r, expect) => r.errors + Object.entries(r.statusCodes).filter(([code]) => !expect.includes(Number(code))).reduce((n, [, v]) => n + v.count, 0);
-console.log(`\n${STORES} stores, ${TEAMS * PLANTS_PER_TEAM} plants over ${TEAMS} teams; 32 connections, ${ROUNDS} × ${DURATION} s per scenario and server (alternating; mean req/s and p50, worst p99); store import took ${fmt(importSeconds, 1)} s.\n`);
-const variantColumn = VARIANTS.length > 1 || VARIANTS[0] !== 'metrics';
-console.log(`| scenario |${variantColumn ? ' service set-up |' : ''} service req/s | p50 ms | p99 ms | errors | baseline req/s | baseline p99 ms | service / baseline |`);
-console.log(`|---|${variantColumn ? '---|' : ''}---:|---:|---:|---:|---:|---:|---:|`);
-for (const { scenario, variant, s, b } of results) {
-  const ratio = b ? fmt(s.rps / b.rps, 2) : '-';
-  console.log(`| ${scenario.name} |${variantColumn ? ` ${variant.split('=')[0]} |` : ''} ${fmt(s.rps)} | ${fmt(s.p50)} | ${s.p99} | ${errorsOf(s, scenario.expect)} | ${b ? fmt(b.rps) : '-'} | ${b ? b.p99 : '-'} | ${ratio} |`);
+if (results.length) {
+  console.log(`\n${STORES} stores, ${TEAMS * PLANTS_PER_TEAM} plants over ${TEAMS} teams; 32 connections, ${ROUNDS} × ${DURATION} s per scenario and server (alternating; mean req/s and p50, worst p99); store import took ${fmt(importSeconds, 1)} s.\n`);
+  const variantColumn = VARIANTS.length > 1 || VARIANTS[0] !== 'metrics';
+  console.log(`| scenario |${variantColumn ? ' service set-up |' : ''} service req/s | p50 ms | p99 ms | errors | baseline req/s | baseline p99 ms | service / baseline |`);
+  console.log(`|---|${variantColumn ? '---|' : ''}---:|---:|---:|---:|---:|---:|---:|`);
+  for (const { scenario, variant, s, b } of results) {
+    const ratio = b ? fmt(s.rps / b.rps, 2) : '-';
+    console.log(`| ${scenario.name} |${variantColumn ? ` ${variant.split('=')[0]} |` : ''} ${fmt(s.rps)} | ${fmt(s.p50)} | ${s.p99} | ${errorsOf(s, scenario.expect)} | ${b ? fmt(b.rps) : '-'} | ${b ? b.p99 : '-'} | ${ratio} |`);
+  }
+  const plantsBaseline = results.find((r) => r.scenario === scenarios[0])?.b.rps;
+  const searchRps = (scenario) => results.find((r) => r.scenario === scenario && r.variant === VARIANTS[0])?.s.rps;
+  if (plantsBaseline && searchRps(scenarios[1]) && searchRps(scenarios[2])) {
+    console.log(`\nSearch vs the baseline's GET /plants: 5 mi ${fmt(searchRps(scenarios[1]) / plantsBaseline, 2)}, 50 mi ${fmt(searchRps(scenarios[2]) / plantsBaseline, 2)}.`);
+  }
+  if (VARIANTS.includes('tracing')) console.log(`The tracing set-up exported ${fmt(exportedBytes / 1e6, 1)} MB of spans to the OTLP sink.`);
+  console.log(`Service RSS (max during the runs): ${fmt(serviceRss)} MB. The service logged one line per request into ${logDir}/<set-up>.log.`);
 }
-const plantsBaseline = results.find((r) => r.scenario === scenarios[0])?.b.rps;
-const searchRps = (scenario) => results.find((r) => r.scenario === scenario && r.variant === VARIANTS[0])?.s.rps;
-if (plantsBaseline && searchRps(scenarios[1]) && searchRps(scenarios[2])) {
-  console.log(`\nSearch vs the baseline's GET /plants: 5 mi ${fmt(searchRps(scenarios[1]) / plantsBaseline, 2)}, 50 mi ${fmt(searchRps(scenarios[2]) / plantsBaseline, 2)}.`);
+if (geocoder) console.log(`\n${describeGeocoder(geocoder)}`);
+if (duringImport) {
+  console.log(
+    `\nSearch (5 mi, 16 connections) while POST /admin/stores.csv took ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}): ` +
+      `${fmt(duringImport.duringRps)} req/s against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %), ${duringImport.searchFailures} searches not answered 200.`,
+  );
 }
-if (VARIANTS.includes('tracing')) console.log(`The tracing set-up exported ${fmt(exportedBytes / 1e6, 1)} MB of spans to the OTLP sink.`);
-console.log(`Service RSS (max during the runs): ${fmt(serviceRss)} MB. The service logged one line per request into ${logDir}/<set-up>.log.`);
-console.log(
-  `\nSearch (5 mi, 16 connections) while POST /admin/stores.csv took ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}): ` +
-    `${fmt(duringImport.duringRps)} req/s against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %), ${duringImport.searchFailures} searches not answered 200.`,
-);
-console.log(`\n${describeEvents(eventsResult, { natsUrl, seconds: EVENTS_SECONDS, expect: writes.expect })}`);
-console.log('\n| cold start to ready | best ms | median ms |\n|---|---:|---:|');
-for (const [label, best, median] of cold) console.log(`| ${label} | ${fmt(best)} | ${fmt(median)} |`);
+if (eventsResult) console.log(`\n${describeEvents(eventsResult, { natsUrl, seconds: EVENTS_SECONDS, expect: writes.expect })}`);
+if (cold.length) {
+  console.log('\n| cold start to ready | best ms | median ms |\n|---|---:|---:|');
+  for (const [label, best, median] of cold) console.log(`| ${label} | ${fmt(best)} | ${fmt(median)} |`);
+}
