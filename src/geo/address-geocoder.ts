@@ -128,7 +128,9 @@ export class AddressGeocoder implements OnApplicationShutdown {
     const engine = this.engine!;
     const stop = this.metrics.geocoderDuration.startTimer({ engine: engine.name });
     try {
-      const match = await this.policy!.execute(({ signal }) => engine.geocode(query, signal));
+      // A signal of its own per call: without one, cockatiel hangs every call's timeout on one shared
+      // signal, and more than ten calls in flight print a MaxListenersExceededWarning.
+      const match = await this.policy!.execute(({ signal }) => engine.geocode(query, signal), new AbortController().signal);
       stop();
       const answer: Cached = match ?? 'no_match';
       this.metrics.geocoderRequests.inc({ engine: engine.name, outcome: match ? 'match' : 'no_match' });

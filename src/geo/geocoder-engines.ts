@@ -223,7 +223,8 @@ export class PostgisEngine implements GeocoderEngine {
   ) {}
 
   private connection(): pg.Pool {
-    this.pool ??= new pg.Pool({
+    if (this.pool) return this.pool;
+    this.pool = new pg.Pool({
       connectionString: this.url,
       max: 4,
       idleTimeoutMillis: 60_000,
