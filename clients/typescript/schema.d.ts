@@ -3620,11 +3620,11 @@ export interface operations {
                 dry_run?: boolean;
                 /** @description Also delete the stores whose code is not in the file (only once the whole file is valid). Default: false. */
                 prune?: boolean;
-                /** @description With `prune`: the number of stores the caller expects to be removed, as its dry run reported. It must match, and it is required when `prune` would remove more than `STORE_IMPORT_MAX_PRUNE_PERCENT` (10 %) of the catalogue; otherwise 409 and nothing is written. Ignored by a dry run. */
+                /** @description With `prune`: the number of stores the caller expects to be removed, as its dry run reported. It must match, and it is required when `prune` would remove more than `STORE_IMPORT_MAX_PRUNE_PERCENT` (10 %) of the catalogue; otherwise 409 and nothing is written. Ignored by a dry run. (No example: Swagger UI would send it with every try.) */
                 expected_removals?: number;
             };
             header?: {
-                /** @description The `ETag` of a dry run (`"42"`): apply only if the catalogue is still at that version, else 412. Ignored by a dry run. */
+                /** @description The `ETag` of a dry run, e.g. `"42"`: apply only if the catalogue is still at that version, else 412. Ignored by a dry run. (No example: Swagger UI would send it with every try.) */
                 "If-Match"?: string;
             };
             path?: never;

@@ -181,8 +181,8 @@ export class AdminStoresController {
   @ApiHeader({
     name: 'If-Match',
     required: false,
-    description: 'The `ETag` of a dry run (`"42"`): apply only if the catalogue is still at that version, else 412. Ignored by a dry run.',
-    schema: { type: 'string', example: '"42"' },
+    description: 'The `ETag` of a dry run, e.g. `"42"`: apply only if the catalogue is still at that version, else 412. Ignored by a dry run. (No example: Swagger UI would send it with every try.)',
+    schema: { type: 'string' },
   })
   @ApiBody({ description: `The CSV, header \`${STORE_CSV_COLUMNS.join(',')}\`.`, schema: { type: 'string', format: 'binary' } })
   @ApiOkResponse({ description: 'Imported (or, with `dry_run`, checked), with the list of changes.', type: ImportView, headers: responseHeaders('ETag') })

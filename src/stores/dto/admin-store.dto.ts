@@ -132,8 +132,7 @@ export class ImportQuery {
     minimum: 0,
     maximum: 100_000_000,
     description:
-      'With `prune`: the number of stores the caller expects to be removed, as its dry run reported. It must match, and it is required when `prune` would remove more than `STORE_IMPORT_MAX_PRUNE_PERCENT` (10 %) of the catalogue; otherwise 409 and nothing is written. Ignored by a dry run.',
-    example: 12,
+      'With `prune`: the number of stores the caller expects to be removed, as its dry run reported. It must match, and it is required when `prune` would remove more than `STORE_IMPORT_MAX_PRUNE_PERCENT` (10 %) of the catalogue; otherwise 409 and nothing is written. Ignored by a dry run. (No example: Swagger UI would send it with every try.)',
   })
   expected_removals?: number;
 }
