@@ -9,6 +9,12 @@ export const say = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
+/** A count or a version: 0 or more, in plain decimal, safe as a JavaScript number. */
+export function nonNegativeInteger(value: string): number {
+  if (!/^(0|[1-9][0-9]{0,14})$/.test(value)) throw new InvalidArgumentError('must be a whole number, 0 or more');
+  return Number(value);
+}
+
 export function positiveInteger(value: string): number {
   if (!/^[1-9][0-9]*$/.test(value)) throw new InvalidArgumentError('must be a positive whole number');
   return Number(value);

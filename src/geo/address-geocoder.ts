@@ -70,9 +70,11 @@ export class AddressGeocoder implements OnApplicationShutdown {
     this.engine = createEngine(engine, config.get('GEOCODER_URL', { infer: true }), { timeoutMs, userAgent: config.get('GEOCODER_USER_AGENT', { infer: true }) });
     const size = config.get('GEOCODER_CACHE_SIZE', { infer: true });
     if (size > 0) this.cache = new LRUCache<string, Cached>({ max: size, ttl: ttlMs });
+    const breakerSeconds = config.get('GEOCODER_BREAKER_SECONDS', { infer: true });
+    const breakerFailures = config.get('GEOCODER_BREAKER_FAILURES', { infer: true });
     this.breaker = circuitBreaker(
       handleWhen((error) => error instanceof EngineFailure || error instanceof TaskCancelledError),
-      { halfOpenAfter: config.get('GEOCODER_BREAKER_SECONDS', { infer: true }) * 1000, breaker: new ConsecutiveBreaker(config.get('GEOCODER_BREAKER_FAILURES', { infer: true })) },
+      { halfOpenAfter: breakerSeconds * 1000, breaker: new ConsecutiveBreaker(breakerFailures) },
     );
     // Aggressive: the search stops waiting at the deadline even if the engine's call does not (its signal aborts it).
     this.policy = wrap(this.breaker, timeout(timeoutMs, TimeoutStrategy.Aggressive));
@@ -80,7 +82,7 @@ export class AddressGeocoder implements OnApplicationShutdown {
     gauge.set(0);
     this.breaker.onStateChange((state) => {
       gauge.set(state === CircuitState.Closed ? 0 : 1);
-      if (state === CircuitState.Open) this.logger.warn(`${engine} is skipped for ${config.get('GEOCODER_BREAKER_SECONDS', { infer: true })} s after ${config.get('GEOCODER_BREAKER_FAILURES', { infer: true })} failures in a row; searches use the ZIP code's point`);
+      if (state === CircuitState.Open) this.logger.warn(`${engine} is skipped for ${breakerSeconds} s after ${breakerFailures} failures in a row; searches use the ZIP code's point`);
       if (state === CircuitState.Closed) this.logger.log(`${engine} answers again`);
     });
   }
@@ -108,7 +110,7 @@ export class AddressGeocoder implements OnApplicationShutdown {
     if (!query.street || !this.engine) return { fallback: 'no_match' };
     const key = createHash('sha256').update([this.engine.name, query.street.toLowerCase(), (query.city ?? '').toLowerCase(), query.state ?? '', query.zip].join('\u0000')).digest('base64url');
     let answer: Cached | EngineFailure | 'breaker_open' | undefined = this.cache?.get(key);
-    this.metrics.geocoderCache.inc({ result: answer === undefined ? 'miss' : 'hit' }, this.cache ? 1 : 0);
+    if (this.cache) this.metrics.geocoderCache.inc({ result: answer === undefined ? 'miss' : 'hit' });
     if (answer === undefined) {
       let pending = this.inFlight.get(key);
       if (!pending) {

@@ -1,6 +1,6 @@
 import { Presets, SingleBar } from 'cli-progress';
 import { InvalidArgumentError, type Command } from 'commander';
-import { CommandFailure, say, type WithApp } from '../common/command-line.js';
+import { CommandFailure, nonNegativeInteger, say, type WithApp } from '../common/command-line.js';
 import { StoreExportService } from './store-export.service.js';
 import { StoreCatalogMovedError, StoreImportService, StoreRemovalGuardError, type ImportProgress, type ImportSummary } from './store-import.service.js';
 
@@ -8,10 +8,6 @@ import { StoreCatalogMovedError, StoreImportService, StoreRemovalGuardError, typ
 const EXIT_CATALOG_MOVED = 3;
 const EXIT_REMOVAL_GUARD = 4;
 
-function nonNegativeInteger(value: string): number {
-  if (!/^(0|[1-9][0-9]{0,14})$/.test(value)) throw new InvalidArgumentError('must be a whole number, 0 or more');
-  return Number(value);
-}
 
 /** Text for a table cell: JSON-quoted (white space and control characters show), cut at `max` characters. */
 const cell = (text: string, max = 40) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
