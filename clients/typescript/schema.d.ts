@@ -653,6 +653,16 @@ export interface components {
              * @example 25
              */
             limit?: number;
+            /**
+             * @description Ask about a moment (an extension of this service): `"now"`, or an RFC 3339 date-time with an offset (`2026-11-25T14:30:00-05:00`, `2026-11-25T19:30:00Z`). Each location then also carries `open`, `time_zone` and `next_change`, worked out in the store's own time zone. Left out: the locations are exactly as without it.
+             * @example now
+             */
+            open_at?: string;
+            /**
+             * @description With `open_at`: only the stores open at that moment; `limit` then counts open stores. Default: false.
+             * @default false
+             */
+            open_only?: boolean;
         };
         /** @description Weekly hours: exactly seven fields, one per weekday. */
         BusinessHours: {
@@ -736,6 +746,22 @@ export interface components {
              * @example 0.42
              */
             distance: number;
+            /**
+             * @description Only with `open_at`: whether the store is open at that moment, in its own time zone's wall-clock time.
+             * @example true
+             */
+            open?: boolean;
+            /**
+             * @description Only with `open_at`: the IANA time zone the hours are in.
+             * @example America/New_York
+             */
+            time_zone?: string;
+            /**
+             * Format: date-time
+             * @description Only with `open_at`: when the store next opens (if closed) or closes (if open) after that moment, RFC 3339 with the store's UTC offset then; null for a store that never changes (closed every day, or open around the clock).
+             * @example 2026-11-25T18:00:00-05:00
+             */
+            next_change?: string | null;
         };
         NearestLocationsResponse: {
             /**
@@ -868,6 +894,11 @@ export interface components {
              */
             sunday: string;
             /**
+             * @description The IANA time zone the hours are in.
+             * @example America/New_York
+             */
+            time_zone: string;
+            /**
              * Format: date-time
              * @description When it last changed (ISO 8601, UTC).
              * @example 2026-11-24T10:00:00.000Z
@@ -946,6 +977,11 @@ export interface components {
              * @example Closed
              */
             sunday: string;
+            /**
+             * @description The IANA time zone the hours are in, as the tz database spells it (`America/Denver`). Left out or empty: the zone at the store's coordinates (El Paso gets America/Denver).
+             * @example America/New_York
+             */
+            time_zone?: string;
         };
         /** @description The store as stored, and the warnings of its check (coordinates far from the ZIP code). */
         AdminStoreWritten: {
@@ -1025,6 +1061,11 @@ export interface components {
              */
             sunday: string;
             /**
+             * @description The IANA time zone the hours are in.
+             * @example America/New_York
+             */
+            time_zone: string;
+            /**
              * Format: date-time
              * @description When it last changed (ISO 8601, UTC).
              * @example 2026-11-24T10:00:00.000Z
@@ -1043,7 +1084,7 @@ export interface components {
              * @example name
              * @enum {string}
              */
-            field: "name" | "address" | "city" | "state" | "zip" | "lat" | "lng" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday";
+            field: "name" | "address" | "city" | "state" | "zip" | "lat" | "lng" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" | "time_zone";
             /**
              * @description The value stored now.
              * @example Fern & Fig Chelsea
@@ -3475,7 +3516,7 @@ export interface operations {
     adminExportStores: {
         parameters: {
             query?: {
-                /** @description Only these columns, comma-separated, in this order (each once): some of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday. Default: all, the format the import takes. */
+                /** @description Only these columns, comma-separated, in this order (each once): some of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone. Default: all, the format the import takes. */
                 columns?: string;
             };
             header?: never;
@@ -3510,7 +3551,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "columns must be a comma-separated list of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, each at most once"
+                     *       "message": "columns must be a comma-separated list of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, each at most once"
                      *     }
                      */
                     "text/csv": components["schemas"]["Error"];
@@ -3630,7 +3671,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The CSV, header `code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday`. */
+        /** @description The CSV, header `code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday,time_zone`. */
         requestBody: {
             content: {
                 "text/csv": string;

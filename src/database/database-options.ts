@@ -12,8 +12,9 @@ import { IdempotencyKeys1764000000000 } from './migrations/1764000000000-idempot
 import { TokenReplacedBy1764100000000 } from './migrations/1764100000000-token-replaced-by.js';
 import { EventOutbox1764200000000 } from './migrations/1764200000000-event-outbox.js';
 import { OutboxEventIdUnindexed1764300000000 } from './migrations/1764300000000-outbox-event-id-unindexed.js';
+import { StoreTimeZone1764400000000 } from './migrations/1764400000000-store-time-zone.js';
 
-export const migrations = [InitialSchema1763700000000, TokenScope1763800000000, StoreCatalogVersion1763900000000, IdempotencyKeys1764000000000, TokenReplacedBy1764100000000, EventOutbox1764200000000, OutboxEventIdUnindexed1764300000000];
+export const migrations = [InitialSchema1763700000000, TokenScope1763800000000, StoreCatalogVersion1763900000000, IdempotencyKeys1764000000000, TokenReplacedBy1764100000000, EventOutbox1764200000000, OutboxEventIdUnindexed1764300000000, StoreTimeZone1764400000000];
 
 /**
  * Every MySQL session runs in strict mode with UTC and utf8mb4, whatever the server's

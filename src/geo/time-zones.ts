@@ -44,7 +44,7 @@ export function zoneOf({ lat, lng }: Point): string {
  * not america/denver (which Intl would take, but a catalogue keeps one spelling) nor an offset.
  */
 export function isKnownZone(name: string): boolean {
-  if (!ZONE_NAME.test(name)) return false;
+  if (name.length > 64 || !ZONE_NAME.test(name)) return false; // the longest name in the tz database has 32 characters
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });
     return true;

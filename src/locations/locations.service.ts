@@ -4,7 +4,9 @@ import { AddressGeocoder, type FallbackReason, type PositionSource } from '../ge
 import type { Point } from '../geo/geo.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
-import type { CustomerAddress, NearestLocationsRequest } from './dto/nearest-locations.dto.js';
+import { parseDateTime } from '../stores/opening-hours.js';
+import { OPEN_AT_NOW, type CustomerAddress, type NearestLocationsRequest } from './dto/nearest-locations.dto.js';
+import type { Moment } from './nearest-response.js';
 import { StoreIndex } from './store-index.js';
 
 /** Where a search measures from, and why: the `Customer-Position` header and the admin's position look-up. */
@@ -76,8 +78,14 @@ export class LocationsService {
 
   private answer(request: NearestLocationsRequest, position: CustomerPosition): NearestAnswer {
     this.counted[position.source].inc();
-    return { body: this.index.nearestResponse(position.point, request.max_distance, request.limit), source: position.source };
+    return { body: this.index.nearestResponse(position.point, request.max_distance, request.limit, moment(request)), source: position.source };
   }
+}
+
+/** The request's `open_at` and `open_only` (already validated); "now" is read when the search runs, after any geocoding. */
+function moment({ open_at, open_only }: NearestLocationsRequest): Moment | undefined {
+  if (open_at === undefined) return undefined;
+  return { at: open_at === OPEN_AT_NOW ? Date.now() : parseDateTime(open_at)!, openOnly: open_only === true };
 }
 
 /**

@@ -1,11 +1,12 @@
 import { haversineMiles, type Point } from '../geo/geo.js';
 import type { CatalogStore } from '../stores/store-catalog.js';
+import type { Weekday } from '../stores/store.entity.js';
 import { nearestResponse } from './nearest-response.js';
 import { buildSnapshot, EMPTY_SNAPSHOT } from './store-snapshot.js';
 
 const CENTER: Point = { lat: 40.75065, lng: -73.997293 };
 
-const store = (code: string, name: string, lat: number, lng: number): CatalogStore => ({
+const store = (code: string, name: string, lat: number, lng: number, hours: Partial<Record<Weekday, string>> = {}, timeZone = 'America/New_York'): CatalogStore => ({
   code,
   name,
   address: '1 Test Street',
@@ -21,6 +22,8 @@ const store = (code: string, name: string, lat: number, lng: number): CatalogSto
   friday: 'Closed',
   saturday: 'Closed',
   sunday: 'Closed',
+  ...hours,
+  time_zone: timeZone,
 });
 
 type Body = { Code: string; locations: Array<{ name: string; distance: number }> };
@@ -61,5 +64,45 @@ describe('nearestResponse', () => {
     const snapshot = await buildSnapshot(1, [tied]);
     const names = parse(nearestResponse(snapshot, CENTER, 1, 20)).locations.map((l) => l.name);
     expect(names).toEqual([...Array<string>(15).fill('Alpha'), ...Array<string>(5).fill('Beta')]);
+  });
+
+  describe('at a moment (open_at, open_only)', () => {
+    // Wednesday 2026-11-25, 17:30 UTC: 12:30 PM in New York (EST, -05:00), 10:30 AM in Denver (MST, -07:00).
+    const AT = Date.UTC(2026, 10, 25, 17, 30);
+    const WEDNESDAY = (text: string) => ({ wednesday: text });
+    type Located = { name: string; open: boolean; time_zone: string; next_change: string | null };
+    const located = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { locations: Located[] }).locations.map(({ name, open, time_zone, next_change }) => ({ name, open, time_zone, next_change }));
+
+    it('adds open, time_zone and next_change, each store in its own zone; without a moment the locations are as before', async () => {
+      const [a, b, c] = [north(1), north(2), north(3)];
+      const snapshot = await buildSnapshot(1, [
+        [
+          store('A', 'Open in New York', a.lat, a.lng, WEDNESDAY('9:00 AM - 6:00 PM')),
+          store('B', 'Not yet open in Denver', b.lat, b.lng, WEDNESDAY('11:00 AM - 7:00 PM'), 'America/Denver'),
+          store('C', 'Closed all week', c.lat, c.lng),
+        ],
+      ]);
+      expect(located(nearestResponse(snapshot, CENTER, 10, 5, { at: AT, openOnly: false }))).toEqual([
+        { name: 'Open in New York', open: true, time_zone: 'America/New_York', next_change: '2026-11-25T18:00:00-05:00' },
+        { name: 'Not yet open in Denver', open: false, time_zone: 'America/Denver', next_change: '2026-11-25T11:00:00-07:00' },
+        { name: 'Closed all week', open: false, time_zone: 'America/New_York', next_change: null },
+      ]);
+      const plain = JSON.parse(nearestResponse(snapshot, CENTER, 10, 5).toString('utf8')) as { locations: object[] };
+      expect(plain.locations.map((l) => Object.keys(l))).toEqual(Array(3).fill(['name', 'address', 'city', 'state', 'zip', 'business_hours', 'lat', 'lng', 'distance']));
+    });
+
+    it('with openOnly passes over closed stores, so that limit counts open ones', async () => {
+      // 40 closed stores nearer than the two open ones: more than limit + 8, so the walk must widen.
+      const closed = Array.from({ length: 40 }, (_, i) => store(`Z${i}`, `Closed ${i}`, north(0.01 * (i + 1)).lat, CENTER.lng));
+      const open = [store('O1', 'Open One', north(2).lat, CENTER.lng, WEDNESDAY('12:00 PM - 1:00 PM')), store('O2', 'Open Two', north(3).lat, CENTER.lng, WEDNESDAY('12:00 AM - 12:00 AM'))];
+      const snapshot = await buildSnapshot(1, [[...closed, ...open]]);
+      expect(located(nearestResponse(snapshot, CENTER, 10, 2, { at: AT, openOnly: true }))).toEqual([
+        { name: 'Open One', open: true, time_zone: 'America/New_York', next_change: '2026-11-25T13:00:00-05:00' },
+        { name: 'Open Two', open: true, time_zone: 'America/New_York', next_change: '2026-11-26T00:00:00-05:00' },
+      ]);
+      expect(located(nearestResponse(snapshot, CENTER, 10, 1, { at: AT, openOnly: true })).map((l) => l.name)).toEqual(['Open One']);
+      expect(located(nearestResponse(snapshot, CENTER, 2.5, 5, { at: AT, openOnly: true })).map((l) => l.name)).toEqual(['Open One']);
+      expect(located(nearestResponse(snapshot, CENTER, 10, 5, { at: AT + 12 * 3600_000, openOnly: true }))).toEqual([]);
+    });
   });
 });

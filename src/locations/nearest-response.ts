@@ -1,5 +1,6 @@
 import { around } from 'geokdbush';
 import { EARTH_RADIUS_MILES, haversineMiles, type Point } from '../geo/geo.js';
+import { openingState } from '../stores/opening-hours.js';
 import type { Snapshot } from './store-snapshot.js';
 
 /** geokdbush measures in kilometres on a sphere of this radius; only the angle matters. */
@@ -15,17 +16,62 @@ interface Nearby {
   distance: number;
 }
 
+/** A search's `open_at` (milliseconds since 1970) and `open_only`. */
+export interface Moment {
+  at: number;
+  openOnly: boolean;
+}
+
+/**
+ * Each schedule's state at one instant, worked out the first time a store of that schedule is
+ * met: a search over thousands of stores computes a handful of states. `fields` is the JSON
+ * the locations of that schedule carry after `distance`.
+ */
+class Openings {
+  private readonly open: Uint8Array; // 0: not worked out yet, 1: open, 2: closed
+  private readonly fields: string[] = [];
+
+  constructor(
+    private readonly snapshot: Snapshot,
+    private readonly at: number,
+  ) {
+    this.open = new Uint8Array(snapshot.schedules.length);
+  }
+
+  isOpen(store: number): boolean {
+    const id = this.snapshot.scheduleOf[store];
+    if (this.open[id] === 0) this.workOut(id);
+    return this.open[id] === 1;
+  }
+
+  fieldsOf(store: number): string {
+    const id = this.snapshot.scheduleOf[store];
+    if (this.open[id] === 0) this.workOut(id);
+    return this.fields[id];
+  }
+
+  private workOut(id: number): void {
+    const { hours, zone } = this.snapshot.schedules[id];
+    const state = openingState(hours, zone, this.at);
+    this.open[id] = state.open ? 1 : 2;
+    this.fields[id] = `,"open":${state.open},"time_zone":${JSON.stringify(zone)},"next_change":${state.nextChange === null ? 'null' : `"${state.nextChange}"`}`;
+  }
+}
+
 /**
  * At most `limit` stores within `maxMiles` of `center` (boundary included), nearest first,
  * ties by name then code, as the whole 200 response of POST /locations/nearest,
  * `{"Code":"Success","locations":[…]}` in UTF-8: each store's JSON was written once when the
  * snapshot was built; a search only copies it and adds the distance (no objects built, no
- * JSON.stringify).
+ * JSON.stringify). With a `moment`, each location also says whether it is open then, its time
+ * zone and its next change; with `openOnly`, closed stores are passed over in the tree walk, so
+ * `limit` counts open ones.
  */
-export function nearestResponse(snapshot: Snapshot, center: Point, maxMiles: number, limit: number): Buffer {
-  const found = search(snapshot, center, maxMiles, limit);
+export function nearestResponse(snapshot: Snapshot, center: Point, maxMiles: number, limit: number, moment?: Moment): Buffer {
+  const openings = moment && new Openings(snapshot, moment.at);
+  const found = search(snapshot, center, maxMiles, limit, moment?.openOnly ? (store) => openings!.isOpen(store) : undefined);
   const { json, offsets, splits, hours, hoursOf } = snapshot;
-  const tails = found.map(({ distance }) => `,"distance":${Math.round(distance * 100) / 100}}`);
+  const tails = found.map(({ store, distance }) => `,"distance":${Math.round(distance * 100) / 100}${openings ? openings.fieldsOf(store) : ''}}`);
   let size = RESPONSE_HEAD.length + RESPONSE_TAIL.length + Math.max(0, found.length - 1);
   for (let i = 0; i < found.length; i++) {
     const n = found[i].store;
@@ -45,8 +91,8 @@ export function nearestResponse(snapshot: Snapshot, center: Point, maxMiles: num
   return body;
 }
 
-/** The stores of `nearestResponse`, in order: a k-nearest walk of the tree, never a scan. */
-function search({ index, points, rank }: Snapshot, center: Point, maxMiles: number, limit: number): Nearby[] {
+/** The stores of `nearestResponse`, in order: a k-nearest walk of the tree, never a scan; `keep` passes over the stores it refuses. */
+function search({ index, points, rank }: Snapshot, center: Point, maxMiles: number, limit: number, keep?: (store: number) => boolean): Nearby[] {
   if (!index) return [];
   const distanceTo = (store: number) => haversineMiles(center, { lng: points[2 * store], lat: points[2 * store + 1] });
   const byDistanceNameCode = (a: Nearby, b: Nearby) => a.distance - b.distance || rank[a.store] - rank[b.store];
@@ -54,7 +100,7 @@ function search({ index, points, rank }: Snapshot, center: Point, maxMiles: numb
   // haversine distance (R = 3958.8 miles) decides below.
   const maxKm = (maxMiles / EARTH_RADIUS_MILES) * GEOKDBUSH_EARTH_RADIUS_KM * (1 + 1e-9);
   for (let wanted = limit + 8; ; wanted *= 2) {
-    const ids = around(index, center.lng, center.lat, wanted, maxKm);
+    const ids = around(index, center.lng, center.lat, wanted, maxKm, keep);
     const found = ids
       .map((store) => ({ store, distance: distanceTo(store) }))
       .filter(({ distance }) => distance <= maxMiles)

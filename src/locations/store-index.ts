@@ -4,7 +4,7 @@ import type { EnvironmentVariables } from '../config/environment.js';
 import type { Point } from '../geo/geo.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog } from '../stores/store-catalog.js';
-import { nearestResponse } from './nearest-response.js';
+import { nearestResponse, type Moment } from './nearest-response.js';
 import { buildSnapshot, EMPTY_SNAPSHOT, type Snapshot } from './store-snapshot.js';
 
 /** Rows per read while loading: small pages keep the load's short-lived garbage young. */
@@ -64,8 +64,8 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   }
 
   /** The whole 200 response of POST /locations/nearest, as UTF-8 JSON (see nearestResponse). */
-  nearestResponse(center: Point, maxMiles: number, limit: number): Buffer {
-    return nearestResponse(this.snapshot, center, maxMiles, limit);
+  nearestResponse(center: Point, maxMiles: number, limit: number, moment?: Moment): Buffer {
+    return nearestResponse(this.snapshot, center, maxMiles, limit, moment);
   }
 
   private async load(): Promise<void> {

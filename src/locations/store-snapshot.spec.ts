@@ -14,6 +14,7 @@ const store = (code: string, name: string, lat: number | string, lng: number | s
   lng,
   ...WEEK,
   ...hours,
+  time_zone: 'America/New_York',
 });
 
 /** Store n's Location as the response carries it, without `distance`. */

@@ -1,5 +1,15 @@
 import KDBush from 'kdbush';
+import { isKnownZone, zoneOf } from '../geo/time-zones.js';
+import { CLOSED, hoursProblem } from '../stores/business-hours.js';
+import { weeklyHours, type WeeklyHours } from '../stores/opening-hours.js';
 import type { CatalogStore } from '../stores/store-catalog.js';
+import { WEEKDAYS, type Weekday } from '../stores/store.entity.js';
+
+/** A week of hours in a time zone: what `open_at` asks about, shared by every store that keeps it (a chain has few). */
+export interface Schedule {
+  hours: WeeklyHours;
+  zone: string;
+}
 
 /**
  * One loaded catalogue, kept off the JavaScript heap: a few typed arrays and one buffer,
@@ -26,6 +36,9 @@ export interface Snapshot {
   /** Each distinct week of hours once: a chain has few (about half of a store's JSON). */
   hours: Buffer[];
   hoursOf: Uint32Array;
+  /** Each distinct (week of hours, time zone) once, and store n's at scheduleOf[n]. */
+  schedules: Schedule[];
+  scheduleOf: Uint32Array;
 }
 
 export const EMPTY_SNAPSHOT: Snapshot = {
@@ -37,6 +50,8 @@ export const EMPTY_SNAPSHOT: Snapshot = {
   splits: new Uint32Array(0),
   hours: [],
   hoursOf: new Uint32Array(0),
+  schedules: [],
+  scheduleOf: new Uint32Array(0),
 };
 
 const HOURS_SLOT = '"business_hours":0';
@@ -61,6 +76,22 @@ function hoursJson(s: CatalogStore): string {
   });
 }
 
+/**
+ * Every write checks hours and zone, so only a row edited in the database by hand can fail here;
+ * it must not stop the index from loading: hours that do not parse count as closed that day, and
+ * a zone this runtime does not know (an older Node's tz data) gives way to the zone at the store's
+ * coordinates.
+ */
+function scheduleOfRow(row: CatalogStore, lat: number, lng: number): Schedule {
+  let hours: WeeklyHours;
+  try {
+    hours = weeklyHours(row);
+  } catch {
+    hours = weeklyHours(Object.fromEntries(WEEKDAYS.map((day) => [day, hoursProblem(row[day]) ? CLOSED : row[day]])) as Record<Weekday, string>);
+  }
+  return { hours, zone: isKnownZone(row.time_zone) ? row.time_zone : zoneOf({ lat, lng }) };
+}
+
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
@@ -76,6 +107,9 @@ export async function buildSnapshot(version: number, pages: AsyncIterable<Catalo
   const heads: number[] = [];
   const weeks = new Map<string, number>();
   const hoursOf: number[] = [];
+  const scheduleIds = new Map<string, number>();
+  const schedules: Schedule[] = [];
+  const scheduleOf: number[] = [];
   for await (const page of pages) {
     const texts: string[] = [];
     for (const row of page) {
@@ -89,6 +123,12 @@ export async function buildSnapshot(version: number, pages: AsyncIterable<Catalo
       const week = hoursJson(row);
       if (!weeks.has(week)) weeks.set(week, weeks.size);
       hoursOf.push(weeks.get(week)!);
+      const schedule = `${row.time_zone} ${week}`;
+      if (!scheduleIds.has(schedule)) {
+        scheduleIds.set(schedule, schedules.length);
+        schedules.push(scheduleOfRow(row, lat, lng));
+      }
+      scheduleOf.push(scheduleIds.get(schedule)!);
       points.push(lng, lat);
       names.push(row.name);
       codes.push(row.code);
@@ -113,5 +153,17 @@ export async function buildSnapshot(version: number, pages: AsyncIterable<Catalo
   }
   const json = Buffer.concat(buffers);
   const hours = [...weeks.keys()].map((week) => Buffer.from(week));
-  return { version, index, points: Float64Array.from(points), rank, json, offsets, splits, hours, hoursOf: Uint32Array.from(hoursOf) };
+  return {
+    version,
+    index,
+    points: Float64Array.from(points),
+    rank,
+    json,
+    offsets,
+    splits,
+    hours,
+    hoursOf: Uint32Array.from(hoursOf),
+    schedules,
+    scheduleOf: Uint32Array.from(scheduleOf),
+  };
 }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { retryWriteConflicts } from '../database/database-errors.js';
 import { OutboxService } from '../events/outbox.service.js';
+import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { StoreCatalog } from './store-catalog.js';
 import { STORE_CSV_COLUMNS, validateStoreRecord, type StoreRow } from './store-csv.js';
@@ -10,7 +11,7 @@ import { STORED_FIELDS } from './store-import.service.js';
 import { Store } from './store.entity.js';
 
 /** The fields of one store as the admin API takes them: the CSV row's, as text. */
-export type StoreFields = Omit<Record<(typeof STORE_CSV_COLUMNS)[number], string>, 'code' | 'lat' | 'lng'> & { lat?: string; lng?: string };
+export type StoreFields = Omit<Record<(typeof STORE_CSV_COLUMNS)[number], string>, 'code' | 'lat' | 'lng' | 'time_zone'> & { lat?: string; lng?: string; time_zone?: string };
 
 const BUMP_VERSION = 'UPDATE store_catalog SET version = version + 1 WHERE id = 1';
 
@@ -32,7 +33,7 @@ export class StoreAdminService {
   /** Creates or replaces the store `code`; `created` tells which. Invalid fields: 400 naming each. */
   async upsert(code: string, fields: StoreFields): Promise<{ store: Store; created: boolean; warnings: string[] }> {
     const record = STORE_CSV_COLUMNS.map((column) => (column === 'code' ? code : (fields[column] ?? '')));
-    const { row, problems, warnings } = validateStoreRecord(record, 0, (zip) => this.geocoder.lookup(zip));
+    const { row, problems, warnings } = validateStoreRecord(record, 0, { zip: (zip) => this.geocoder.lookup(zip), zone: zoneOf });
     if (!row) throw new BadRequestException(problems.map((p) => (p.column ? `${p.column}: ${p.reason}` : p.reason)).join('; '));
     // The path is the code as given; a code with surrounding spaces would be stored trimmed under another key.
     if (row.code !== code) throw new BadRequestException('code: has white space around it');

@@ -4,13 +4,16 @@ import { DataSource } from 'typeorm';
 import type { Store } from './store.entity.js';
 
 /** A store as a reader of the whole catalogue gets it: mysql2 gives DECIMAL as text, better-sqlite3 as a number. */
-export type CatalogStore = Pick<Store, 'code' | 'name' | 'address' | 'city' | 'state' | 'zip' | 'monday' | 'tuesday' | 'wednesday' | 'thursday' | 'friday' | 'saturday' | 'sunday'> & {
+export type CatalogStore = Pick<
+  Store,
+  'code' | 'name' | 'address' | 'city' | 'state' | 'zip' | 'monday' | 'tuesday' | 'wednesday' | 'thursday' | 'friday' | 'saturday' | 'sunday' | 'time_zone'
+> & {
   lat: number | string;
   lng: number | string;
 };
 
 const PAGE_SQL =
-  'SELECT id, code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday FROM stores WHERE id > ? ORDER BY id LIMIT ?';
+  'SELECT id, code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone FROM stores WHERE id > ? ORDER BY id LIMIT ?';
 
 /**
  * The store catalogue as its readers see it (the search's index in locations/): the version

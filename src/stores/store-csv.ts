@@ -1,18 +1,29 @@
 import { haversineMiles, type Point } from '../geo/geo.js';
+import { isKnownZone } from '../geo/time-zones.js';
 import { US_STATE_CODES } from '../geo/us-states.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { hoursProblem } from './business-hours.js';
 import { unguardCell } from './csv-guard.js';
 import { WEEKDAYS, type Weekday } from './store.entity.js';
 
-/** The stores CSV header, in this order (contract §4). */
-export const STORE_CSV_COLUMNS = ['code', 'name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
+/** The stores CSV header every file has, in this order (contract §4). */
+export const STORE_CSV_REQUIRED_COLUMNS = ['code', 'name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
+/**
+ * Every column, in this order: the required ones and `time_zone`, which a file may add as a
+ * sixteenth column (the export writes it, so that an export imports back unchanged). A row
+ * without a zone, or with an empty cell, gets the zone at its coordinates.
+ */
+export const STORE_CSV_COLUMNS = [...STORE_CSV_REQUIRED_COLUMNS, 'time_zone'] as const;
 export type StoreCsvColumn = (typeof STORE_CSV_COLUMNS)[number];
 
-export type StoreRow = { code: string; name: string; address: string; city: string; state: string; zip: string; lat: number; lng: number } & Record<
+export type StoreRow = { code: string; name: string; address: string; city: string; state: string; zip: string; lat: number; lng: number; time_zone: string } & Record<
   Weekday,
   string
 >;
+
+/** The headers a file may have: the required columns, or every column. */
+export const STORE_CSV_HEADERS = [STORE_CSV_REQUIRED_COLUMNS.join(','), STORE_CSV_COLUMNS.join(',')] as const;
+export const STORE_CSV_HEADER_RULE = `the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by ,time_zone)`;
 
 export interface RowProblem {
   line: number;
@@ -32,22 +43,35 @@ function parseCoordinate(text: string, bound: number): number | undefined {
   return Math.abs(value) <= bound ? Math.round(value * 1e6) / 1e6 : undefined;
 }
 
+export interface RecordLookups {
+  /** The point of a ZIP code's first five digits. */
+  zip: (zip5: string) => Point | undefined;
+  /**
+   * The IANA zone at a point, for a row without one. Left out by a pass that only checks (the
+   * import's first): the row's `time_zone` then stays empty, and the lookup's cost is paid once.
+   */
+  zone?: (point: Point) => string;
+}
+
 /**
  * Checks one CSV record (already split into fields) and returns the store or the
- * problems found, every one of them, each naming its column.
+ * problems found, every one of them, each naming its column. `width` is the number of columns
+ * of the file's header: 15, or 16 with `time_zone`.
  */
 export function validateStoreRecord(
   fields: string[],
   line: number,
-  lookupZip: (zip5: string) => Point | undefined,
+  lookups: RecordLookups,
+  width: number = STORE_CSV_COLUMNS.length,
 ): { row?: StoreRow; problems: RowProblem[]; warnings: RowProblem[] } {
   const problems: RowProblem[] = [];
   const warnings: RowProblem[] = [];
   const problem = (column: string, reason: string) => problems.push({ line, column, reason });
-  if (fields.length !== STORE_CSV_COLUMNS.length) {
-    return { problems: [{ line, reason: `expected ${STORE_CSV_COLUMNS.length} fields, found ${fields.length}` }], warnings };
+  if (fields.length !== width) {
+    return { problems: [{ line, reason: `expected ${width} fields, found ${fields.length}` }], warnings };
   }
-  const value = Object.fromEntries(STORE_CSV_COLUMNS.map((column, i) => [column, fields[i].trim()])) as Record<(typeof STORE_CSV_COLUMNS)[number], string>;
+  const value = Object.fromEntries(STORE_CSV_COLUMNS.map((column, i) => [column, (fields[i] ?? '').trim()])) as Record<StoreCsvColumn, string>;
+  const lookupZip = lookups.zip;
 
   for (const column of ['code', 'name', 'address', 'city'] as const) {
     const length = [...value[column]].length;
@@ -84,8 +108,11 @@ export function validateStoreRecord(
     if (reason) problem(day, reason);
   }
 
+  if (value.time_zone !== '' && !isKnownZone(value.time_zone)) problem('time_zone', `"${value.time_zone}" is not an IANA time zone name like America/Denver`);
+
   if (problems.length > 0 || !point) return { problems, warnings };
-  return { row: { ...value, state, lat: point.lat, lng: point.lng }, problems, warnings };
+  const zone = value.time_zone || (lookups.zone?.(point) ?? '');
+  return { row: { ...value, state, lat: point.lat, lng: point.lng, time_zone: zone }, problems, warnings };
 }
 
 /**

@@ -8,10 +8,11 @@ import { DataSource, In, type EntityManager } from 'typeorm';
 import type { EnvironmentVariables } from '../config/environment.js';
 import { retryWriteConflicts } from '../database/database-errors.js';
 import { OutboxService } from '../events/outbox.service.js';
+import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog } from './store-catalog.js';
-import { STORE_CSV_COLUMNS, formatProblem, recordFirstLines, unguardRecord, validateStoreRecord, type RowProblem, type StoreRow } from './store-csv.js';
+import { STORE_CSV_HEADER_RULE, STORE_CSV_HEADERS, formatProblem, recordFirstLines, unguardRecord, validateStoreRecord, type RowProblem, type StoreRow } from './store-csv.js';
 import { Store, WEEKDAYS } from './store.entity.js';
 
 export interface ImportProgress {
@@ -68,7 +69,7 @@ class Pacer {
 }
 
 /** The fields an import (and an admin write) compares and writes, in the CSV's order. */
-export const STORED_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
+export const STORED_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS, 'time_zone'] as const;
 export type StoredField = (typeof STORED_FIELDS)[number];
 
 export interface FieldChange {
@@ -113,7 +114,7 @@ export const MAX_LISTED_CHANGES = 1000;
 
 /** How many problems an error report lists before it says "and N more". */
 export const MAX_LISTED_PROBLEMS = 50;
-/** Rows per statement: 17 parameters each stays far below SQLite's 32,766 variables. */
+/** Rows per statement: 18 parameters each stays far below SQLite's 32,766 variables. */
 const CHUNK = 500;
 const PRUNE_PAGE = 1000;
 const PROGRESS_EVERY_ROWS = 1000;
@@ -199,6 +200,7 @@ export class StoreImportService {
 
   private readonly maxPrunePercent: number;
   private readonly mysql: boolean;
+  private readonly lookupZip = (zip5: string) => this.geocoder.lookup(zip5);
 
   importFile(path: string, options: ImportOptions = {}): Promise<ImportSummary> {
     const totalBytes = statSync(path).size;
@@ -295,18 +297,14 @@ export class StoreImportService {
     const codes = new Map<string, number>();
     let read = 0;
     let sawHeader = false;
-    for await (const { record, line, bytes, header } of this.records(open)) {
+    for await (const { record, line, bytes, header, width } of this.records(open)) {
       await pacer.pause();
       if (header) {
         sawHeader = true;
-        const names = record.map((name) => name.trim().toLowerCase());
-        if (names.join(',') !== STORE_CSV_COLUMNS.join(',')) {
-          throw new StoreImportError([{ line, reason: `the header must be exactly: ${STORE_CSV_COLUMNS.join(',')}` }]);
-        }
         continue;
       }
       read++;
-      const result = validateStoreRecord(record, line, (zip) => this.geocoder.lookup(zip));
+      const result = validateStoreRecord(record, line, { zip: this.lookupZip }, width);
       problems.push(...result.problems);
       warnings.push(...result.warnings);
       if (result.row) {
@@ -318,14 +316,17 @@ export class StoreImportService {
     }
     onProgress?.({ phase: 'validate', rows: read, bytes: Number.NaN });
     if (!sawHeader) {
-      problems.push({ line: 1, reason: `the file is empty; the header must be: ${STORE_CSV_COLUMNS.join(',')}` });
+      problems.push({ line: 1, reason: `the file is empty; ${STORE_CSV_HEADER_RULE}` });
     }
     if (problems.length > 0) throw new StoreImportError(problems);
     return { codes, read, warnings };
   }
 
-  /** The CSV records of one pass, each with the line it starts on and the byte count read so far. */
-  private async *records(open: () => Readable): AsyncGenerator<{ record: string[]; line: number; bytes: number; header: boolean }> {
+  /**
+   * The CSV records of one pass, each with the line it starts on, the byte count read so far and
+   * the number of columns of the header (which is checked here: a wrong one is a StoreImportError).
+   */
+  private async *records(open: () => Readable): AsyncGenerator<{ record: string[]; line: number; bytes: number; header: boolean; width: number }> {
     const input = open();
     let bytes = 0;
     input.on('data', (chunk: Buffer | string) => (bytes += chunk.length));
@@ -333,11 +334,17 @@ export class StoreImportService {
     input.on('error', (error) => parser.destroy(error));
     const firstLine = recordFirstLines();
     let header = true;
+    let width = 0;
     try {
       for await (const { record, info } of parser as AsyncIterable<Record>) {
         // The line is counted on the record as read; the fields are then taken back from the export's guard.
         const line = firstLine(record, info.empty_lines);
-        yield { record: header ? record : unguardRecord(record), line, bytes, header };
+        if (header) {
+          const names = record.map((name) => name.trim().toLowerCase()).join(',');
+          if (!(STORE_CSV_HEADERS as readonly string[]).includes(names)) throw new StoreImportError([{ line, reason: STORE_CSV_HEADER_RULE }]);
+          width = record.length;
+        }
+        yield { record: header ? record : unguardRecord(record), line, bytes, header, width };
         header = false;
       }
     } catch (error) {
@@ -352,9 +359,9 @@ export class StoreImportService {
   /** Second pass: the rows, already known to be valid. */
   private async *rows(open: () => Readable): AsyncGenerator<{ row: StoreRow; line: number; rows: number; bytes: number }> {
     let rows = 0;
-    for await (const { record, line, bytes, header } of this.records(open)) {
+    for await (const { record, line, bytes, header, width } of this.records(open)) {
       if (header) continue;
-      const { row } = validateStoreRecord(record, line, (zip) => this.geocoder.lookup(zip));
+      const { row } = validateStoreRecord(record, line, { zip: this.lookupZip, zone: zoneOf }, width);
       if (!row) throw new Error(`line ${line} changed between the two passes over the file`);
       rows++;
       yield { row, line, rows, bytes };

@@ -44,6 +44,14 @@ export class Store {
   @Column({ type: 'varchar', length: 200 }) saturday: string;
   @Column({ type: 'varchar', length: 200 }) sunday: string;
 
+  /**
+   * The IANA time zone whose wall clock the hours are in (America/Denver): given by the CSV's
+   * optional `time_zone` column or the admin API, else the zone at the store's coordinates
+   * (geo/time-zones.ts). Named as its CSV column, like every field an import compares and writes.
+   */
+  @Column({ name: 'time_zone', type: 'varchar', length: 64 })
+  time_zone: string;
+
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { components } from '../../clients/typescript/schema.js';
-import { STORE_CSV_COLUMNS } from '../../src/stores/store-csv.js';
+import { STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
 import { runCli } from '../support/cli.js';
 import { FakeGeocoders } from '../support/fake-geocoders.js';
 import { queryDatabase } from '../support/schema.js';
@@ -253,7 +253,7 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
   });
 
   it('refuses a bad CSV with its line numbers in a table and changes nothing', async () => {
-    const header = STORE_CSV_COLUMNS.join(',');
+    const header = STORE_CSV_REQUIRED_COLUMNS.join(',');
     const good = 'ZZ-0001,Console Test One,1 Test Way,New York,NY,10001,40.750650,-73.997293,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed';
     const bad = 'ZZ-0002,Console Test Two,2 Test Way,Nowhere,XX,10001,40.750650,-73.997293,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed';
     const file = join(files, 'bad.csv');
@@ -277,7 +277,7 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
       (n) => `ZZ-000${n},Console Test ${n},${n} Test Way,Jersey City,NJ,07302,40.7${n}8000,-74.04${n}000,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed`,
     );
     const file = join(files, 'good.csv');
-    writeFileSync(file, `${STORE_CSV_COLUMNS.join(',')}\n${rows.join('\n')}\n`);
+    writeFileSync(file, `${STORE_CSV_REQUIRED_COLUMNS.join(',')}\n${rows.join('\n')}\n`);
     const stores = await storeCount();
     await page.getByLabel('CSV file (or drop one here)').setInputFiles(file);
     await page.getByRole('button', { name: 'Check (dry run)' }).click();

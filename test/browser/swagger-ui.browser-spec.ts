@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { DataSource } from 'typeorm';
 import { Plant } from '../../src/plants/plant.entity.js';
-import { STORE_CSV_COLUMNS } from '../../src/stores/store-csv.js';
+import { STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
 import { Store } from '../../src/stores/store.entity.js';
 import { runCli } from '../support/cli.js';
 import { startServer, type ServerProcess } from '../support/server.js';
@@ -150,7 +150,7 @@ describe('Swagger UI at /docs, in Chromium', () => {
     await dialog.getByRole('button', { name: 'Close', exact: true }).click();
 
     const upload = await tryOut('adminImportStores', 'admin');
-    const csv = `${STORE_CSV_COLUMNS.join(',')}\nUI-1,Uploaded In The Browser,1 Test Street,New York,NY,10001,,,Closed,Closed,Closed,Closed,Closed,Closed,Closed\n`;
+    const csv = `${STORE_CSV_REQUIRED_COLUMNS.join(',')}\nUI-1,Uploaded In The Browser,1 Test Street,New York,NY,10001,,,Closed,Closed,Closed,Closed,Closed,Closed,Closed\n`;
     await upload.locator('input[type=file]').setInputFiles({ name: 'stores.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     const imported = await execute(upload);
     expect(imported.status).toBe(200);

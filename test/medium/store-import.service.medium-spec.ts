@@ -1,12 +1,12 @@
 import { Readable } from 'node:stream';
-import { STORE_CSV_COLUMNS } from '../../src/stores/store-csv.js';
+import { STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
 import { StoreImportError, StoreImportService, type ImportOptions } from '../../src/stores/store-import.service.js';
 import { Store } from '../../src/stores/store.entity.js';
 import { StoresModule } from '../../src/stores/stores.module.js';
 import { storesCsv, WEEK_OPEN, type StoreInput } from '../support/stores.js';
 import { newMediumContext, type MediumContext } from './medium.factory.js';
 
-const HEADER = STORE_CSV_COLUMNS.join(',');
+const HEADER = STORE_CSV_REQUIRED_COLUMNS.join(',');
 /** The summary of an import that reads no row and changes nothing. */
 const NOTHING = { read: 0, inserted: 0, updated: 0, unchanged: 0, pruned: 0, warnings: [], changes: [], changesTruncated: false, removalsNeedConfirmation: false };
 /** A CSV line of a valid store, for files written by hand. */
@@ -45,7 +45,7 @@ describe(StoreImportService.name, () => {
       await expect(problems(csv)).resolves.toEqual([
         { line: 3, column: 'state', reason: '"XX" is not a US state or territory code' },
         { line: 3, column: 'zip', reason: '"1234" is not a ZIP code like 12345 or 12345-6789' },
-        { line: 5, reason: `expected ${STORE_CSV_COLUMNS.length} fields, found 3` },
+        { line: 5, reason: `expected ${STORE_CSV_REQUIRED_COLUMNS.length} fields, found 3` },
         { line: 6, column: 'code', reason: '"OK1" already appears on line 2' },
       ]);
       await expect(untouched()).resolves.toEqual(before);
@@ -111,15 +111,15 @@ describe(StoreImportService.name, () => {
 
     it('takes the header in any case and spacing; a header alone imports nothing', async () => {
       const before = await untouched();
-      const header = STORE_CSV_COLUMNS.map((column) => ` ${column.toUpperCase()} `).join(',');
+      const header = STORE_CSV_REQUIRED_COLUMNS.map((column) => ` ${column.toUpperCase()} `).join(',');
       await expect(run(`${header}\n`)).resolves.toEqual({ ...NOTHING, version: before.version, catalogSize: 1 });
       await expect(untouched()).resolves.toEqual(before);
     });
 
     it('refuses another header and an empty file at line 1', async () => {
       const before = await untouched();
-      await expect(problems(`${HEADER.replace('zip', 'postcode')}\n${line('A')}\n`)).resolves.toEqual([{ line: 1, reason: `the header must be exactly: ${HEADER}` }]);
-      await expect(problems('')).resolves.toEqual([{ line: 1, reason: `the file is empty; the header must be: ${HEADER}` }]);
+      await expect(problems(`${HEADER.replace('zip', 'postcode')}\n${line('A')}\n`)).resolves.toEqual([{ line: 1, reason: `the header must be exactly: ${HEADER} (optionally followed by ,time_zone)` }]);
+      await expect(problems('')).resolves.toEqual([{ line: 1, reason: `the file is empty; the header must be exactly: ${HEADER} (optionally followed by ,time_zone)` }]);
       await expect(untouched()).resolves.toEqual(before);
     });
   });

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { STORE_CSV_COLUMNS } from '../../src/stores/store-csv.js';
+import { STORE_CSV_COLUMNS, STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
 import { StoreImportService, type ImportOptions } from '../../src/stores/store-import.service.js';
 import type { TestApp } from './test-app.js';
 
@@ -23,12 +23,15 @@ export interface StoreInput {
   city?: string;
   state?: string;
   hours?: Partial<typeof WEEK_OPEN>;
+  /** The CSV's optional time_zone cell; when no store has one the file has the fifteen required columns only. */
+  timeZone?: string;
 }
 
 const quote = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
 
 /** A stores CSV in the import format, one row per store. */
 export function storesCsv(stores: StoreInput[]): string {
+  const columns = stores.some((s) => s.timeZone !== undefined) ? STORE_CSV_COLUMNS : STORE_CSV_REQUIRED_COLUMNS;
   const rows = stores.map((s) => {
     const hours = { ...WEEK_OPEN, ...s.hours };
     const values: Record<string, string> = {
@@ -41,10 +44,11 @@ export function storesCsv(stores: StoreInput[]): string {
       lat: s.lat === undefined ? '' : typeof s.lat === 'number' ? s.lat.toFixed(6) : s.lat,
       lng: s.lng === undefined ? '' : typeof s.lng === 'number' ? s.lng.toFixed(6) : s.lng,
       ...hours,
+      time_zone: s.timeZone ?? '',
     };
-    return STORE_CSV_COLUMNS.map((c) => quote(values[c])).join(',');
+    return columns.map((c) => quote(values[c])).join(',');
   });
-  return [STORE_CSV_COLUMNS.join(','), ...rows].join('\n') + '\n';
+  return [columns.join(','), ...rows].join('\n') + '\n';
 }
 
 export function importStores(t: TestApp, csv: string, options?: ImportOptions) {

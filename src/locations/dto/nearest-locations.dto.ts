@@ -1,9 +1,10 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsObject, IsString, Matches, ValidateBy, ValidateNested, type ValidationArguments } from 'class-validator';
 import { type FieldOptions, ValidateField, ValidateInteger, ValidateText } from '../../common/validators.js';
 import { ValidateUsState } from '../../geo/validate-us-state.js';
 import { ZIP_PATTERN } from '../../geo/zip-geocoder.js';
+import { parseDateTime } from '../../stores/opening-hours.js';
 
 // The schemas below list their keys in the order of the published document (clients/typescript/openapi.json).
 
@@ -53,6 +54,37 @@ function ValidateDegrees(partner: 'lat' | 'lng', inRange: (value: number) => boo
           typeof value === 'number' && Number.isFinite(value) && inRange(value) && (object as Record<string, unknown>)[partner] === undefined
             ? `${property} and ${partner} must be given together`
             : `${property} must be a number of degrees within the US and its territories (${range})`,
+      },
+    }),
+  );
+}
+
+/** `open_at`: "now", or an RFC 3339 date-time with an offset (parseDateTime). */
+export const OPEN_AT_NOW = 'now';
+const OPEN_AT_RULE = 'open_at must be "now" or an RFC 3339 date-time with an offset from 1970 on, such as 2026-11-25T14:30:00-05:00';
+
+function ValidateOpenAt(options: FieldOptions) {
+  return ValidateField(
+    { type: 'string', optional: true, ...options },
+    ValidateBy({
+      name: 'isOpenAt',
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && (value === OPEN_AT_NOW || parseDateTime(value) !== undefined),
+        defaultMessage: () => OPEN_AT_RULE,
+      },
+    }),
+  );
+}
+
+/** `open_only`: a JSON boolean, and only beside `open_at` (there is no moment to be open at otherwise). */
+function ValidateOpenOnly(options: FieldOptions) {
+  return ValidateField(
+    { type: 'boolean', optional: true, ...options },
+    ValidateBy({
+      name: 'isOpenOnly',
+      validator: {
+        validate: (value: unknown, args?: ValidationArguments) => typeof value === 'boolean' && (args?.object as Record<string, unknown>).open_at !== undefined,
+        defaultMessage: ({ value }: ValidationArguments) => (typeof value === 'boolean' ? 'open_only needs open_at: the moment the stores must be open at' : 'open_only must be true or false'),
       },
     }),
   );
@@ -123,6 +155,19 @@ export class NearestLocationsRequest {
     example: 25,
   })
   limit: number = DEFAULT_LIMIT;
+
+  @ValidateOpenAt({
+    description:
+      'Ask about a moment (an extension of this service): `"now"`, or an RFC 3339 date-time with an offset (`2026-11-25T14:30:00-05:00`, `2026-11-25T19:30:00Z`). Each location then also carries `open`, `time_zone` and `next_change`, worked out in the store\'s own time zone. Left out: the locations are exactly as without it.',
+    example: 'now',
+  })
+  open_at?: string;
+
+  @ValidateOpenOnly({
+    description: 'With `open_at`: only the stores open at that moment; `limit` then counts open stores. Default: false.',
+    default: false,
+  })
+  open_only?: boolean;
 }
 
 const hours = (day: string, example: string) =>
@@ -156,6 +201,22 @@ export class Location {
     example: 0.42,
   })
   distance: number;
+
+  @ApiPropertyOptional({ description: "Only with `open_at`: whether the store is open at that moment, in its own time zone's wall-clock time.", example: true })
+  open?: boolean;
+
+  @ApiPropertyOptional({ description: 'Only with `open_at`: the IANA time zone the hours are in.', example: 'America/New_York' })
+  time_zone?: string;
+
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description:
+      "Only with `open_at`: when the store next opens (if closed) or closes (if open) after that moment, RFC 3339 with the store's UTC offset then; null for a store that never changes (closed every day, or open around the clock).",
+    example: '2026-11-25T18:00:00-05:00',
+  })
+  next_change?: string | null;
 }
 
 @ApiSchema({ name: 'NearestLocationsResponse' })

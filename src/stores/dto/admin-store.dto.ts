@@ -42,6 +42,14 @@ export class StoreRequest {
   @Field({ description: HOURS, example: '9:00 AM - 6:00 PM' }) friday: string;
   @Field({ description: HOURS, example: '10:00 AM - 4:00 PM' }) saturday: string;
   @Field({ description: HOURS, example: 'Closed' }) sunday: string;
+
+  @Field({
+    optional: true,
+    description:
+      "The IANA time zone the hours are in, as the tz database spells it (`America/Denver`). Left out or empty: the zone at the store's coordinates (El Paso gets America/Denver).",
+    example: 'America/New_York',
+  })
+  time_zone?: string;
 }
 
 @ApiSchema({ name: 'AdminStore', description: 'A store as stored: what searches answer with, and its code.' })
@@ -62,6 +70,7 @@ export class StoreView {
   @ApiProperty({ description: 'Friday hours.', example: '9:00 AM - 6:00 PM' }) friday: string;
   @ApiProperty({ description: 'Saturday hours.', example: '10:00 AM - 4:00 PM' }) saturday: string;
   @ApiProperty({ description: 'Sunday hours.', example: 'Closed' }) sunday: string;
+  @ApiProperty({ description: 'The IANA time zone the hours are in.', example: 'America/New_York' }) time_zone: string;
   @ApiProperty({ description: 'When it last changed (ISO 8601, UTC).', format: 'date-time', example: '2026-11-24T10:00:00.000Z' })
   updated_at: string;
 }
@@ -215,6 +224,7 @@ export function storeView(store: Store): StoreView {
     lat: store.lat.toFixed(6),
     lng: store.lng.toFixed(6),
     ...Object.fromEntries(WEEKDAYS.map((day) => [day, store[day]])),
+    time_zone: store.time_zone,
     updated_at: store.updatedAt.toISOString(),
   } as StoreView;
 }
