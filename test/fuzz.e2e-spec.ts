@@ -18,7 +18,7 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 
 // ---- JSON text, not values: so that duplicate keys, huge literals and deep nesting can occur.
 const quote = (s: string) => JSON.stringify(s);
-const FIELD_NAMES = ['name', 'tag', 'id', 'customer_address', 'max_distance', 'limit', 'zip', 'address', 'city', 'state'];
+const FIELD_NAMES = ['name', 'tag', 'id', 'customer_address', 'max_distance', 'limit', 'zip', 'address', 'city', 'state', 'open_at', 'open_only'];
 const key = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...FIELD_NAMES) },
   { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '', 'Name', 'ID', 'name ', 'na\u0000me') },
@@ -62,7 +62,9 @@ const validNearest = fc
     customer_address: fc.record({ zip: fc.constantFrom('10001', '10018', ' 10001 ', '10001-1234', '100011234', '00501'), state: fc.constantFrom('NY', 'ny', 'PR') }, { requiredKeys: ['zip'] }),
     max_distance: fc.double({ min: 0.01, max: 500, noNaN: true }),
     limit: fc.integer({ min: 1, max: 200 }),
+    open_at: fc.oneof(fc.constant('now'), fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString())),
   }, { requiredKeys: ['customer_address'] })
+  .chain((body) => (body.open_at === undefined ? fc.constant(body) : fc.boolean().map((open_only) => ({ ...body, open_only }))))
   .map((body) => JSON.stringify(body));
 
 const plantBody = fc.oneof(validPlant, anyBody(
@@ -72,8 +74,12 @@ const plantBody = fc.oneof(validPlant, anyBody(
     id: fc.oneof(numberText, fc.integer({ min: 1, max: 20 }).map(String), leafText),
   }),
 ));
+/** Date-times near and off the RFC 3339 rule: no offset, out-of-range fields, other separators. */
+const openAtText = fc
+  .tuple(fc.integer({ min: 0, max: 12000 }), fc.integer({ min: 0, max: 14 }), fc.integer({ min: 0, max: 32 }), fc.integer({ min: 0, max: 25 }), fc.integer({ min: 0, max: 61 }), fc.constantFrom('Z', 'z', '', '+00:00', '-05:00', '+24:00', '-23:59', '+0530', ' UTC'), fc.constantFrom('T', 't', ' ', '_'))
+  .map(([y, mo, d, h, mi, zone, sep]) => quote(`${String(y).padStart(4, '0')}-${String(mo).padStart(2, '0')}-${String(d).padStart(2, '0')}${sep}${String(h).padStart(2, '0')}:${String(mi).padStart(2, '0')}:00${zone}`));
 const addressText = objectOf({ zip: fc.oneof(stringText, numberText, fc.constantFrom('"10001"', '"10018"', '"99999"')), state: stringText, city: stringText, address: stringText });
-const nearestBody = fc.oneof(validNearest, anyBody(objectOf({ customer_address: fc.oneof({ weight: 3, arbitrary: addressText }, { weight: 1, arbitrary: jsonText }), max_distance: fc.oneof(numberText, leafText), limit: fc.oneof(numberText, leafText) })));
+const nearestBody = fc.oneof(validNearest, anyBody(objectOf({ customer_address: fc.oneof({ weight: 3, arbitrary: addressText }, { weight: 1, arbitrary: jsonText }), max_distance: fc.oneof(numberText, leafText), limit: fc.oneof(numberText, leafText), open_at: fc.oneof(openAtText, leafText), open_only: leafText })));
 
 const pathSegment = fc.oneof(
   fc.integer({ min: 1, max: 12 }).map(String),
