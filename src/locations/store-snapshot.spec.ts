@@ -47,6 +47,19 @@ describe('buildSnapshot', () => {
     expect(Array.from(snapshot.hoursOf)).toEqual([0, 1, 0]);
   });
 
+  it('keeps each distinct (week, zone) schedule once, for open_at', async () => {
+    const snapshot = await buildSnapshot(1, [[store('A', 'a', 40.7, -74), { ...store('B', 'b', 31.76, -106.48), time_zone: 'America/Denver' }, store('C', 'c', 40.8, -74)]]);
+    expect(snapshot.schedules.map((s) => s.zone)).toEqual(['America/New_York', 'America/Denver']);
+    expect(Array.from(snapshot.scheduleOf)).toEqual([0, 1, 0]);
+  });
+
+  it('loads a row edited by hand past the checks: hours that do not parse are closed, an unknown zone gives way to the coordinates\'', async () => {
+    const snapshot = await buildSnapshot(1, [[{ ...store('EP', 'El Paso', 31.76, -106.48, { monday: 'Open', tuesday: '9:00 AM - 6:00 PM' }), time_zone: 'Mars/Olympus' }]]);
+    const [{ hours, zone }] = snapshot.schedules;
+    expect(zone).toBe('America/Denver');
+    expect(hours.days.slice(0, 2)).toEqual([[], [[540, 1080]]]);
+  });
+
   it('ranks stores by name, then code, for distance ties', async () => {
     const snapshot = await buildSnapshot(1, [[store('Z2', 'Beta', 0, 0), store('Z1', 'Beta', 0, 0), store('A9', 'Alpha', 0, 0)]]);
     expect(Array.from(snapshot.rank)).toEqual([2, 1, 0]);
