@@ -22,8 +22,11 @@ RUN npm ci --ignore-scripts --no-audit --no-fund \
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs scripts/build-console.mjs ./scripts/
 COPY src ./src
+# geo-tz ships three boundary data sets; the service reads only the comprehensive one
+# (geo-tz/all: src/geo/time-zones.ts and the time-zone migration), so the other two go (42 MB).
 RUN npm run build \
- && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+ && rm node_modules/geo-tz/data/timezones-1970.geojson.* node_modules/geo-tz/data/timezones-now.geojson.*
 
 # ---- runtime ----
 FROM ${NODE_IMAGE}
