@@ -1,6 +1,6 @@
 import { DAY, MINUTE, zoneOffsets } from '../geo/zone-offsets.js';
 import { hoursRanges, type MinuteRange } from './business-hours.js';
-import { WEEKDAYS, type Weekday } from './store.entity.js';
+import { WEEKDAYS, type Weekday } from './weekdays.js';
 
 /**
  * Whether a store is open at an instant, and when that next changes.

@@ -19,6 +19,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const DEMO_STORES = fileURLToPath(new URL('../../assets/demo-stores.csv', import.meta.url));
 /** Kept by CI (.ci/run): a screenshot of each view, per engine. */
 const SHOTS = fileURLToPath(new URL(`../../artifacts/console/${engine}/`, import.meta.url));
+const TOKEN_KEY = 'plant-store-console.token';
 
 type Location = components['schemas']['Location'];
 
@@ -59,13 +60,25 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
   }
 
   /** 0 serious or critical accessibility violations on what the page shows now. */
-  async function expectAccessible(view: string): Promise<void> {
-    const results = await new AxeBuilder({ page }).analyze();
+  async function expectAccessible(view: string, on = page): Promise<void> {
+    const results = await new AxeBuilder({ page: on }).analyze();
     const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${view}: ${v.id} (${v.nodes.length}): ${v.help}`);
     expect(serious).toEqual([]);
   }
 
-  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const shot = (name: string, on = page) => on.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  /** A store's dot, found by its colour on the canvas as a person finds it by eye: the first in reading order, in CSS pixels. */
+  const firstDot = (on: Page) =>
+    on.evaluate(() => {
+      const canvas = document.querySelector<HTMLCanvasElement>('#store-map')!;
+      const context = canvas.getContext('2d')!;
+      const { data, width } = context.getImageData(0, 0, canvas.width, canvas.height);
+      const ratio = canvas.width / canvas.clientWidth;
+      for (let i = 0; i < data.length; i += 4) {
+        if (data[i] === 0x1f && data[i + 1] === 0x6f && data[i + 2] === 0x43) return { x: (i / 4) % width / ratio + 0.5, y: Math.floor(i / 4 / width) / ratio + 0.5 };
+      }
+      return undefined;
+    });
   const drawn = async () => Number(await page.locator('#store-map').getAttribute('data-drawn'));
   const tab = (name: string) => page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name, exact: true }).click();
 
@@ -138,17 +151,7 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
   });
 
   it('shows a dot’s store when pointed at', async () => {
-    // A dot is found by its colour on the canvas, as a person finds it by eye.
-    const dot = await page.evaluate(() => {
-      const canvas = document.querySelector<HTMLCanvasElement>('#store-map')!;
-      const context = canvas.getContext('2d')!;
-      const { data, width } = context.getImageData(0, 0, canvas.width, canvas.height);
-      const ratio = canvas.width / canvas.clientWidth;
-      for (let i = 0; i < data.length; i += 4) {
-        if (data[i] === 0x1f && data[i + 1] === 0x6f && data[i + 2] === 0x43) return { x: (i / 4) % width / ratio + 0.5, y: Math.floor(i / 4 / width) / ratio + 0.5 };
-      }
-      return undefined;
-    });
+    const dot = await firstDot(page);
     expect(dot).toBeDefined();
     const box = (await page.locator('#store-map').boundingBox())!;
     await page.mouse.move(box.x + dot!.x, box.y + dot!.y);
@@ -160,6 +163,100 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     expect(text).toContain(store.name);
     expect(text).toContain(store.address);
     expect(text).toContain(store.monday);
+  });
+
+  it('says in a picked store’s card whether it is open and until when, on the clock of the time zone the edit form sets', async () => {
+    // A page of its own, whose clock the test sets: Wednesday 2026-03-11, 15:30 UTC. From there
+    // the page's time runs on as usual, until the test moves it forward.
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    await context.addInitScript(([key, value]) => sessionStorage.setItem(key, value), [TOKEN_KEY, admin]);
+    await context.clock.install({ time: new Date('2026-03-11T15:30:00Z') });
+    const clocked = await context.newPage();
+    const errors: string[] = [];
+    clocked.on('pageerror', (error) => errors.push(error.message));
+    const map = clocked.locator('#store-map');
+    const card = clocked.locator('.map-panel > .store-card');
+    let dot: { x: number; y: number } | undefined;
+    /** Clicks the store's dot (the page may have scrolled down to a form meanwhile). */
+    const pick = async () => {
+      await map.scrollIntoViewIfNeeded();
+      const box = (await map.boundingBox())!;
+      await clocked.mouse.click(box.x + dot!.x, box.y + dot!.y);
+    };
+    try {
+      await clocked.goto(`${server.url}/console`);
+      const stores = await storeCount();
+      await clocked.waitForFunction((count) => document.querySelector<HTMLCanvasElement>('#store-map')?.dataset.drawn === String(count), stores);
+      dot = await firstDot(clocked);
+      expect(dot).toBeDefined();
+      await pick();
+      await card.waitFor();
+      const code = (await card.locator('h3 small').innerText()).trim();
+      const path = `/admin/stores/${encodeURIComponent(code)}`;
+      const { body: before } = await call<Record<string, string>>('GET', path, admin);
+      // The zone the API has for the store: the demo list names none, so the one at its coordinates.
+      expect(before.time_zone).toMatch(/^America\//);
+      expect(before.time_zone).not.toBe('America/Phoenix');
+      await expect(card.locator('.opening .zone').innerText()).resolves.toBe(`Time zone: ${before.time_zone}`);
+
+      // Known hours and another zone through the edit form; an unknown zone first, refused next to its field.
+      await card.getByRole('button', { name: `Edit ${code}` }).click();
+      const form = clocked.getByRole('form', { name: `Edit store ${code}` });
+      const zone = form.getByLabel('time_zone', { exact: true });
+      expect(await zone.inputValue()).toBe(before.time_zone);
+      await expect(form.locator('#store-time_zone-hint').innerText()).resolves.toBe('IANA name, e.g. America/Denver. Empty: from the coordinates.');
+      const hours = { monday: '9:00 AM - 6:00 PM', tuesday: '9:00 AM - 6:00 PM', wednesday: '9:00 AM - 6:00 PM', thursday: '9:00 AM - 6:00 PM', friday: '9:00 AM - 6:00 PM', saturday: '10:00 AM - 4:00 PM', sunday: 'Closed' };
+      for (const [day, text] of Object.entries(hours)) await form.getByLabel(day, { exact: true }).fill(text);
+      await zone.fill('Mars/Olympus_Mons');
+      await form.getByRole('button', { name: 'Save' }).click();
+      const refusal = await call<{ message: string }>('PUT', path, admin, { ...before, code: undefined, updated_at: undefined, ...hours, time_zone: 'Mars/Olympus_Mons' });
+      expect(refusal.status).toBe(400);
+      await expect(form.locator('#store-time_zone-error').innerText()).resolves.toBe(refusal.body.message);
+      expect((await call<Record<string, string>>('GET', path, admin)).body).toEqual(before);
+      let version = await catalogVersion();
+      // Phoenix keeps MST (UTC-7) all year: at 15:30 UTC it is 8:30 AM there, while the
+      // mountain zones that keep daylight saving are past 9:30.
+      await zone.fill('America/Phoenix');
+      await form.getByRole('button', { name: 'Save' }).click();
+      await form.waitFor({ state: 'detached' });
+      const { body: after } = await call<Record<string, string>>('GET', path, admin);
+      expect({ ...after, updated_at: undefined }).toEqual({ ...before, updated_at: undefined, ...hours, time_zone: 'America/Phoenix' });
+      // The console has the new catalogue (its status strip says the version) before the store is picked again.
+      await clocked.locator('.status').getByText(`catalogue version ${version + 1}`).waitFor();
+
+      await pick();
+      const opening = card.locator('.opening');
+      await card.getByText('Time zone: America/Phoenix').waitFor();
+      await expect(opening.innerText()).resolves.toBe('Closed · opens 9:00 AM\nTime zone: America/Phoenix');
+      // The search says the same of that moment.
+      const search = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { zip: after.zip }, max_distance: 50, limit: 200, open_at: '2026-03-11T15:30:00Z' });
+      expect(search.body.locations.find((l) => l.lat === after.lat && l.lng === after.lng && l.name === after.name)).toMatchObject({ open: false, time_zone: 'America/Phoenix', next_change: '2026-03-11T09:00:00-07:00' });
+
+      // The card follows the clock without being picked again: 9:30 AM, 6:30 PM, then Saturday
+      // 5:00 PM (closed on Sunday, so Monday morning).
+      await context.clock.fastForward('01:00:00');
+      await card.getByText('Open now · closes 6:00 PM').waitFor();
+      await expectAccessible('stores (a store picked)', clocked);
+      await shot('store-picked', clocked);
+      await context.clock.fastForward('09:00:00');
+      await card.getByText('Closed · opens Thu 9:00 AM').waitFor();
+      await context.clock.fastForward(69.5 * 3_600_000);
+      await card.getByText('Closed · opens Mon 9:00 AM').waitFor();
+
+      // The zone emptied in the form: the one at the coordinates again.
+      version = await catalogVersion();
+      await card.getByRole('button', { name: `Edit ${code}` }).click();
+      await zone.fill('');
+      await form.getByRole('button', { name: 'Save' }).click();
+      await form.waitFor({ state: 'detached' });
+      expect((await call<Record<string, string>>('GET', path, admin)).body.time_zone).toBe(before.time_zone);
+      await clocked.locator('.status').getByText(`catalogue version ${version + 1}`).waitFor();
+      await pick();
+      await card.getByText(`Time zone: ${before.time_zone}`).waitFor();
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
   });
 
   it('answers "where would a customer land" exactly as POST /locations/nearest does', async () => {
@@ -308,7 +405,8 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     const [header, ...rows] = exported.trimEnd().split('\n');
     const dropped = rows.filter((row) => !row.startsWith('ZZ-')).slice(-50);
     const kept = rows.filter((row) => !dropped.includes(row)).map((row) => (row.startsWith('ZZ-0001,') ? row.replace('Console Test 1', 'Console Test One') : row));
-    const added = 'ZZ-0003,Console Test 3,3 Test Way,Hoboken,NJ,07030,40.743990,-74.032364,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed';
+    // The export's sixteenth column, time_zone, left empty: the zone at the store's coordinates.
+    const added = 'ZZ-0003,Console Test 3,3 Test Way,Hoboken,NJ,07030,40.743990,-74.032364,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed,';
     const file = join(files, 'next-month.csv');
     writeFileSync(file, `${header}\n${[...kept, added].join('\n')}\n`);
     const droppedCodes = dropped.map((row) => row.split(',')[0]).sort();

@@ -4,14 +4,23 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { unguardCell } from '../../stores/csv-guard.js';
 import { US_STATE_CODES } from '../../geo/us-states.js';
 import { api, ApiError, apiFile } from './api.js';
+import { openingText } from './opening-text.js';
 import { fieldErrors, Hours, Pager, useListPage, WEEKDAYS } from './parts.js';
 import type { CustomerPosition, Location, Store } from './schema.js';
 import { StoreMap, type StorePoints } from './store-map.js';
 
 const PAGE = 25;
 const HOVER_REST_MS = 100;
-const STORE_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
+const OPENING_TICK_MS = 60_000;
+const STORE_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS, 'time_zone'] as const;
 type StoreForm = Record<(typeof STORE_FIELDS)[number], string>;
+/**
+ * Under a field of the edit form. The zone is sent as shown, so a store moved to another zone
+ * keeps its old one until the field is emptied (the API then takes the zone at the coordinates).
+ */
+const FIELD_HINTS: Partial<Record<keyof StoreForm, string>> = {
+  time_zone: 'IANA name, e.g. America/Denver. Empty: from the coordinates.',
+};
 
 /** Every store's code and point, from the export's three columns (3 MB for 100,000 stores). */
 async function loadPoints(): Promise<StorePoints> {
@@ -32,10 +41,29 @@ async function loadPoints(): Promise<StorePoints> {
 
 const storePath = (code: string) => `/admin/stores/${encodeURIComponent(code)}`;
 
+/**
+ * Open or closed now, and until when, in the store's own time zone. Drawn again every minute: the
+ * answer moves with the clock, not with the store's data (and one timer set for the next change,
+ * hours ahead, would fire late after the computer has slept).
+ */
+function OpeningNow({ store }: { store: Store }) {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => setTick((n) => n + 1), OPENING_TICK_MS);
+    return () => clearInterval(timer);
+  }, []);
+  const opening = openingText(store, store.time_zone, Date.now());
+  return html`<p class="opening">
+    ${opening && html`<strong class=${opening.open ? 'open' : 'closed'}>${opening.headline}</strong>${opening.until && ` · ${opening.until}`}<br />`}
+    <span class="zone">Time zone: ${store.time_zone}</span>
+  </p>`;
+}
+
 function StoreCard({ store, onEdit, onDelete }: { store: Store; onEdit?: () => void; onDelete?: () => void }) {
   return html`<div class="store-card">
     <h3>${store.name} <small>${store.code}</small></h3>
     <p>${store.address}, ${store.city}, ${store.state} ${store.zip}</p>
+    <${OpeningNow} store=${store} />
     <${Hours} hours=${store} />
     ${onEdit && html`<div class="actions"><button type="button" onClick=${onEdit}>Edit ${store.code}</button> <button type="button" class="danger" onClick=${onDelete}>Delete ${store.code}</button></div>`}
   </div>`;
@@ -62,14 +90,17 @@ function EditStore({ store, onDone }: { store: Store; onDone: (changed: boolean)
     <h3>Edit ${store.code}</h3>
     ${errors[''] && html`<p class="error" role="alert">${errors['']}</p>`}
     <div class="fields">
-      ${STORE_FIELDS.map(
-        (field) => html`<div class="field">
+      ${STORE_FIELDS.map((field) => {
+        const hint = FIELD_HINTS[field];
+        const described = [hint && `store-${field}-hint`, errors[field] && `store-${field}-error`].filter(Boolean).join(' ');
+        return html`<div class="field">
           <label for=${`store-${field}`}>${field}</label>
-          <input id=${`store-${field}`} value=${form[field]} aria-invalid=${errors[field] ? 'true' : undefined} aria-describedby=${errors[field] ? `store-${field}-error` : undefined}
+          <input id=${`store-${field}`} value=${form[field]} aria-invalid=${errors[field] ? 'true' : undefined} aria-describedby=${described || undefined}
             onInput=${(e: Event) => setForm({ ...form, [field]: (e.target as HTMLInputElement).value })} />
+          ${hint && html`<span class="hint" id=${`store-${field}-hint`}>${hint}</span>`}
           ${errors[field] && html`<span class="error" id=${`store-${field}-error`}>${errors[field]}</span>`}
-        </div>`,
-      )}
+        </div>`;
+      })}
     </div>
     <button type="submit" disabled=${busy}>Save</button> <button type="button" onClick=${() => onDone(false)}>Cancel</button>
   </form>`;

@@ -1,0 +1,54 @@
+import { DAY, zoneOffsets } from '../../geo/zone-offsets.js';
+import { openingState, weeklyHours, type OpeningState } from '../../stores/opening-hours.js';
+import type { Weekday } from '../../stores/weekdays.js';
+
+// Whether a store is open, in words, worked out in the browser by the service's own code
+// (opening-hours.ts, Intl and arithmetic only), so that the console and the search's `open`
+// and `next_change` never disagree. No DOM here: the unit specs run it in Node.
+
+const DAY_NAMES = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+
+/** "Open now" and "closes 6:00 PM"; `until` is absent when the store never changes. */
+export interface OpeningText {
+  open: boolean;
+  headline: string;
+  until?: string;
+}
+
+/**
+ * A store's state at `at` in its own time zone: "Open now · closes 6:00 PM", "Closed · opens Thu
+ * 9:00 AM", "Open around the clock" or "Closed all week". The time of the change is the store's
+ * wall clock, with its weekday unless it falls today there; undefined when the hours or the zone
+ * cannot be read here (a browser whose tz data lacks a zone newer than the service's).
+ */
+export function openingText(store: Readonly<Record<Weekday, string>>, timeZone: string, at: number): OpeningText | undefined {
+  let state: OpeningState;
+  try {
+    state = openingState(weeklyHours(store), timeZone, at);
+  } catch {
+    return undefined;
+  }
+  if (state.nextChange === null) return state.open ? { open: true, headline: 'Open around the clock' } : { open: false, headline: 'Closed all week' };
+  const offset = zoneOffsets(timeZone, at).offsetAt(at);
+  const today = new Date(at + offset).toISOString().slice(0, 10);
+  const when = changeWords(state.nextChange, today, state.open);
+  return state.open ? { open: true, headline: 'Open now', until: `closes ${when}` } : { open: false, headline: 'Closed', until: `opens ${when}` };
+}
+
+/**
+ * The local time of a change, read off its RFC 3339 text (2026-03-12T09:00:00-06:00, already in
+ * the store's wall clock), against `today`, the local date now (2026-03-11): "6:00 PM" today,
+ * "Thu 9:00 AM" on another day, "next Wed 9:00 AM" a week on (on a Wednesday, "Wed" alone would
+ * read as today). A closing at midnight that ends today reads "12:00 AM" without tomorrow's
+ * weekday: that is how the hours themselves write the end of a day (9:00 AM - 12:00 AM).
+ */
+export function changeWords(nextChange: string, today: string, closing: boolean): string {
+  const date = nextChange.slice(0, 10);
+  const hour = Number(nextChange.slice(11, 13));
+  const minute = nextChange.slice(14, 16);
+  const time = `${hour % 12 || 12}:${minute} ${hour < 12 ? 'AM' : 'PM'}`;
+  const days = (Date.parse(date) - Date.parse(today)) / DAY; // both UTC midnights: whole days apart
+  if (days === 0 || (closing && days === 1 && hour === 0 && minute === '00')) return time;
+  const weekday = new Date(Date.parse(date)).getUTCDay();
+  return `${days >= 7 ? 'next ' : ''}${DAY_NAMES[weekday]} ${time}`;
+}
