@@ -44,14 +44,24 @@ export function zoneOf({ lat, lng }: Point): string {
  * not america/denver (which Intl would take, but a catalogue keeps one spelling) nor an offset.
  */
 export function isKnownZone(name: string): boolean {
+  if (knownZones.has(name)) return true;
   if (name.length > 64 || !ZONE_NAME.test(name)) return false; // the longest name in the tz database has 32 characters
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
   } catch {
     return false;
   }
+  if (knownZones.size < MAX_KNOWN_ZONES) knownZones.add(name);
+  return true;
 }
+
+/**
+ * The names isKnownZone has accepted: asking Intl costs about 60 µs a name, 12 of the 25 s of a
+ * 100,000-row import that gives every zone (docs/performance.md, "Opening hours in the search").
+ * The tz database has some 600 names; the cap only bounds what odd spellings could add.
+ */
+const knownZones = new Set<string>();
+const MAX_KNOWN_ZONES = 1000;
 
 /** Names as the tz database writes them: parts starting with a capital (Etc/GMT+5, America/Port-au-Prince, EST5EDT, UTC). */
 const ZONE_NAME = /^[A-Z][A-Za-z0-9_+-]*(\/[A-Z][A-Za-z0-9_+-]*)*$/;

@@ -104,5 +104,25 @@ describe('nearestResponse', () => {
       expect(located(nearestResponse(snapshot, CENTER, 2.5, 5, { at: AT, openOnly: true })).map((l) => l.name)).toEqual(['Open One']);
       expect(located(nearestResponse(snapshot, CENTER, 10, 5, { at: AT + 12 * 3600_000, openOnly: true }))).toEqual([]);
     });
+
+    it('with openOnly and nothing open in range, looks at the stores in range and not at the whole catalogue', async () => {
+      const inRange = [store('N1', 'Closed near', north(1).lat, CENTER.lng), store('N2', 'Open on the boundary', north(5).lat, CENTER.lng, WEDNESDAY('12:00 PM - 1:00 PM'))];
+      const beyond = [store('B0', 'Open just beyond', north(5.01).lat, CENTER.lng, WEDNESDAY('12:00 PM - 1:00 PM'))];
+      // 2,000 closed stores on a grid about 100 miles north: the walk used to ask about each of them.
+      for (let i = 0; i < 2000; i++) beyond.push(store(`F${i}`, `Far ${i}`, north(100).lat + 0.01 * Math.floor(i / 50), CENTER.lng + 0.01 * (i % 50)));
+      const snapshot = await buildSnapshot(1, [[...inRange, ...beyond]]);
+      const asked = new Set<string>();
+      const scheduleOf = new Proxy(snapshot.scheduleOf, {
+        get: (target, key) => {
+          if (typeof key === 'string' && /^\d+$/.test(key)) asked.add(key);
+          return Reflect.get(target, key) as unknown;
+        },
+      });
+      const counted = { ...snapshot, scheduleOf };
+      const edge = haversineMiles(CENTER, north(5));
+      expect(located(nearestResponse(counted, CENTER, edge, 5, { at: AT, openOnly: true })).map((l) => l.name)).toEqual(['Open on the boundary']);
+      expect(located(nearestResponse(counted, CENTER, edge, 5, { at: AT + 12 * 3600_000, openOnly: true }))).toEqual([]);
+      expect(asked.size).toBeLessThan(200);
+    });
   });
 });

@@ -99,8 +99,12 @@ function search({ index, points, rank }: Snapshot, center: Point, maxMiles: numb
   // A hair wider than asked, so rounding never drops a store on the boundary; the exact
   // haversine distance (R = 3958.8 miles) decides below.
   const maxKm = (maxMiles / EARTH_RADIUS_MILES) * GEOKDBUSH_EARTH_RADIUS_KM * (1 + 1e-9);
+  // geokdbush stops at the first store it takes out of range, and takes only stores `keep` lets
+  // through: refusing every store in range (open_only at night) walked the whole catalogue, whatever
+  // max_distance. So a store out of range is let through: it ends the walk, and the filter below drops it.
+  const admit = keep && ((store: number) => keep(store) || distanceTo(store) > maxMiles);
   for (let wanted = limit + 8; ; wanted *= 2) {
-    const ids = around(index, center.lng, center.lat, wanted, maxKm, keep);
+    const ids = around(index, center.lng, center.lat, wanted, maxKm, admit);
     const found = ids
       .map((store) => ({ store, distance: distanceTo(store) }))
       .filter(({ distance }) => distance <= maxMiles)
