@@ -41,16 +41,20 @@ export function zoneOf({ lat, lng }: Point): string {
 /**
  * Whether `name` is an IANA zone that this runtime's Intl knows, in the tz database's spelling:
  * America/Denver and the older names it keeps as links (America/Indiana/Indianapolis, US/Eastern),
- * not america/denver (which Intl would take, but a catalogue keeps one spelling) nor an offset.
+ * not america/denver nor America/DENVER (which Intl would take, but a catalogue keeps one
+ * spelling) nor an offset. Intl names no links, so a wrongly capitalised link whose zone is
+ * spelt otherwise (US/EASTERN for America/New_York) still passes.
  */
 export function isKnownZone(name: string): boolean {
   if (knownZones.has(name)) return true;
   if (name.length > 64 || !ZONE_NAME.test(name)) return false; // the longest name in the tz database has 32 characters
+  let canonical: string;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    canonical = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
   } catch {
     return false;
   }
+  if (canonical !== name && canonical.toLowerCase() === name.toLowerCase()) return false;
   if (knownZones.size < MAX_KNOWN_ZONES) knownZones.add(name);
   return true;
 }
