@@ -72,26 +72,27 @@ describe('a real Prometheus scraping the service', () => {
 
   it('scrapes the instance and answers the request rate by route', async () => {
     const auth = { Authorization: `Bearer ${token}` };
-    // Requests spread over several scrapes, so that rate() has samples to work with.
-    const until = Date.now() + 6000;
+    // Requests spread over several scrapes, so that rate() has samples to work with; they go on
+    // until Prometheus answers a rate above zero for both routes. Under CI's load a scrape can be
+    // late or fail, and a rate needs two samples with requests between them: waiting for the series
+    // alone once found both samples taken after the requests, and a rate of 0.
     let plants = 0;
     let deletes = 0;
-    while (Date.now() < until) {
-      expect((await server.http.get('/plants?limit=5').set(auth)).status).toBe(200);
-      plants++;
-      expect((await server.http.delete('/plants/4242').set(auth)).status).toBe(404);
-      deletes++;
-      await sleep(100);
-    }
-    expect(plants).toBeGreaterThan(0);
-
     const promql = 'sum by (http_route) (rate(http_server_request_duration_seconds_count[1m]))';
     let rates: VectorResult[] = [];
-    for (let i = 0; i < 60; i++) {
+    const positive = (route: string) => rates.some((r) => r.metric.http_route === route && Number(r.value[1]) > 0);
+    for (const until = Date.now() + 60_000; Date.now() < until; ) {
+      for (let i = 0; i < 10; i++) {
+        expect((await server.http.get('/plants?limit=5').set(auth)).status).toBe(200);
+        plants++;
+        expect((await server.http.delete('/plants/4242').set(auth)).status).toBe(404);
+        deletes++;
+        await sleep(100);
+      }
       rates = await query(promql);
-      if (rates.some((r) => r.metric.http_route === '/plants') && rates.some((r) => r.metric.http_route === '/plants/:id')) break;
-      await sleep(500);
+      if (positive('/plants') && positive('/plants/:id')) break;
     }
+    expect(plants).toBeGreaterThan(0);
     const byRoute = Object.fromEntries(rates.map((r) => [r.metric.http_route, Number(r.value[1])]));
     expect(byRoute['/plants']).toBeGreaterThan(0);
     expect(byRoute['/plants/:id']).toBeGreaterThan(0);
