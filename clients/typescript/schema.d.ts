@@ -661,6 +661,7 @@ export interface components {
             /**
              * @description With `open_at`: only the stores open at that moment; `limit` then counts open stores. Default: false.
              * @default false
+             * @example false
              */
             open_only?: boolean;
         };

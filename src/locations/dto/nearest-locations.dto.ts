@@ -166,6 +166,7 @@ export class NearestLocationsRequest {
   @ValidateOpenOnly({
     description: 'With `open_at`: only the stores open at that moment; `limit` then counts open stores. Default: false.',
     default: false,
+    example: false,
   })
   open_only?: boolean;
 }
