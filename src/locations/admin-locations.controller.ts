@@ -52,7 +52,7 @@ export class AdminLocationsController {
     summary: 'Search as a customer would',
     description: 'POST /locations/nearest for an admin token: the same request, the same checks and the same answer.',
   })
-  @ApiOkResponse({ type: NearestLocationsResponse, description: 'Code "Success" and the locations, as POST /locations/nearest answers.', headers: responseHeaders('Customer-Position') })
+  @ApiOkResponse({ type: NearestLocationsResponse, description: 'Code "Success" and the locations, as POST /locations/nearest answers.', headers: responseHeaders('Customer-Position', 'Distance-Unit', 'Search-Scope') })
   @ApiBadRequestResponse({ type: ErrorBody, description: 'Invalid request parameters, as for POST /locations/nearest.', example: { error: 400, message: 'unknown ZIP code 00000' } })
   nearest(@Body() body: NearestLocationsRequest, @Res() res: Response): void | Promise<void> {
     return sendNearest(res, this.locations.nearest(body));
