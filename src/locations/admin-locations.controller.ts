@@ -1,12 +1,12 @@
 import { BadRequestException, Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
 import { AdminScope } from '../common/auth.decorators.js';
 import { responseHeaders } from '../common/api-headers.js';
 import { ErrorBody } from '../common/error-body.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
-import { NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
+import { NEAREST_REQUEST_EXAMPLES, NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
 import { LocationsService, sendNearest } from './locations.service.js';
 
 @ApiSchema({ name: 'AdminZipPoint', description: 'The point a search from this ZIP code starts at.' })
@@ -47,6 +47,7 @@ export class AdminLocationsController {
   @HttpCode(200)
   @AdminScope('searching as a customer would')
   @ApiBodyErrors()
+  @ApiBody({ type: NearestLocationsRequest, examples: NEAREST_REQUEST_EXAMPLES })
   @ApiOperation({
     operationId: 'adminFindNearestLocations',
     summary: 'Search as a customer would',

@@ -1,10 +1,10 @@
 import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
 import { responseHeaders } from '../common/api-headers.js';
 import { ErrorBody } from '../common/error-body.js';
-import { NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
+import { NEAREST_REQUEST_EXAMPLES, NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
 import { LocationsService, sendNearest } from './locations.service.js';
 
 @ApiTags('locations')
@@ -17,6 +17,7 @@ export class LocationsController {
   @Post('nearest')
   @HttpCode(200)
   @ApiBodyErrors()
+  @ApiBody({ type: NearestLocationsRequest, examples: NEAREST_REQUEST_EXAMPLES })
   @ApiOperation({
     operationId: 'findNearestLocations',
     summary: 'Find the nearest store locations',

@@ -272,6 +272,18 @@ export class NearestLocationsRequest {
   region?: SearchRegion;
 }
 
+/**
+ * The request body's examples, offered by Swagger UI (the first one fills the body): a radius search
+ * first, as a first-time user expects, then each extension. Every one answers 200 on the demo stores.
+ */
+export const NEAREST_REQUEST_EXAMPLES = {
+  radius: { summary: 'Stores within 5 miles of a ZIP code', value: { customer_address: { zip: '10001' }, max_distance: 5 } },
+  kilometres: { summary: 'Stores within 8 km, distances in kilometres', value: { customer_address: { zip: '10001' }, max_distance: 8, distance_unit: 'km' } },
+  nearest: { summary: 'The nearest store, however far, when none is within 5 miles', value: { customer_address: { zip: '59001' }, nearest_if_none: true } },
+  region: { summary: 'Every store of a city, nearest first', value: { customer_address: { zip: '10001' }, region: { state: 'NY', city: 'New York' }, limit: 10 } },
+  openNow: { summary: 'The stores open now within 2 miles', value: { customer_address: { zip: '10001' }, max_distance: 2, open_at: 'now', open_only: true } },
+};
+
 const hours = (day: string, example: string) =>
   ApiProperty({ description: `Hours on ${day}: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".`, example });
 
