@@ -638,19 +638,6 @@ export interface components {
              */
             lng?: number;
         };
-        /** @description A state, or a city of it: a region search answers every store of it, nearest first from the customer, at most `limit`. */
-        SearchRegion: {
-            /**
-             * @description State code: a US state or territory, two letters, any case.
-             * @example KS
-             */
-            state: string;
-            /**
-             * @description Only the stores of this city of the state, compared without regard to case or surrounding white space (`' garden city '` is `Garden City`).
-             * @example Garden City
-             */
-            city?: string;
-        };
         NearestLocationsRequest: {
             customer_address: components["schemas"]["CustomerAddress"];
             /**
@@ -691,7 +678,18 @@ export interface components {
              */
             nearest_if_none?: boolean;
             /** @description Every store of a state (`{"state": "KS"}`) or of a city of it (`{"state": "KS", "city": "Garden City"}`), nearest first from the customer's position, at most `limit`, whatever the distance (an extension of this service): `max_distance` is not given with it. `open_at`, `open_only` and `distance_unit` apply as to a radius search. The `Search-Scope` header then says `region`. */
-            region?: components["schemas"]["SearchRegion"];
+            region?: {
+                /**
+                 * @description State code: a US state or territory, two letters, any case.
+                 * @example KS
+                 */
+                state: string;
+                /**
+                 * @description Only the stores of this city of the state, compared without regard to case or surrounding white space (`' garden city '` is `Garden City`).
+                 * @example Garden City
+                 */
+                city?: string;
+            };
         };
         /** @description Weekly hours: exactly seven fields, one per weekday. */
         BusinessHours: {

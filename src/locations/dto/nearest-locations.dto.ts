@@ -182,10 +182,10 @@ export class CustomerAddress {
   lng?: number;
 }
 
-@ApiSchema({
-  name: 'SearchRegion',
-  description: 'A state, or a city of it: a region search answers every store of it, nearest first from the customer, at most `limit`.',
-})
+/**
+ * `region`: checked by these decorators, and written inline in the request's schema (REGION_SCHEMA)
+ * rather than as a schema of its own, so that the document's schemas stay the spec's.
+ */
 export class SearchRegion {
   @ValidateUsState({ description: 'State code: a US state or territory, two letters, any case.', example: 'KS' })
   state: string;
@@ -200,6 +200,17 @@ export class SearchRegion {
   })
   city?: string;
 }
+
+const REGION_PROPERTIES = {
+  state: { type: 'string', pattern: '^[A-Za-z]{2}$', description: 'State code: a US state or territory, two letters, any case.', example: 'KS' },
+  city: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 200,
+    description: "Only the stores of this city of the state, compared without regard to case or surrounding white space (`' garden city '` is `Garden City`).",
+    example: 'Garden City',
+  },
+} as const;
 
 @ApiSchema({ name: 'NearestLocationsRequest' })
 export class NearestLocationsRequest {
@@ -258,17 +269,20 @@ export class NearestLocationsRequest {
   })
   nearest_if_none?: boolean;
 
-  @ValidateField(
-    {
-      type: SearchRegion,
-      optional: true,
-      description:
-        "Every store of a state (`{\"state\": \"KS\"}`) or of a city of it (`{\"state\": \"KS\", \"city\": \"Garden City\"}`), nearest first from the customer's position, at most `limit`, whatever the distance (an extension of this service): `max_distance` is not given with it. `open_at`, `open_only` and `distance_unit` apply as to a radius search. The `Search-Scope` header then says `region`.",
-    },
-    IsObject({ message: 'region must be an object' }),
-    ValidateNested(),
-    Type(() => SearchRegion),
-  )
+  // Not ValidateField: ApiPropertyOptional would overwrite the object's own `required` list.
+  @ApiProperty({
+    type: 'object',
+    properties: REGION_PROPERTIES,
+    required: ['state'],
+    selfRequired: false,
+    description:
+      "Every store of a state (`{\"state\": \"KS\"}`) or of a city of it (`{\"state\": \"KS\", \"city\": \"Garden City\"}`), nearest first from the customer's position, at most `limit`, whatever the distance (an extension of this service): `max_distance` is not given with it. `open_at`, `open_only` and `distance_unit` apply as to a radius search. The `Search-Scope` header then says `region`.",
+  })
+  @Transform(({ value }: { value: unknown }) => (value === null ? undefined : value))
+  @IsOptional()
+  @IsObject({ message: 'region must be an object' })
+  @ValidateNested()
+  @Type(() => SearchRegion)
   region?: SearchRegion;
 }
 
