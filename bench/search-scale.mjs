@@ -17,8 +17,8 @@
 //
 // And, on the largest size too, the search's scopes against the plain 5-mile search, in one run
 // the same way (SCOPE_ROUNDS rounds, default 3; 0 leaves them out): the same search in
-// kilometres, a region search of the state with the most stores and of its biggest city (from ZIP
-// 10001: the walk of the region's own tree), and a `nearest_if_none` search from a device position
+// kilometres, a region search of New York (the customer's own state), of the state with the most
+// stores and of its biggest city (from ZIP 10001: the walk of the region's own tree), and a `nearest_if_none` search from a device position
 // at sea whose nearest store is about 400 miles away (the walk of the tree without a radius).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -129,6 +129,7 @@ async function scopeSearches(url, headers, file) {
   const cases = [
     { name: 'plain, 5 mi', body: { ...zip, max_distance: 5 } },
     { name: 'distance_unit km, 8.04672 km', body: { ...zip, max_distance: 8.04672, distance_unit: 'km' } },
+    { name: 'region NY (the customer\'s own state)', body: { ...zip, region: { state: 'NY' } } },
     { name: `region ${state}`, body: { ...zip, region: { state } } },
     { name: `region ${state}, ${city}`, body: { ...zip, region: { state, city } } },
     { name: 'nearest_if_none, nearest 400 mi', body: { customer_address: { zip: '10001', lat: far.lat, lng: far.lng }, nearest_if_none: true } },

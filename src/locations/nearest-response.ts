@@ -107,19 +107,23 @@ export function scopedResponse(snapshot: Snapshot, center: Point, maxDistance: n
   const keep = moment?.openOnly ? (store: number) => openings!.isOpen(store) : undefined;
   let answered: SearchScope = 'radius';
   let found: Nearby[];
+  const perUnit = scope.unit === 'km' ? KM_PER_MILE : 1;
+  // The single nearest store (open store) first: beyond max_distance, it is the answer, found by one
+  // walk. A radius walk with nothing in range costs what this one does (geokdbush opens nodes until a
+  // store comes out of its queue, in range or not), so walking both would pay twice far from the stores.
+  const nearest = scope.nearestIfNone && !scope.region ? search(snapshot, center, Infinity, 1, keep) : undefined;
   if (scope.region) {
     answered = 'region';
     found = regionSearch(snapshot, center, scope.region, limit, keep);
+  } else if (nearest && (nearest.length === 0 || nearest[0].distance * perUnit > maxDistance)) {
+    found = nearest;
+    if (found.length > 0) answered = 'nearest';
   } else if (scope.unit === 'km') {
     // Walked in miles a hair wider than asked; the exact comparison is made in kilometres, so that
     // a store whose distance in kilometres equals max_distance counts, as it does in miles.
     found = search(snapshot, center, (maxDistance / KM_PER_MILE) * (1 + 1e-9), limit, keep).filter(({ distance }) => distance * KM_PER_MILE <= maxDistance);
   } else {
     found = search(snapshot, center, maxDistance, limit, keep);
-  }
-  if (found.length === 0 && scope.nearestIfNone && !scope.region) {
-    found = search(snapshot, center, Infinity, 1, keep);
-    if (found.length > 0) answered = 'nearest';
   }
   if (scope.unit === 'km') for (const nearby of found) nearby.distance *= KM_PER_MILE;
   return { body: write(snapshot, found, openings), scope: answered };
