@@ -120,18 +120,21 @@ async function scopeSearches(url, headers, file) {
     .slice(1)
     .filter(Boolean)
     .map((line) => line.split(','))
-    .map((f) => ({ city: f[3], state: f[4], lat: Number(f[6]), lng: Number(f[7]) }));
+    .map((f) => ({ city: f[3], state: f[4], zip: f[5], lat: Number(f[6]), lng: Number(f[7]) }));
   const count = (key) => stores.reduce((counts, s) => counts.set(key(s), (counts.get(key(s)) ?? 0) + 1), new Map());
   const [state, stateStores] = [...count((s) => s.state)].sort((a, b) => b[1] - a[1])[0];
   const [city, cityStores] = [...count((s) => (s.state === state ? s.city : ''))].filter(([c]) => c).sort((a, b) => b[1] - a[1])[0];
+  // A ZIP code in that city (its stores' most common): a customer searching their own state.
+  const [inside] = [...count((s) => (s.state === state && s.city === city ? s.zip : ''))].filter(([z]) => z).sort((a, b) => b[1] - a[1])[0];
   const far = farPoint(stores, 400);
   const zip = { customer_address: { zip: '10001' } };
   const cases = [
     { name: 'plain, 5 mi', body: { ...zip, max_distance: 5 } },
     { name: 'distance_unit km, 8.04672 km', body: { ...zip, max_distance: 8.04672, distance_unit: 'km' } },
-    { name: 'region NY (the customer\'s own state)', body: { ...zip, region: { state: 'NY' } } },
-    { name: `region ${state}`, body: { ...zip, region: { state } } },
-    { name: `region ${state}, ${city}`, body: { ...zip, region: { state, city } } },
+    { name: 'region NY from ZIP 10001, in it', body: { ...zip, region: { state: 'NY' } } },
+    { name: `region ${state} from ZIP 10001`, body: { ...zip, region: { state } } },
+    { name: `region ${state} from ZIP ${inside}, in it`, body: { customer_address: { zip: inside }, region: { state } } },
+    { name: `region ${state}, ${city} from ZIP 10001`, body: { ...zip, region: { state, city } } },
     { name: 'nearest_if_none, nearest 400 mi', body: { customer_address: { zip: '10001', lat: far.lat, lng: far.lng }, nearest_if_none: true } },
   ].map((c) => ({ ...c, body: JSON.stringify(c.body), single: [], many: [], errors: 0 }));
   for (const c of cases) {
