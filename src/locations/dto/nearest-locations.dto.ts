@@ -183,7 +183,7 @@ export class CustomerAddress {
 }
 
 /**
- * `region`: checked by these decorators, and written inline in the request's schema (REGION_SCHEMA)
+ * `region`: checked by these decorators, and written inline in the request's schema (REGION_PROPERTIES)
  * rather than as a schema of its own, so that the document's schemas stay the spec's.
  */
 export class SearchRegion {
