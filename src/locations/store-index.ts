@@ -4,7 +4,7 @@ import type { EnvironmentVariables } from '../config/environment.js';
 import type { Point } from '../geo/geo.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog } from '../stores/store-catalog.js';
-import { nearestResponse, type Moment } from './nearest-response.js';
+import { nearestResponse, scopedResponse, type Moment, type Scope, type SearchScope } from './nearest-response.js';
 import { buildSnapshot, EMPTY_SNAPSHOT, type Snapshot } from './store-snapshot.js';
 
 /** Rows per read while loading: small pages keep the load's short-lived garbage young. */
@@ -66,6 +66,11 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   /** The whole 200 response of POST /locations/nearest, as UTF-8 JSON (see nearestResponse). */
   nearestResponse(center: Point, maxMiles: number, limit: number, moment?: Moment): Buffer {
     return nearestResponse(this.snapshot, center, maxMiles, limit, moment);
+  }
+
+  /** The same with a unit, nearest_if_none or a region, and what it answered (see scopedResponse). */
+  scopedResponse(center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope): { body: Buffer; scope: SearchScope } {
+    return scopedResponse(this.snapshot, center, maxDistance, limit, moment, scope);
   }
 
   private async load(): Promise<void> {
