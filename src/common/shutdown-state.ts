@@ -4,6 +4,12 @@ import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 @Injectable()
 export class ShutdownState implements BeforeApplicationShutdown {
   shuttingDown = false;
+  /**
+   * performance.now() at which SHUTDOWN_GRACE_MS after the listener closed runs out, set by the
+   * signal handler (graceful-shutdown.ts): the requests in flight and then the change-event relay's
+   * handover share it.
+   */
+  graceEndsAt?: number;
 
   begin(): void {
     this.shuttingDown = true;
