@@ -135,7 +135,7 @@ describe('the relay hands its lease on when its holder stops', () => {
     expect(afterExit).not.toBe(holderName);
     expect(await run.owner()).toMatch(new RegExp(`:${String(survivor.process.pid)}:`));
     expect([...counts.statuses.keys()].filter((status) => status >= 500)).toEqual([]);
-    expect(counts.acknowledged.size).toBeGreaterThan(200);
+    expect(counts.acknowledged.size).toBeGreaterThan(100);
     expect(counts.writtenSince).toBeGreaterThan(50);
     expect(counts.lost).toEqual([]);
     expect(counts.duplicates).toBe(0);
