@@ -59,7 +59,7 @@ if (HANDOVER) {
       const result = await writesThroughAStop({ start, holderPid, token: tokens[0], natsUrl, stream, mode: HANDOVER, signal, writers, seconds: SECONDS, firstId });
       firstId = result.nextId;
       results.push(result);
-      console.error(`  round ${round}: ${signal}: ${result.written} events in the window, p99 ${Math.round(result.p99)} ms, ${result.later1s} later than 1 s, ${result.lost} lost, ${result.doubled} doubled`);
+      console.error(`  round ${round}: ${signal}: ${result.written} events in the window, p99 ${Math.round(result.p99)} ms, ${result.later1s} later than 1 s, ${result.lost} lost, ${result.doubled} doubled; late ones by second of the window ${JSON.stringify(result.lateBySecond)}; exits ${JSON.stringify(result.exits)}`);
       // The next round starts with a free lease (a SIGKILLed holder's expires) and an empty outbox.
       await db.query('UPDATE event_relay_lease SET owner = NULL WHERE id = 1');
       await db.query('DELETE FROM event_outbox');

@@ -197,6 +197,12 @@ export async function writesThroughAStop({ start, holderPid, token, natsUrl, str
     p99: at(0.99),
     max: delays.at(-1) ?? NaN,
     later1s: delays.filter((d) => d > 1000).length,
+    /** Of the events later than 1 s, how many were written in each second of the window (second: count). */
+    lateBySecond: window.reduce((counts, e) => {
+      if (e.storedAt - Date.parse(e.event.time) <= 1000) return counts;
+      const second = Math.floor((Date.parse(e.event.time) - from) / 1000);
+      return { ...counts, [second]: (counts[second] ?? 0) + 1 };
+    }, {}),
     acknowledged: acknowledged.size,
     lost: [...acknowledged].filter((key) => !published.has(key)).length,
     doubled: events.length - unique.length + (keys.length - published.size),

@@ -4,6 +4,9 @@ import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 @Injectable()
 export class ShutdownState implements BeforeApplicationShutdown {
   shuttingDown = false;
+  private started?: () => void;
+  /** Resolves when shutdown begins. */
+  readonly begun = new Promise<void>((resolve) => (this.started = resolve));
   /**
    * performance.now() at which SHUTDOWN_GRACE_MS after the listener closed runs out, set by the
    * signal handler (graceful-shutdown.ts): the requests in flight and then the change-event relay's
@@ -13,6 +16,7 @@ export class ShutdownState implements BeforeApplicationShutdown {
 
   begin(): void {
     this.shuttingDown = true;
+    this.started?.();
   }
 
   beforeApplicationShutdown(): void {

@@ -29,6 +29,12 @@ const DUPLICATE_WINDOW_NS = 2 * 60 * 1e9;
 const CONNECT_TIMEOUT_MS = 2000;
 /** After a row written inside a transaction of this instance, the next round starts this much later (the commit comes first). */
 const POKE_DELAY_MS = 10;
+/**
+ * From SIGTERM to the handover (the drain, SHUTDOWN_DRAIN_MS), the holder looks this often:
+ * the load balancer sends its writes elsewhere, and a write of another instance does not start a
+ * round here, so they would otherwise wait for the next EVENTS_RELAY_INTERVAL_MS.
+ */
+const DRAINING_INTERVAL_MS = 100;
 /** The lease's release at shutdown is one UPDATE: given this long at most, even when the grace time is spent. */
 const RELEASE_TIMEOUT_MS = 2000;
 
@@ -152,6 +158,12 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   onApplicationBootstrap(): void {
     if (!this.outbox.enabled) return;
     this.timer = setInterval(() => void this.round(true), this.interval).unref();
+    void this.shutdown.begun.then(() => {
+      if (this.stopped || this.interval <= DRAINING_INTERVAL_MS) return;
+      clearInterval(this.timer);
+      // Rounds that count no more than once per interval (round(false)); one that finds the lease held elsewhere is one UPDATE that changes nothing.
+      this.timer = setInterval(() => void this.round(), DRAINING_INTERVAL_MS).unref();
+    });
     // The stream exists from the start (when the broker is up), so that consumers can be added before the first event.
     void this.jetstream().then(() => this.round(true));
   }
