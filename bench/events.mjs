@@ -177,6 +177,8 @@ export async function writesThroughAStop({ start, holderPid, token, natsUrl, str
   const lastExit = Date.now();
   await sleep(mode === 'stop' ? Math.max(0, seconds * 1000 - (lastExit - from)) : seconds * 1000);
   const to = mode === 'stop' ? from + seconds * 1000 : Date.now();
+  // The writes go on past the window: the last ones of a non-holder would otherwise wait for the holder's next interval, with no write of its own to start a round.
+  await sleep(2000);
   stop = true;
   await Promise.all(running);
   // Whatever waits is published by a surviving relay (after the lease's expiry, after a SIGKILL).
