@@ -56,7 +56,7 @@ if (HANDOVER) {
     for (const signal of ['SIGTERM', 'SIGKILL']) {
       console.error(`  round ${round}: ${HANDOVER}, ${signal}…`);
       loads.push(loadavg()[0]);
-      const result = await writesThroughAStop({ start, holderPid, token: tokens[0], natsUrl, stream, mode: HANDOVER, signal, writers, seconds: SECONDS, firstId });
+      const result = await writesThroughAStop({ start, holderPid, outboxRows: async () => Number((await db.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n), token: tokens[0], natsUrl, stream, mode: HANDOVER, signal, writers, seconds: SECONDS, firstId });
       firstId = result.nextId;
       results.push(result);
       console.error(`  round ${round}: ${signal}: ${result.written} events in the window, p99 ${Math.round(result.p99)} ms, ${result.later1s} later than 1 s, ${result.lost} lost, ${result.doubled} doubled; late ones by second of the window ${JSON.stringify(result.lateBySecond)}; exits ${JSON.stringify(result.exits)}`);
