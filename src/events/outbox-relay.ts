@@ -90,8 +90,8 @@ export function eventTime(payload: string): number {
  * what the outbox holds, whoever wrote it, batch by batch until SHUTDOWN_GRACE_MS after the
  * listener closed, and releases the lease (owner NULL: an ordinary UPDATE, which certification
  * decides on Galera like a renewal), so the next round of another instance, after its next write
- * or within EVENTS_RELAY_INTERVAL_MS, takes it instead of waiting LEASE_SECONDS. Rows left when
- * the grace runs out are that instance's to publish. A batch still unacknowledged at the deadline
+ * or within EVENTS_RELAY_INTERVAL_MS, takes it instead of waiting LEASE_SECONDS. Rows still
+ * waiting when the grace runs out are left to the next holder. A batch still unacknowledged at the deadline
  * keeps the lease (it expires as after a SIGKILL): released, another relay could publish later
  * rows before the broker had stored that batch, out of order.
  *
