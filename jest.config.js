@@ -26,12 +26,15 @@ const base = {
 /**
  * Specs that start programs of their own (mariadbd, nats-server, prometheus) or make databases
  * on the machine's PostgreSQL, and spend most of their time waiting on them: `npm run
- * test:services` (jest.services.config.js) runs them, and .ci/run always does, right after
+ * test:external` (jest.external.config.js) runs them, and .ci/run always does, right after
  * `npm test`, which leaves them out so that it stays a run one can wait for. A new spec that
  * needs such a program goes on this list.
  */
-export const SERVICE_SPECS = ['database-tls', 'events', 'events-faults', 'geocoder', 'outage', 'prometheus'];
-const servicePaths = SERVICE_SPECS.map((name) => `/test/${name.replace(/[.-]/g, '\\$&')}\\.e2e-spec\\.ts$`);
+export const EXTERNAL_SPECS = ['database-tls', 'events', 'events-faults', 'geocoder', 'outage', 'prometheus'];
+// Specs that start a MariaDB of their own, or that use no database (the build), test the same
+// thing under either engine: they run in the SQLite project only.
+export const ONE_ENGINE_SPECS = ['database-tls', 'build'];
+const paths = (names) => names.map((name) => `/test/${name}\\.e2e-spec\\.ts$`);
 
 // The e2e suite runs against the embedded SQLite default always, and against MySQL or
 // MariaDB too when TEST_DATABASE_URL points at a server (each test file gets a fresh
@@ -44,13 +47,7 @@ export const e2e = (engine) => ({
   rootDir: '.',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.e2e-spec.ts', '**/*.medium-spec.ts'],
-  // Specs that start a MariaDB of their own, or that use no database (the build), test the same
-  // thing under either engine: run them once.
-  testPathIgnorePatterns: [
-    '/node_modules/',
-    ...servicePaths,
-    ...(engine === 'mysql' ? ['/test/database-tls\\.e2e-spec\\.ts$', '/test/build\\.e2e-spec\\.ts$'] : []),
-  ],
+  testPathIgnorePatterns: ['/node_modules/', ...paths(EXTERNAL_SPECS), ...(engine === 'mysql' ? paths(ONE_ENGINE_SPECS) : [])],
   globals: { E2E_ENGINE: engine },
   globalSetup: '<rootDir>/test/support/global-setup.js',
 });

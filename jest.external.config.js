@@ -1,14 +1,14 @@
-// npm run test:services: the e2e specs that start programs of their own (mariadbd, nats-server,
-// prometheus) or make databases on the machine's PostgreSQL (SERVICE_SPECS in jest.config.js),
+// npm run test:external: the e2e specs that start programs of their own (mariadbd, nats-server,
+// prometheus) or make databases on the machine's PostgreSQL (EXTERNAL_SPECS in jest.config.js),
 // on the embedded SQLite and, when TEST_DATABASE_URL is set, on MySQL or MariaDB, as they ran
 // inside `npm test` before. .ci/run always runs it, right after `npm test`.
-import config, { e2e, SERVICE_SPECS } from './jest.config.js';
+import config, { e2e, EXTERNAL_SPECS, ONE_ENGINE_SPECS } from './jest.config.js';
 
 const project = (engine) => {
-  const names = engine === 'mysql' ? SERVICE_SPECS.filter((name) => name !== 'database-tls') : SERVICE_SPECS;
+  const names = engine === 'mysql' ? EXTERNAL_SPECS.filter((name) => !ONE_ENGINE_SPECS.includes(name)) : EXTERNAL_SPECS;
   return {
     ...e2e(engine),
-    displayName: `services-${engine}`,
+    displayName: `external-${engine}`,
     testMatch: names.map((name) => `<rootDir>/test/${name}.e2e-spec.ts`),
     testPathIgnorePatterns: ['/node_modules/'],
   };
