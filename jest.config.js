@@ -24,13 +24,13 @@ const base = {
 };
 
 /**
- * Specs that start programs of their own (mariadbd, nats-server, prometheus) or make databases
+ * Specs that start programs of their own (mariadbd, nats-server, redis-server, prometheus) or make databases
  * on the machine's PostgreSQL, and spend most of their time waiting on them: `npm run
  * test:external` (jest.external.config.js) runs them, and .ci/run always does, right after
  * `npm test`, which leaves them out so that it stays a run one can wait for. A new spec that
  * needs such a program goes on this list.
  */
-export const EXTERNAL_SPECS = ['database-tls', 'events', 'events-faults', 'geocoder', 'outage', 'prometheus'];
+export const EXTERNAL_SPECS = ['database-tls', 'events', 'events-faults', 'geocoder', 'multi-instance', 'outage', 'prometheus'];
 // Specs that start a MariaDB of their own, or that use no database (the build), test the same
 // thing under either engine: they run in the SQLite project only.
 export const ONE_ENGINE_SPECS = ['database-tls', 'build'];
