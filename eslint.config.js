@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
@@ -22,4 +23,6 @@ export default tseslint.config(
   },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
   { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: globals.node } },
+  // Last: turns off the rules that are Prettier's business (npm run format; `prettier --check` in npm run lint).
+  prettier,
 );

@@ -32,9 +32,11 @@ export interface ServerProcess {
  * (`node --import ./dist/instrumentation.js dist/main.js`) on the same database: what several
  * containers behind a load balancer are. Passport's strategies are process-wide, so a second
  * instance must not live in the test's process. Metrics are off (METRICS_PORT=0) unless `env`
- * sets a port: instances run side by side.
+ * sets a port: instances run side by side. `readyWithinMs` only bounds the wait for a start that
+ * hangs, so that the test fails showing the server's output: on two busy cores, with spec files
+ * running side by side, a sound start can take tens of seconds (still below the tests' 60 s).
  */
-export async function startServer(database: TestDatabase, env: Record<string, string> = {}, { readyWithinMs = 20_000 } = {}): Promise<ServerProcess> {
+export async function startServer(database: TestDatabase, env: Record<string, string> = {}, { readyWithinMs = 45_000 } = {}): Promise<ServerProcess> {
   const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', DEMO_SEED: 'false', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0', HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: '0', ...database.env, ...env };
   if (!database.env.DATABASE_URL) delete childEnv.DATABASE_URL;
