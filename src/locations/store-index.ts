@@ -13,8 +13,9 @@ const LOAD_PAGE = 2000;
 
 /**
  * The answers kept per snapshot: most searches repeat (a ZIP code's point, the default distance
- * and limit; a cached address), and an answer is a few KB (25 stores: about 12 KB): 8 MiB hold some 700 of them. Bounded in
- * bytes, so that device positions, each a key of its own, only push older answers out.
+ * and limit; a cached address), and an answer is a few KB (25 stores: about 12 KB), so 8 MiB
+ * hold some 700 of them. Bounded in bytes, so that device positions, each a key of its own, only
+ * push older answers out.
  */
 const ANSWERS_MAX_BYTES = 8 * 1024 * 1024;
 
