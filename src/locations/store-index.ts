@@ -92,6 +92,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   nearestResponse(center: Point, maxMiles: number, limit: number, moment?: Moment): Buffer {
     const { snapshot, answers } = this.current;
     if (moment) return nearestResponse(snapshot, center, maxMiles, limit, moment);
+    // Every argument that shapes the answer is in the key: an option added to the search goes in too.
     const key = `${center.lat},${center.lng},${maxMiles},${limit}`;
     let body = answers.get(key);
     if (!body) answers.set(key, (body = nearestResponse(snapshot, center, maxMiles, limit)));
