@@ -15,8 +15,9 @@
 // looked up once before the runs, so that every search of the runs is a geocoder cache hit, see
 // bench/geocoder.mjs) and `open_at` (5 mi, a Wednesday noon). A scenario a build does not answer
 // 200 (a commit before the feature), or answers from another position (the Customer-Position
-// header), is named in the notes and not compared. The default run takes 3 to 5 minutes;
-// DURATION=10 ROUNDS=3 for a closer figure, STORES=10000 for a quick look.
+// header), is named in the notes and not compared. The default run takes 3 to 5 minutes once
+// both builds are installed; DURATION=10 ROUNDS=3 for a closer figure, STORES=10000 for a quick
+// look, COMPARE_NODE_MODULES=<dir> to reuse a node_modules installed for that commit.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,7 +55,10 @@ process.once('exit', removeWorktree);
 console.error(`checking out ${short} in ${other}…`);
 execFileSync('git', ['worktree', 'add', '--detach', '--force', other, commit], { cwd: ROOT, stdio: 'ignore' });
 const sameLockfile = readFileSync(join(ROOT, 'package-lock.json'), 'utf8') === readFileSync(join(other, 'package-lock.json'), 'utf8');
-if (sameLockfile) symlinkSync(join(ROOT, 'node_modules'), join(other, 'node_modules'), 'dir');
+// COMPARE_NODE_MODULES: a node_modules installed from that commit's lockfile elsewhere (npm ci
+// compiles better-sqlite3 where no prebuilt binary fits: minutes on this machine).
+const modules = process.env.COMPARE_NODE_MODULES ?? (sameLockfile ? join(ROOT, 'node_modules') : undefined);
+if (modules) symlinkSync(modules, join(other, 'node_modules'), 'dir');
 else {
   console.error(`package-lock.json differs: npm ci in ${other}…`);
   execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: other, stdio: ['ignore', 'ignore', 'inherit'] });
