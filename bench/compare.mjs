@@ -9,7 +9,9 @@
 // each with GEOCODER=census against bench/fake-geocoder.mjs. Then each scenario runs ROUNDS times
 // (default 2) on each build for DURATION seconds (default 5), 32 connections, the builds
 // alternating and their order turning from round to round, and the table gives the working
-// tree's req/s over the commit's, round by round and on average, with p99 and errors. RSS is
+// tree's req/s over the commit's, round by round and on average, with p99 and errors, and each
+// build's CPU time per request (from /proc, less moved by the machine's other work than req/s;
+// its ratio is the commit's over the working tree's, so above 1 is faster too). RSS is
 // read after each build's last run. Scenarios (COMPARE_SCENARIOS, comma list of name prefixes):
 // `GET /plants`, the search at 5 and 50 mi (ZIP only), `address cached` (four street addresses
 // looked up once before the runs, so that every search of the runs is a geocoder cache hit, see
@@ -23,7 +25,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { ROOT, cli, fmt, freshDatabase, load, startProcess } from './lib.mjs';
+import { ROOT, cli, cpuSeconds, fmt, freshDatabase, load, startProcess } from './lib.mjs';
 import { plantRows } from './plants.mjs';
 import { benchScenarios } from './scenarios.mjs';
 
@@ -128,7 +130,9 @@ for (const s of scenarios.filter((s) => !s.skipped)) {
     for (let i = 0; i < builds.length; i++) {
       const build = builds[(i + round) % builds.length];
       console.error(`running ${s.name} on ${build.name} (round ${round + 1})…`);
+      const cpuBefore = cpuSeconds(build.service.pid);
       const r = await s.run(build.service.url);
+      r.cpuUs = ((cpuSeconds(build.service.pid) - cpuBefore) / r.total) * 1e6;
       const bad = r.errors + Object.entries(r.statusCodes).filter(([code]) => code !== '200').reduce((n, [, v]) => n + v.count, 0);
       runs[build.name].push({ ...r, bad });
       build.rss = build.service.rssMb();
@@ -142,13 +146,13 @@ await fake.stop();
 const [mine, theirs] = builds.map((b) => b.name);
 const mean = (runs, f) => runs.reduce((n, r) => n + f(r), 0) / runs.length;
 console.log(`\n${STORES} stores, ${TEAMS * PLANTS_PER_TEAM} plants; 32 connections, ${ROUNDS} × ${DURATION} s per scenario and build, alternating; load average before the runs ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}.\n`);
-console.log(`| scenario | ${mine} req/s | ${theirs} req/s | ratio | ratio by round | p99 ms (${mine} / ${theirs}) | errors (${mine} / ${theirs}) |`);
-console.log('|---|---:|---:|---:|---|---|---|');
+console.log(`| scenario | ${mine} req/s | ${theirs} req/s | ratio | ratio by round | CPU µs / request (${mine} / ${theirs}) | CPU ratio | p99 ms (${mine} / ${theirs}) | errors (${mine} / ${theirs}) |`);
+console.log('|---|---:|---:|---:|---|---|---:|---|---|');
 for (const { name, runs } of rows) {
   const a = runs[mine];
   const b = runs[theirs];
   const byRound = a.map((r, i) => fmt(r.rps / b[i].rps, 2)).join(', ');
-  console.log(`| ${name} | ${fmt(mean(a, (r) => r.rps))} | ${fmt(mean(b, (r) => r.rps))} | **${fmt(mean(a, (r) => r.rps) / mean(b, (r) => r.rps), 2)}** | ${byRound} | ${Math.max(...a.map((r) => r.p99))} / ${Math.max(...b.map((r) => r.p99))} | ${mean(a, (r) => r.bad) * a.length} / ${mean(b, (r) => r.bad) * b.length} |`);
+  console.log(`| ${name} | ${fmt(mean(a, (r) => r.rps))} | ${fmt(mean(b, (r) => r.rps))} | **${fmt(mean(a, (r) => r.rps) / mean(b, (r) => r.rps), 2)}** | ${byRound} | ${fmt(mean(a, (r) => r.cpuUs))} / ${fmt(mean(b, (r) => r.cpuUs))} | ${fmt(mean(b, (r) => r.cpuUs) / mean(a, (r) => r.cpuUs), 2)} | ${Math.max(...a.map((r) => r.p99))} / ${Math.max(...b.map((r) => r.p99))} | ${mean(a, (r) => r.bad) * a.length} / ${mean(b, (r) => r.bad) * b.length} |`);
 }
 console.log(`\nRSS after the runs: ${builds.map((b) => `${b.name} ${fmt(b.rss)} MB`).join(', ')}. Logs in ${logDir}.`);
 for (const note of notes) console.log(`- ${note}`);
