@@ -2,6 +2,10 @@
 // (BENCH_DATABASE_URL), the relay publishing to NATS JetStream (BENCH_NATS_URL, default the
 // machine's nats://127.0.0.1:4222, a stream of this run's own). EVENTS_SECONDS (default 60) per
 // run, ROUNDS (default 1) alternating events on and off. `npm run bench` runs the same at the end.
+// EVENTS_HANDOVER=stop (or =rolling): instead, the relay's lease holder stopped under writes through
+// two instances (or a rolling upgrade of main onto itself), ROUNDS rounds of SIGTERM (the handover)
+// and SIGKILL (the lease expires) alternating, each its own processes (bench/events.mjs,
+// writesThroughAStop); HANDOVER_WRITERS (default 8) loops of writes, EVENTS_SECONDS (default 15) the window.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,9 +13,12 @@ import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { ROOT, cli, freshDatabase, startProcess } from './lib.mjs';
 import { benchScenarios } from './scenarios.mjs';
-import { describeEvents, writesWithEvents } from './events.mjs';
+import { loadavg } from 'node:os';
+import { describeEvents, describeHandover, writesThroughAStop, writesWithEvents } from './events.mjs';
 
-const SECONDS = Number(process.env.EVENTS_SECONDS ?? 60);
+const HANDOVER = process.env.EVENTS_HANDOVER;
+if (HANDOVER && HANDOVER !== 'stop' && HANDOVER !== 'rolling') throw new Error(`EVENTS_HANDOVER=${HANDOVER}: stop or rolling`);
+const SECONDS = Number(process.env.EVENTS_SECONDS ?? (HANDOVER ? 15 : 60));
 const ROUNDS = Number(process.env.ROUNDS ?? 1);
 const natsUrl = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 
@@ -28,6 +35,41 @@ const stream = `BENCH${process.pid}`;
 const logDir = mkdtempSync(join(tmpdir(), 'plant-store-bench-events-'));
 // BENCH_NODE_ARGS: options for both services' node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (a profile each, written when they stop).
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
+if (HANDOVER) {
+  const writers = Number(process.env.HANDOVER_WRITERS ?? 8);
+  const db = await mysql.createConnection(DATABASE_URL);
+  const holderPid = async () => {
+    for (;;) {
+      const [[{ owner }]] = await db.query('SELECT owner FROM event_relay_lease WHERE id = 1');
+      if (owner) return Number(owner.split(':')[1]);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  let started = 0;
+  // The production defaults: SHUTDOWN_DRAIN_MS 5 s, SHUTDOWN_GRACE_MS 10 s, EVENTS_RELAY_INTERVAL_MS 1 s.
+  const start = () => startProcess(`${ROOT}dist/main.js`, { ...env, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: stream }, { logFile: join(logDir, `instance-${++started}.log`), nodeArgs });
+  const results = [];
+  let firstId = 1;
+  const loads = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const signal of ['SIGTERM', 'SIGKILL']) {
+      console.error(`  round ${round}: ${HANDOVER}, ${signal}…`);
+      loads.push(loadavg()[0]);
+      const result = await writesThroughAStop({ start, holderPid, outboxRows: async () => Number((await db.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n), token: tokens[0], natsUrl, stream, mode: HANDOVER, signal, writers, seconds: SECONDS, firstId });
+      firstId = result.nextId;
+      results.push(result);
+      console.error(`  round ${round}: ${signal}: ${result.written} events in the window, p99 ${Math.round(result.p99)} ms, ${result.later1s} later than 1 s, ${result.lost} lost, ${result.doubled} doubled; late ones by second of the window ${JSON.stringify(result.lateBySecond)}; exits ${JSON.stringify(result.exits)}`);
+      // The next round starts with a free lease (a SIGKILLed holder's expires) and an empty outbox.
+      await db.query('UPDATE event_relay_lease SET owner = NULL WHERE id = 1');
+      await db.query('DELETE FROM event_outbox');
+    }
+  }
+  await db.end();
+  console.log(describeHandover(results, { writers, seconds: SECONDS, load: `${loads.map((l) => l.toFixed(1)).join(', ')} (1 min, at each run's start)` }));
+  console.log(`Service logs: ${logDir}`);
+  process.exit(0);
+}
 const onService = await startProcess(`${ROOT}dist/main.js`, { ...env, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: stream }, { logFile: join(logDir, 'on.log'), nodeArgs });
 const offService = await startProcess(`${ROOT}dist/main.js`, env, { logFile: join(logDir, 'off.log'), nodeArgs });
 const writes = benchScenarios({ tokens, duration: SECONDS }).find((s) => s.name.startsWith('POST + DELETE'));

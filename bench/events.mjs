@@ -4,7 +4,7 @@
 // with events off, while a JetStream consumer in a worker thread measures the delay from each
 // event's CloudEvents `time` to its receipt. The outbox's size is printed every 5 s of the load.
 import { Worker } from 'node:worker_threads';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { cpuSeconds, fmt, pidOf, pinCpus } from './lib.mjs';
 
@@ -104,4 +104,144 @@ function cpuTable(runs) {
     ...names.map((name) => `| ${name} | ${fmt(perWrite(runs.on, name))} | ${fmt(perWrite(runs.off, name))} | ${fmt(perWrite(runs.on, name) - perWrite(runs.off, name))} |`),
     `| all | ${fmt(total(runs.on))} | ${fmt(total(runs.off))} | ${fmt(total(runs.on) - total(runs.off))} |`,
   ];
+}
+
+/**
+ * The relay's lease holder stopped while writes go on through every instance, as in a deploy:
+ * `instances` services with events on (one stream), `writers` loops each creating then deleting
+ * one plant after another, spread over the instances a load balancer sends to (a signalled one
+ * leaves the rotation at once, as its readiness turns 503; what it was answering finishes).
+ * - `mode` 'stop': after `warmup` s, `signal` to the holder named in the lease row; the window
+ *   is the `seconds` after the signal.
+ * - `mode` 'rolling': main onto itself as the Deployment rolls (maxUnavailable 0, one at a time):
+ *   a new instance is started and ready, then an old one gets `signal` and is awaited, until no
+ *   old one is left, the holder first (where it is likely to be at the worst moment). The window
+ *   is from the first new start to `seconds` after the last exit.
+ * SIGTERM is the handover; SIGKILL hands nothing over (the lease expires), as a relay without the
+ * handover did after its drain. Counted from the stream afterwards: the write-to-broker delay
+ * (the broker's storing time minus the CloudEvents `time`, one machine's clock) of the events
+ * written in the window, and over the whole run the writes acknowledged but never published
+ * (lost) and the events stored twice or for one write twice (doubled).
+ */
+export async function writesThroughAStop({ start, holderPid, outboxRows, token, natsUrl, stream, mode, signal, writers = 8, seconds = 15, warmup = 5, firstId = 1 }) {
+  await removeBenchStreams(natsUrl);
+  const services = [];
+  for (let i = 0; i < 2; i++) services.push(await start());
+  const routed = new Set(services);
+  const acknowledged = new Set();
+  const unanswered = new Set();
+  let failures = 0;
+  let stop = false;
+  let nextId = firstId;
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const writer = async (n) => {
+    while (!stop) {
+      const list = [...routed];
+      const service = list[n % list.length];
+      const id = nextId++;
+      for (const kind of ['created', 'deleted']) {
+        const status = await fetch(kind === 'created' ? `${service.url}/plants` : `${service.url}/plants/${id}`, {
+          method: kind === 'created' ? 'POST' : 'DELETE',
+          headers,
+          body: kind === 'created' ? JSON.stringify({ id, name: `handover ${id}` }) : undefined,
+        }).then(
+          async (res) => (await res.arrayBuffer(), res.status),
+          () => 0,
+        );
+        if (status === 0) unanswered.add(`${kind} ${id}`);
+        else if (status !== 201 && status !== 204) failures++;
+        if (status !== 201 && status !== 204) break;
+        acknowledged.add(`${kind} ${id}`);
+      }
+    }
+  };
+  const running = Array.from({ length: writers }, (_, n) => writer(n));
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  await sleep(warmup * 1000);
+  const holder = await holderPid();
+  const exits = [];
+  const retire = async (service) => {
+    routed.delete(service);
+    exits.push({ ...(await service.signal(signal)), holder: service.pid === holder });
+  };
+  const from = Date.now();
+  if (mode === 'stop') await retire(services.find((s) => s.pid === holder));
+  else {
+    for (const service of services.toSorted((a, b) => (b.pid === holder) - (a.pid === holder))) {
+      const fresh = await start();
+      services.push(fresh);
+      routed.add(fresh);
+      await retire(service);
+    }
+  }
+  const lastExit = Date.now();
+  await sleep(mode === 'stop' ? Math.max(0, seconds * 1000 - (lastExit - from)) : seconds * 1000);
+  const to = mode === 'stop' ? from + seconds * 1000 : Date.now();
+  // The writes go on past the window: the last ones of a non-holder would otherwise wait for the holder's next interval, with no write of its own to start a round.
+  await sleep(2000);
+  stop = true;
+  await Promise.all(running);
+  // Whatever waits is published by a surviving relay (after the lease's expiry, after a SIGKILL): a row leaves the outbox once the broker has it.
+  for (let i = 0; i < 600 && (await outboxRows()) > 0; i++) await sleep(100);
+  const events = await storedEvents(natsUrl, stream);
+  for (const service of services) await service.stop();
+  const unique = [...new Map(events.map((e) => [e.event.id, e])).values()];
+  const keys = unique.map((e) => `${e.event.type.endsWith('created') ? 'created' : 'deleted'} ${e.event.data.id}`);
+  const published = new Set(keys);
+  const window = unique.filter((e) => Date.parse(e.event.time) >= from && Date.parse(e.event.time) < to);
+  const delays = window.map((e) => e.storedAt - Date.parse(e.event.time)).sort((a, b) => a - b);
+  const at = (q) => (delays.length ? delays[Math.min(delays.length - 1, Math.floor(q * delays.length))] : NaN);
+  return {
+    mode,
+    signal,
+    windowSeconds: (to - from) / 1000,
+    written: window.length,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: delays.at(-1) ?? NaN,
+    later1s: delays.filter((d) => d > 1000).length,
+    /** Of the events later than 1 s, how many were written in each second of the window (second: count). */
+    lateBySecond: window.reduce((counts, e) => {
+      if (e.storedAt - Date.parse(e.event.time) <= 1000) return counts;
+      const second = Math.floor((Date.parse(e.event.time) - from) / 1000);
+      return { ...counts, [second]: (counts[second] ?? 0) + 1 };
+    }, {}),
+    acknowledged: acknowledged.size,
+    lost: [...acknowledged].filter((key) => !published.has(key)).length,
+    doubled: events.length - unique.length + (keys.length - published.size),
+    unexplained: keys.filter((key) => !acknowledged.has(key) && !unanswered.has(key)).length,
+    failures,
+    exits,
+    nextId,
+  };
+}
+
+/** Every message of `stream`, with the broker's storing time. */
+async function storedEvents(natsUrl, stream) {
+  const nc = await connect({ servers: natsUrl });
+  try {
+    const total = (await (await jetstreamManager(nc)).streams.info(stream)).state.messages;
+    const events = [];
+    if (total === 0) return events;
+    const consumer = await jetstream(nc).consumers.get(stream);
+    for await (const message of await consumer.consume({ max_messages: 1000 })) {
+      events.push({ storedAt: message.time.getTime(), event: message.json() });
+      if (events.length === total) break;
+    }
+    return events;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** The report's lines (markdown) of writesThroughAStop's answers, alternating runs. */
+export function describeHandover(results, { writers, seconds, load }) {
+  const exit = (r) => r.exits.map((e) => `${e.code} in ${fmt(e.ms / 1000, 1)} s${e.holder ? ' (holder)' : ''}`).join(', ');
+  return [
+    `Writes (create, then delete) through every instance, ${writers} loops, MariaDB; lease holder stopped; write-to-broker delay of the events written ${results[0].mode === 'stop' ? `in the ${seconds} s after the signal` : `from the first new instance's start to ${seconds} s after the last old one's exit`}; load average ${load}:`,
+    '',
+    `| run | signal | events in the window | p50 ms | p99 ms | max ms | later than 1 s | writes acknowledged | not 2xx | lost | doubled | published, not acknowledged | exit code, time from signal to exit |`,
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    ...results.map((r, i) => `| ${i + 1} ${r.mode} | ${r.signal} | ${r.written} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${r.later1s} | ${r.acknowledged} | ${r.failures} | ${r.lost} | ${r.doubled} | ${r.unexplained} | ${exit(r)} |`),
+  ].join('\n');
 }

@@ -68,7 +68,15 @@ export async function startProcess(script, env, { readyPath = '/health/ready', l
     pid: child.pid,
     /** Resident set size of the process, from /proc (kB → MB). */
     rssMb: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024,
-    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
+    stop: () => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
+    /** Sends `signal`; resolves with the exit code (or the signal that ended it) and the ms from the signal to the exit. */
+    signal: (signal) =>
+      new Promise((resolve) => {
+        const sent = performance.now();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode ?? child.signalCode, ms: 0 });
+        child.once('exit', (code, killedBy) => resolve({ code: code ?? killedBy, ms: performance.now() - sent }));
+        child.kill(signal);
+      }),
   };
 }
 

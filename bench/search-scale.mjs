@@ -14,6 +14,12 @@
 // store in range: the worst case), at 5 and 50 miles. The synthetic stores keep three weekly
 // schedules (one in three stores each); all three are open at noon, none at 3 AM.
 // OPEN_AT_ROUNDS=0 leaves this part out.
+//
+// And, on the largest size too, the search's scopes against the plain 5-mile search, in one run
+// the same way (SCOPE_ROUNDS rounds, default 3; 0 leaves them out): the same search in
+// kilometres, a region search of New York (the customer's own state), of the state with the most
+// stores and of its biggest city (from ZIP 10001: the walk of the region's own tree), and a `nearest_if_none` search from a device position
+// at sea whose nearest store is about 400 miles away (the walk of the tree without a radius).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { ROOT, cli, fmt, freshDatabase, load, startProcess } from './lib.mjs';
@@ -21,6 +27,7 @@ import { ROOT, cli, fmt, freshDatabase, load, startProcess } from './lib.mjs';
 const SIZES = (process.env.SIZES ?? '1000,10000,100000').split(',').map(Number);
 const DURATION = Number(process.env.DURATION ?? 5);
 const OPEN_AT_ROUNDS = Number(process.env.OPEN_AT_ROUNDS ?? 3);
+const SCOPE_ROUNDS = Number(process.env.SCOPE_ROUNDS ?? 3);
 const NOON = '2026-11-25T12:00:00-05:00';
 const NIGHT = '2026-11-25T03:00:00-05:00';
 const OPEN_AT_CASES = [
@@ -36,8 +43,9 @@ const OPEN_AT_CASES = [
 const { haversineMiles } = await import(`${ROOT}dist/geo/geo.js`);
 const rows = [];
 let openAt;
+let scopes;
 for (const size of SIZES) {
-  const file = `/tmp/plant-store-bench-${size}.csv`;
+  const file = `/tmp/plant-store-bench-${size}-${process.pid}.csv`;
   execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(size), file], { stdio: 'ignore' });
   const DATABASE_URL = await freshDatabase(`scale_${size}`);
   // The abuse limits are off (as in npm run bench): the runs measure each search, not the limiter's 429s.
@@ -56,6 +64,7 @@ for (const size of SIZES) {
     rows.push({ size, miles, found: probe.locations.length, mean_1: single.meanMs, p99_1: single.p99, rps_32: many.rps, p99_32: many.p99, errors: single.errors + many.errors + single.non2xx + many.non2xx, importSeconds, rss: service.rssMb() });
   }
   if (size === Math.max(...SIZES) && OPEN_AT_ROUNDS > 0) openAt = { size, cases: await openAtSearches(service.url, headers), inRange: storesInRange(file) };
+  if (size === Math.max(...SIZES) && SCOPE_ROUNDS > 0) scopes = { size, ...(await scopeSearches(service.url, headers, file)) };
   await service.stop();
 }
 console.log('\nstores  miles  results  mean ms (1 conn)  p99 ms (1 conn)  req/s (32 conn)  p99 ms (32 conn)  errors  import s  RSS MB');
@@ -81,6 +90,82 @@ if (openAt) {
       `| ${c.name} | ${c.found} | ${c.open ?? '-'} | ${fmt(mean(c.many, (r) => r.rps))} | ${c.many.map((r) => fmt(r.rps)).join(', ')} | ${fmt(mean(c.many, (r) => r.p50))} | ${Math.max(...c.many.map((r) => r.p99))} | ${fmt(mean(c.single, (r) => r.meanMs), 3)} | ${fmt(mean(ratios, (r) => r), 2)} | ${ratios.map((r) => fmt(r, 2)).join(', ')} | ${c.errors} |`,
     );
   }
+}
+
+if (scopes) {
+  console.log(
+    `\n${scopes.size} stores; ${SCOPE_ROUNDS} rounds of ${DURATION} s per case, the cases alternating (mean req/s and p50 of the rounds, worst p99; "× plain": the mean of the rounds' ratios to the plain 5-mile search run in the same round)\n`,
+  );
+  console.log(`Region: ${scopes.region.state} (${fmt(scopes.region.stores)} stores), its city ${scopes.region.city} (${fmt(scopes.region.cityStores)} stores); nearest_if_none from ${scopes.far.lat}, ${scopes.far.lng}: the nearest store ${fmt(scopes.far.miles, 1)} miles away.\n`);
+  console.log('| search | scope | results | req/s (32 conn) | by round | p50 ms | p99 ms | mean ms (1 conn) | × plain | × plain by round | errors |');
+  console.log('|---|---|---:|---:|---|---:|---:|---:|---:|---|---:|');
+  const plain = scopes.cases[0];
+  for (const c of scopes.cases) {
+    const ratios = c.many.map((r, i) => r.rps / plain.many[i].rps);
+    const mean = (list, f) => list.reduce((n, r) => n + f(r), 0) / list.length;
+    console.log(
+      `| ${c.name} | ${c.scope} | ${c.found} | ${fmt(mean(c.many, (r) => r.rps))} | ${c.many.map((r) => fmt(r.rps)).join(', ')} | ${fmt(mean(c.many, (r) => r.p50))} | ${Math.max(...c.many.map((r) => r.p99))} | ${fmt(mean(c.single, (r) => r.meanMs), 3)} | ${fmt(mean(ratios, (r) => r), 2)} | ${ratios.map((r) => fmt(r, 2)).join(', ')} | ${c.errors} |`,
+    );
+  }
+}
+
+/**
+ * The scope cases against one service, alternating like openAtSearches: the plain 5-mile search
+ * first (the reference), then the same in kilometres, the region of the state with the most stores
+ * and of its biggest city, and nearest_if_none from a point about 400 miles from the nearest store.
+ */
+async function scopeSearches(url, headers, file) {
+  const stores = readFileSync(file, 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter(Boolean)
+    .map((line) => line.split(','))
+    .map((f) => ({ city: f[3], state: f[4], zip: f[5], lat: Number(f[6]), lng: Number(f[7]) }));
+  const count = (key) => stores.reduce((counts, s) => counts.set(key(s), (counts.get(key(s)) ?? 0) + 1), new Map());
+  const [state, stateStores] = [...count((s) => s.state)].sort((a, b) => b[1] - a[1])[0];
+  const [city, cityStores] = [...count((s) => (s.state === state ? s.city : ''))].filter(([c]) => c).sort((a, b) => b[1] - a[1])[0];
+  // A ZIP code in that city (its stores' most common): a customer searching their own state.
+  const [inside] = [...count((s) => (s.state === state && s.city === city ? s.zip : ''))].filter(([z]) => z).sort((a, b) => b[1] - a[1])[0];
+  const far = farPoint(stores, 400);
+  const zip = { customer_address: { zip: '10001' } };
+  const cases = [
+    { name: 'plain, 5 mi', body: { ...zip, max_distance: 5 } },
+    { name: 'distance_unit km, 8.04672 km', body: { ...zip, max_distance: 8.04672, distance_unit: 'km' } },
+    { name: 'region NY from ZIP 10001, in it', body: { ...zip, region: { state: 'NY' } } },
+    { name: `region ${state} from ZIP 10001`, body: { ...zip, region: { state } } },
+    { name: `region ${state} from ZIP ${inside}, in it`, body: { customer_address: { zip: inside }, region: { state } } },
+    { name: `region ${state}, ${city} from ZIP 10001`, body: { ...zip, region: { state, city } } },
+    { name: 'nearest_if_none, nearest 400 mi', body: { customer_address: { zip: '10001', lat: far.lat, lng: far.lng }, nearest_if_none: true } },
+  ].map((c) => ({ ...c, body: JSON.stringify(c.body), single: [], many: [], errors: 0 }));
+  for (const c of cases) {
+    const res = await fetch(`${url}/locations/nearest`, { method: 'POST', headers, body: c.body });
+    if (res.status !== 200) throw new Error(`${c.name}: ${res.status} ${await res.text()}`);
+    c.scope = res.headers.get('search-scope');
+    c.found = (await res.json()).locations.length;
+  }
+  for (let round = 0; round < SCOPE_ROUNDS; round++) {
+    for (let i = 0; i < cases.length; i++) {
+      const c = cases[(i + round) % cases.length];
+      console.error(`scopes, round ${round + 1}: ${c.name}…`);
+      const options = { url, duration: DURATION, method: 'POST', path: '/locations/nearest', body: c.body, headers };
+      const single = await load({ ...options, connections: 1 });
+      const many = await load({ ...options, connections: 32 });
+      c.single.push(single);
+      c.many.push(many);
+      c.errors += single.errors + many.errors + single.non2xx + many.non2xx;
+    }
+  }
+  return { cases, region: { state, stores: stateStores, city, cityStores }, far };
+}
+
+/** A point at sea off California (latitude 30, going west) whose nearest store is at least `miles` away. */
+function farPoint(stores, miles) {
+  for (let lng = -118; lng > -140; lng -= 0.05) {
+    const point = { lat: 30, lng: Number(lng.toFixed(2)) };
+    const nearest = stores.reduce((min, s) => Math.min(min, haversineMiles(point, s)), Infinity);
+    if (nearest >= miles) return { ...point, miles: nearest };
+  }
+  throw new Error(`no point ${miles} miles from every store`);
 }
 
 /** How many stores of the CSV lie within each distance of OPEN_AT_CASES from ZIP 10001's point (the service's own ZIP point and haversine). */

@@ -128,7 +128,11 @@ describe('the published OpenAPI document, as a client team meets it', () => {
     if (s.type === 'array') return [sample(s.items!)];
     return { string: 'string', integer: 0, number: 0, boolean: true }[s.type as string];
   };
-  const bodyExample = (op: OperationObject) => sample((op.requestBody as { content: Record<string, { schema: SchemaObject }> }).content['application/json'].schema);
+  /** The body Swagger UI fills in: the first of the body's named examples when it has some, else its sample of the schema. */
+  const bodyExample = (op: OperationObject) => {
+    const { schema: bodySchema, examples } = (op.requestBody as { content: Record<string, { schema: SchemaObject; examples?: Record<string, { value: unknown }> }> }).content['application/json'];
+    return examples ? Object.values(examples)[0].value : sample(bodySchema);
+  };
   /** The value Swagger UI prefills a parameter with: its example(s), else the schema's example, else the schema's default. */
   const prefill = (p: ParameterObject): unknown => {
     const examples = Object.values(p.examples ?? {}) as Array<{ value?: unknown }>;
@@ -176,7 +180,7 @@ describe('the published OpenAPI document, as a client team meets it', () => {
         if (status === '401') expected.push('WWW-Authenticate');
         if (status === '429') expected.push('Retry-After');
         if (method === 'get' && path === '/plants' && status === '200') expected.push('Link');
-        if (['/locations/nearest', '/admin/locations/nearest'].includes(path) && status === '200') expected.push('Customer-Position');
+        if (['/locations/nearest', '/admin/locations/nearest'].includes(path) && status === '200') expected.push('Customer-Position', 'Distance-Unit', 'Search-Scope');
         if (path === '/admin/stores.csv' && method === 'post' && ['200', '412'].includes(status)) expected.push('ETag');
         const headers = response.headers ?? {};
         const documented = Object.keys(headers).sort();
@@ -192,7 +196,7 @@ describe('the published OpenAPI document, as a client team meets it', () => {
     expect(wrong).toEqual([]);
     // Always sent where documented: required. Sent only sometimes: not required.
     const required = Object.entries(doc.components!.headers! as Record<string, HeaderObject>).filter(([, h]) => h.required).map(([name]) => name);
-    expect(required.sort()).toEqual(['AdminLocation', 'Cache-Control', 'Customer-Position', 'ETag', 'Location', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id']);
+    expect(required.sort()).toEqual(['AdminLocation', 'Cache-Control', 'Customer-Position', 'Distance-Unit', 'ETag', 'Location', 'Retry-After', 'Search-Scope', 'WWW-Authenticate', 'X-Request-Id']);
   });
 
   it('documents the body errors a probe really answers (a probe sent a body)', async () => {
@@ -236,5 +240,20 @@ describe('the published OpenAPI document, as a client team meets it', () => {
     const found = await t.http.post('/locations/nearest').set(bearer(token)).send(search);
     expect(found.status).toBe(200);
     expect(found.body.locations.length).toBeGreaterThan(0);
+  });
+
+  it('offers search examples that each answer 200 with stores on the demo list, with the unit and scope they show', async () => {
+    for (const path of ['/locations/nearest', '/admin/locations/nearest']) {
+      const examples = (operation('post', path).requestBody as { content: Record<string, { examples: Record<string, { value: object }> }> }).content['application/json'].examples;
+      expect(Object.keys(examples)).toEqual(['radius', 'kilometres', 'nearest', 'region', 'openNow']);
+    }
+    const examples = (operation('post', '/locations/nearest').requestBody as { content: Record<string, { examples: Record<string, { value: object }> }> }).content['application/json'].examples;
+    const expected = { radius: ['mi', 'radius'], kilometres: ['km', 'radius'], nearest: ['mi', 'nearest'], region: ['mi', 'region'], openNow: ['mi', 'radius'] };
+    for (const [name, { value }] of Object.entries(examples)) {
+      const res = await t.http.post('/locations/nearest').set(bearer(token)).send(value);
+      expect({ name, status: res.status, headers: [res.headers['distance-unit'], res.headers['search-scope']] }).toEqual({ name, status: 200, headers: expected[name as keyof typeof expected] });
+      // "open now" may find every store closed, whenever the test runs; the others always find some.
+      if (name !== 'openNow') expect({ name, found: res.body.locations.length > 0 }).toEqual({ name, found: true });
+    }
   });
 });

@@ -18,7 +18,7 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 
 // ---- JSON text, not values: so that duplicate keys, huge literals and deep nesting can occur.
 const quote = (s: string) => JSON.stringify(s);
-const FIELD_NAMES = ['name', 'tag', 'id', 'customer_address', 'max_distance', 'limit', 'zip', 'address', 'city', 'state', 'open_at', 'open_only'];
+const FIELD_NAMES = ['name', 'tag', 'id', 'customer_address', 'max_distance', 'limit', 'zip', 'address', 'city', 'state', 'open_at', 'open_only', 'distance_unit', 'nearest_if_none', 'region'];
 const key = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...FIELD_NAMES) },
   { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '', 'Name', 'ID', 'name ', 'na\u0000me') },
@@ -63,8 +63,13 @@ const validNearest = fc
     max_distance: fc.double({ min: 0.01, max: 500, noNaN: true }),
     limit: fc.integer({ min: 1, max: 200 }),
     open_at: fc.oneof(fc.constant('now'), fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString())),
+    distance_unit: fc.constantFrom('mi', 'km'),
+    nearest_if_none: fc.boolean(),
+    region: fc.record({ state: fc.constantFrom('NY', 'ny', 'KS', 'PR'), city: fc.constantFrom('New York', ' new york ', 'Garden City', '🌵') }, { requiredKeys: ['state'] }),
   }, { requiredKeys: ['customer_address'] })
   .chain((body) => (body.open_at === undefined ? fc.constant(body) : fc.boolean().map((open_only) => ({ ...body, open_only }))))
+  // A region search takes no max_distance and no nearest_if_none: true (each a 400).
+  .map(({ region, max_distance, nearest_if_none, ...body }) => (region ? { ...body, region } : { ...body, max_distance, nearest_if_none }))
   .map((body) => JSON.stringify(body));
 
 const plantBody = fc.oneof(validPlant, anyBody(
@@ -79,7 +84,22 @@ const openAtText = fc
   .tuple(fc.integer({ min: 0, max: 12000 }), fc.integer({ min: 0, max: 14 }), fc.integer({ min: 0, max: 32 }), fc.integer({ min: 0, max: 25 }), fc.integer({ min: 0, max: 61 }), fc.constantFrom('Z', 'z', '', '+00:00', '-05:00', '+24:00', '-23:59', '+0530', ' UTC'), fc.constantFrom('T', 't', ' ', '_'))
   .map(([y, mo, d, h, mi, zone, sep]) => quote(`${String(y).padStart(4, '0')}-${String(mo).padStart(2, '0')}-${String(d).padStart(2, '0')}${sep}${String(h).padStart(2, '0')}:${String(mi).padStart(2, '0')}:00${zone}`));
 const addressText = objectOf({ zip: fc.oneof(stringText, numberText, fc.constantFrom('"10001"', '"10018"', '"99999"')), state: stringText, city: stringText, address: stringText });
-const nearestBody = fc.oneof(validNearest, anyBody(objectOf({ customer_address: fc.oneof({ weight: 3, arbitrary: addressText }, { weight: 1, arbitrary: jsonText }), max_distance: fc.oneof(numberText, leafText), limit: fc.oneof(numberText, leafText), open_at: fc.oneof(openAtText, leafText), open_only: leafText })));
+const regionText = objectOf({ state: fc.oneof(stringText, fc.constantFrom('"KS"', '"ny"')), city: fc.oneof(stringText, leafText) });
+const nearestBody = fc.oneof(
+  validNearest,
+  anyBody(
+    objectOf({
+      customer_address: fc.oneof({ weight: 3, arbitrary: addressText }, { weight: 1, arbitrary: jsonText }),
+      max_distance: fc.oneof(numberText, leafText),
+      limit: fc.oneof(numberText, leafText),
+      open_at: fc.oneof(openAtText, leafText),
+      open_only: leafText,
+      distance_unit: fc.oneof(fc.constantFrom('"mi"', '"km"', '"KM"', '"miles"'), leafText),
+      nearest_if_none: leafText,
+      region: fc.oneof({ weight: 3, arbitrary: regionText }, { weight: 1, arbitrary: jsonText }),
+    }),
+  ),
+);
 
 const pathSegment = fc.oneof(
   fc.integer({ min: 1, max: 12 }).map(String),

@@ -106,7 +106,7 @@ function reachable(doc: OpenAPIObject, root: Schema, seen = new Set<Schema>()): 
 
 /** Fields the service adds beyond the spec (extensions the contract allows). */
 const EXTENSIONS: Record<string, string[]> = {
-  NearestLocationsRequest: ['limit', 'open_at', 'open_only'],
+  NearestLocationsRequest: ['limit', 'open_at', 'open_only', 'distance_unit', 'nearest_if_none', 'region'],
   CustomerAddress: ['lat', 'lng'],
   // Present only when the request has open_at, hence not required.
   Location: ['open', 'time_zone', 'next_change'],

@@ -124,7 +124,7 @@ export interface paths {
         put?: never;
         /**
          * Find the nearest store locations
-         * @description Stores within `max_distance` miles of the customer (great-circle distance, boundary included), nearest first, at most `limit` of them. The customer's position is the device's `lat`/`lng` when the request has them; else, where the service runs a geocoder, the street address; else the ZIP code's point. The `Customer-Position` header says which was used.
+         * @description Stores within `max_distance` miles (or kilometres, with `distance_unit`) of the customer (great-circle distance, boundary included), nearest first, at most `limit` of them; with `nearest_if_none`, the single nearest store when none is in range; with `region`, every store of a state or city instead, nearest first. The customer's position is the device's `lat`/`lng` when the request has them; else, where the service runs a geocoder, the street address; else the ZIP code's point. The `Customer-Position`, `Distance-Unit` and `Search-Scope` headers say which position, unit and scope were used.
          */
         post: operations["findNearestLocations"];
         delete?: never;
@@ -642,7 +642,7 @@ export interface components {
             customer_address: components["schemas"]["CustomerAddress"];
             /**
              * Format: float
-             * @description Maximum search distance in miles: greater than 0, at most 500. Default: 5.
+             * @description Maximum search distance in `distance_unit` (miles by default): greater than 0, at most 500 miles, or 804.672 with `distance_unit` `"km"` (the same distance). Default: 5 (in the unit of the request). Not with `region`.
              * @default 5
              * @example 5
              */
@@ -664,6 +664,32 @@ export interface components {
              * @example false
              */
             open_only?: boolean;
+            /**
+             * @description The unit of `max_distance` and of each location's `distance` (an extension of this service): `"mi"` or `"km"` (1 mi = 1.609344 km). The `Distance-Unit` header of the answer repeats it. Default: `"mi"`.
+             * @default mi
+             * @example km
+             * @enum {string}
+             */
+            distance_unit?: "mi" | "km";
+            /**
+             * @description When no store is within `max_distance` (open at `open_at`, with `open_only`), answer the single nearest one (nearest open one) at whatever distance instead of an empty list (an extension of this service); the `Search-Scope` header then says `nearest`. Still empty when there is no store (or none open) at all. Not `true` with `region`. Default: false.
+             * @default false
+             * @example true
+             */
+            nearest_if_none?: boolean;
+            /** @description Every store of a state (`{"state": "KS"}`) or of a city of it (`{"state": "KS", "city": "Garden City"}`), nearest first from the customer's position, at most `limit`, whatever the distance (an extension of this service): `max_distance` is not given with it. `open_at`, `open_only` and `distance_unit` apply as to a radius search. The `Search-Scope` header then says `region`. */
+            region?: {
+                /**
+                 * @description State code: a US state or territory, two letters, any case.
+                 * @example KS
+                 */
+                state: string;
+                /**
+                 * @description Only the stores of this city of the state, compared without regard to case or surrounding white space (`' garden city '` is `Garden City`).
+                 * @example Garden City
+                 */
+                city?: string;
+            };
         };
         /** @description Weekly hours: exactly seven fields, one per weekday. */
         BusinessHours: {
@@ -743,7 +769,7 @@ export interface components {
             lng: string;
             /**
              * Format: float
-             * @description Great-circle distance from the customer's position (see the `Customer-Position` header), in miles, rounded to two decimals.
+             * @description Great-circle distance from the customer's position (see the `Customer-Position` header), in the request's `distance_unit` (miles by default; see the `Distance-Unit` header), rounded to two decimals.
              * @example 0.42
              */
             distance: number;
@@ -770,7 +796,7 @@ export interface components {
              * @example Success
              */
             Code: string;
-            /** @description Locations within max_distance, nearest first (ties by name, then store code); empty when none. */
+            /** @description Locations within max_distance (or of the region, or the single nearest store: see the `Search-Scope` header), nearest first (ties by name, then store code); empty when none. */
             locations: components["schemas"]["Location"][];
         };
         /** @description The point a search from this ZIP code starts at. */
@@ -1277,6 +1303,10 @@ export interface components {
         AdminLink: string;
         /** @description Where the distances were measured from: `device` (the request's `lat` and `lng`), `address` (the street address, placed by the geocoder), or `zip` (the ZIP code's point: no street address, no geocoder, or no believable answer from it in time). */
         "Customer-Position": "address" | "zip" | "device";
+        /** @description The unit of the request's `max_distance` and of each location's `distance`: `mi` (miles, the default) or `km` (the request's `distance_unit`). */
+        "Distance-Unit": "mi" | "km";
+        /** @description What the search looked through: `radius` (the stores within `max_distance`), `nearest` (`nearest_if_none` found none in range and answered the single nearest store) or `region` (the stores of the request's `region`). */
+        "Search-Scope": "radius" | "nearest" | "region";
         /** @description The store catalogue's version that an import (or its dry run) was computed against or left behind, as a strong entity tag (`"42"`). Send it back in `If-Match` to apply only if the catalogue has not changed since. */
         ETag: string;
         /** @description The bearer challenge (RFC 6750): `Bearer realm="plant-store"` when the header was missing, with `, error="invalid_token"` when the token was refused. */
@@ -2696,10 +2726,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Code "Success" and the locations (an empty array when none is in range). */
+            /** @description Code "Success" and the locations (an empty array when none is in range, or the region has none). */
             200: {
                 headers: {
                     "Customer-Position": components["headers"]["Customer-Position"];
+                    "Distance-Unit": components["headers"]["Distance-Unit"];
+                    "Search-Scope": components["headers"]["Search-Scope"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2710,7 +2742,7 @@ export interface operations {
                     "application/json": components["schemas"]["NearestLocationsResponse"];
                 };
             };
-            /** @description Invalid request parameters: a malformed or unknown ZIP code, a bad max_distance, limit or state, an unknown field, or a body that is not valid JSON. */
+            /** @description Invalid request parameters: a malformed or unknown ZIP code, a bad max_distance, limit, state, distance_unit, nearest_if_none or region, max_distance given with region, an unknown field, or a body that is not valid JSON. The message names the field. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2881,6 +2913,8 @@ export interface operations {
             200: {
                 headers: {
                     "Customer-Position": components["headers"]["Customer-Position"];
+                    "Distance-Unit": components["headers"]["Distance-Unit"];
+                    "Search-Scope": components["headers"]["Search-Scope"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

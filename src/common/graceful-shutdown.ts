@@ -8,7 +8,7 @@ import { ShutdownState } from './shutdown-state.js';
 export interface ShutdownOptions {
   /** Readiness is 503 but requests are still served, so load balancers take the instance out first. */
   drainMs: number;
-  /** After the listener closed, how long in-flight requests may still take. */
+  /** After the listener closed, how long in-flight requests, then the change-event relay's handover, may still take. */
   graceMs: number;
   logger: LoggerService;
 }
@@ -30,8 +30,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Stops the service without failing a request: readiness 503 at once, a drain delay, then
  * the listener closes, keep-alive connections close as soon as they are idle, in-flight
- * requests finish (up to the grace time), and only then are Nest's hooks run and the
- * database pool closed. Nest's own enableShutdownHooks() would close the pool while
+ * requests finish (up to the grace time), and only then are Nest's hooks run (the change-event
+ * relay's holder publishes what waits and hands its lease on, in what is left of the grace time:
+ * src/events/outbox-relay.ts) and the database pool closed. Nest's own enableShutdownHooks() would close the pool while
  * requests still run and re-raise the signal (exit code 143 instead of 0).
  * SIGINT (Ctrl-C on a terminal) skips the drain delay: no load balancer to wait for.
  */
@@ -62,6 +63,7 @@ export function handleShutdownSignals(app: NestExpressApplication, options: Shut
     // Then close keep-alive connections left idle (busy ones close after their response).
     await sleep(SETTLE_MS);
     server.closeIdleConnections();
+    app.get(ShutdownState).graceEndsAt = performance.now() + options.graceMs;
     const grace = setTimeout(() => {
       logger.warn(`${open.size} requests still running after SHUTDOWN_GRACE_MS=${options.graceMs}, closing their connections`, 'Shutdown');
       server.closeAllConnections();

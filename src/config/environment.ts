@@ -340,7 +340,8 @@ export class EnvironmentVariables {
 
   /**
    * After the listener closed: how long in-flight requests may still run before their connections
-   * are cut.
+   * are cut, then, in what is left of it, how long the change-event relay's holder publishes what
+   * waits before it hands its lease on.
    */
   @IntegerSetting(0, 600_000)
   SHUTDOWN_GRACE_MS = 10_000;

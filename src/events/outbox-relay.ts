@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { DataSource } from 'typeorm';
 import { requestFields } from '../common/request-fields.js';
+import { ShutdownState } from '../common/shutdown-state.js';
 import type { EnvironmentVariables } from '../config/environment.js';
 import { Metrics } from '../metrics/metrics.js';
 import { OutboxService } from './outbox.service.js';
@@ -28,6 +29,14 @@ const DUPLICATE_WINDOW_NS = 2 * 60 * 1e9;
 const CONNECT_TIMEOUT_MS = 2000;
 /** After a row written inside a transaction of this instance, the next round starts this much later (the commit comes first). */
 const POKE_DELAY_MS = 10;
+/**
+ * From SIGTERM to the handover (the drain, SHUTDOWN_DRAIN_MS), the holder looks this often:
+ * the load balancer sends its writes elsewhere, and a write of another instance does not start a
+ * round here, so they would otherwise wait for the next EVENTS_RELAY_INTERVAL_MS.
+ */
+const DRAINING_INTERVAL_MS = 100;
+/** The lease's release at shutdown is one UPDATE: given this long at most, even when the grace time is spent. */
+const RELEASE_TIMEOUT_MS = 2000;
 
 interface OutboxRow {
   id: number | string;
@@ -40,6 +49,17 @@ interface OutboxRow {
 const placeholders = (values: unknown[]) => values.map(() => '?').join(', ');
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+/** What `work` answered, or false when it did not within `ms` (it goes on regardless). */
+async function within(work: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms), false)));
+  try {
+    return await Promise.race([work, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The CloudEvents `time` of an outbox payload, in ms since the epoch (found by its key: no JSON.parse per event). */
 export function eventTime(payload: string): number {
   const at = payload.indexOf('"time":"');
@@ -50,7 +70,8 @@ export function eventTime(payload: string): number {
  * Publishes the outbox to NATS JetStream. Every instance runs one, and one at a
  * time relays: the holder of the lease row `event_relay_lease`, renewed on the database's clock
  * and taken over by another instance LEASE_SECONDS after its holder stopped renewing (a SIGKILL,
- * a lost database). Why a lease and not `SELECT … FOR UPDATE SKIP LOCKED`: SQLite has no row
+ * a lost database), or at once when its holder stops gracefully (`beforeApplicationShutdown`: the
+ * handover below). Why a lease and not `SELECT … FOR UPDATE SKIP LOCKED`: SQLite has no row
  * locks, and on Galera row locks are not cluster-wide (two nodes would both skip nothing), while
  * the lease row is an ordinary write that certification decides between nodes.
  *
@@ -64,11 +85,21 @@ export function eventTime(payload: string): number {
  * the broker drops the copy within its duplicate window; consumers that also de-duplicate by `id`
  * never see an event twice. That also covers a holder that published and died before deleting.
  *
+ * Handover: on SIGTERM the HTTP server stops taking requests and the requests in flight finish
+ * (src/common/graceful-shutdown.ts) before Nest's shutdown hooks run. Then the holder publishes
+ * what the outbox holds, whoever wrote it, batch by batch until SHUTDOWN_GRACE_MS after the
+ * listener closed, and releases the lease (owner NULL: an ordinary UPDATE, which certification
+ * decides on Galera like a renewal), so the next round of another instance, after its next write
+ * or within EVENTS_RELAY_INTERVAL_MS, takes it instead of waiting LEASE_SECONDS. Rows still
+ * waiting when the grace runs out are left to the next holder. A batch still unacknowledged at the deadline
+ * keeps the lease (it expires as after a SIGKILL): released, another relay could publish later
+ * rows before the broker had stored that batch, out of order.
+ *
  * A row is deleted only after the broker acknowledged it. The broker being down never fails a
  * request: events wait, the backlog metrics grow, a warning says how many and how old.
  */
 @Injectable()
-export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('Events');
   /** Names the instance in the lease row and on the broker: host, process id, and a random part for uniqueness. */
   private readonly owner = `${hostname().slice(0, 24)}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -77,6 +108,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly stream: string;
   private readonly prefix: string;
   private readonly interval: number;
+  private readonly graceMs: number;
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   /** A write came in while a round ran: run another right after it. */
@@ -86,8 +118,11 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /** performance.now() of this relay's last successful lease renewal. */
   private leaseRenewed = -Infinity;
   private lastCount = -Infinity;
+  /** Events this relay published (acknowledged), for the handover's log line. */
+  private published = 0;
   private lastWarning = 0;
   private lastError = '';
+  private releaseError?: string;
   private stopped = false;
   /**
    * The DELETE of the last batch's acknowledged rows, still running while the next round reads and
@@ -101,13 +136,15 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
     private readonly metrics: Metrics,
-    private readonly config: ConfigService<EnvironmentVariables, true>,
+    private readonly shutdown: ShutdownState,
+    config: ConfigService<EnvironmentVariables, true>,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
     this.servers = (config.get('EVENTS_NATS_URL', { infer: true }) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
     this.stream = config.get('EVENTS_STREAM', { infer: true });
     this.prefix = config.get('EVENTS_SUBJECT_PREFIX', { infer: true });
     this.interval = config.get('EVENTS_RELAY_INTERVAL_MS', { infer: true });
+    this.graceMs = config.get('SHUTDOWN_GRACE_MS', { infer: true });
     // Written inside a transaction that has not committed yet: the round starts a moment later.
     // Outside the writing request's context: the relay's log lines are not that request's. A
     // row written inside a transaction that has not committed yet is looked for a moment later.
@@ -121,8 +158,41 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   onApplicationBootstrap(): void {
     if (!this.outbox.enabled) return;
     this.timer = setInterval(() => void this.round(true), this.interval).unref();
+    void this.shutdown.begun.then(() => {
+      if (this.stopped || this.interval <= DRAINING_INTERVAL_MS) return;
+      clearInterval(this.timer);
+      // Rounds that count no more than once per interval (round(false)); one that finds the lease held elsewhere is one UPDATE that changes nothing.
+      this.timer = setInterval(() => void this.round(), DRAINING_INTERVAL_MS).unref();
+    });
     // The stream exists from the start (when the broker is up), so that consumers can be added before the first event.
     void this.jetstream().then(() => this.round(true));
+  }
+
+  /** Before the database pool closes (onApplicationShutdown): the handover (see the class comment). */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+    await this.deleting?.done;
+    // Not the holder as far as this instance knows (never was, or a renewal found another owner).
+    if (!this.outbox.enabled || this.leaseRenewed === -Infinity) return;
+    // Set by the signal handler; an app closed otherwise (tests) has the whole grace time.
+    const deadline = this.shutdown.graceEndsAt ?? performance.now() + this.graceMs;
+    const published = this.published;
+    if (performance.now() < deadline) {
+      const flushed = await within(
+        this.relay(false, deadline).then(async () => (await this.deleting?.done, true)),
+        deadline - performance.now(),
+      );
+      if (!flushed) {
+        this.logger.warn(`a batch of change events was still unacknowledged SHUTDOWN_GRACE_MS=${this.graceMs} after the listener closed: the relay's lease is kept and expires within ${LEASE_SECONDS} s`);
+        return;
+      }
+    }
+    const released = await within(this.release(), Math.max(RELEASE_TIMEOUT_MS, deadline - performance.now()));
+    const how = `${this.published - published} change events published while stopping`;
+    if (released) this.logger.log(`relay handed over: ${how}, the lease released`);
+    else this.logger.warn(`relay not handed over: ${how}, the lease not released (${this.releaseError ?? 'no answer in time'}): it expires within ${LEASE_SECONDS} s`);
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -150,7 +220,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     return this.running;
   }
 
-  private async relay(count: boolean): Promise<void> {
+  /** `until`: the handover's deadline (performance.now()), up to which it goes on although the relay is stopped. */
+  private async relay(count: boolean, until?: number): Promise<void> {
     try {
       // Under load a round starts after nearly every write, and COUNT(*) reads the whole table.
       if (count || performance.now() - this.lastCount >= this.interval) {
@@ -172,7 +243,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         const acked = await this.publish(js, rows);
         if (acked > 0) await this.remove(rows.slice(0, acked));
         if (acked < rows.length) throw new Error(this.lastError);
-        if (this.stopped || rows.length < BATCH || !(await this.holdLease())) break;
+        const more = until === undefined ? !this.stopped : performance.now() < until;
+        if (!more || rows.length < BATCH || !(await this.holdLease())) break;
       }
     } catch (error) {
       await this.warnFailure(messageOf(error));
@@ -212,6 +284,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       acked++;
     }
     this.metrics.eventsPublished.inc(acked);
+    this.published += acked;
     if (acked < results.length) {
       const failure = results[acked] as PromiseRejectedResult;
       this.lastError = messageOf(failure.reason);
@@ -253,6 +326,26 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       return held;
     } finally {
       await runner.release();
+    }
+  }
+
+  /**
+   * Gives the lease up if this instance holds it (owner NULL, so the next round of any instance
+   * takes it). Tried twice: on Galera a commit can fail certification against a write of another
+   * node (error 1213), and what this write decides is only whether the others wait LEASE_SECONDS.
+   * False when it failed.
+   */
+  private async release(): Promise<boolean> {
+    const now = this.mysql ? 'CURRENT_TIMESTAMP(3)' : "strftime('%Y-%m-%d %H:%M:%f', 'now')";
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.dataSource.query(`UPDATE event_relay_lease SET owner = NULL, expires_at = ${now} WHERE id = 1 AND owner = ?`, [this.owner]);
+        this.leaseRenewed = -Infinity;
+        return true;
+      } catch (error) {
+        this.releaseError = messageOf(error);
+        if (attempt === 2) return false;
+      }
     }
   }
 

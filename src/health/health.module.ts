@@ -12,5 +12,7 @@ import { Readiness } from './readiness.js';
   imports: [TerminusModule.forRoot({ logger: false }), StoresModule, GeoModule],
   controllers: [HealthController, AdminStatusController],
   providers: [ShutdownState, Readiness],
+  // The change-event relay's handover reads the shutdown's deadline.
+  exports: [ShutdownState],
 })
 export class HealthModule {}

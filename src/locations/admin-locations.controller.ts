@@ -1,12 +1,12 @@
 import { BadRequestException, Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
 import { AdminScope } from '../common/auth.decorators.js';
 import { responseHeaders } from '../common/api-headers.js';
 import { ErrorBody } from '../common/error-body.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
-import { NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
+import { NEAREST_REQUEST_EXAMPLES, NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
 import { LocationsService, sendNearest } from './locations.service.js';
 
 @ApiSchema({ name: 'AdminZipPoint', description: 'The point a search from this ZIP code starts at.' })
@@ -47,12 +47,13 @@ export class AdminLocationsController {
   @HttpCode(200)
   @AdminScope('searching as a customer would')
   @ApiBodyErrors()
+  @ApiBody({ type: NearestLocationsRequest, examples: NEAREST_REQUEST_EXAMPLES })
   @ApiOperation({
     operationId: 'adminFindNearestLocations',
     summary: 'Search as a customer would',
     description: 'POST /locations/nearest for an admin token: the same request, the same checks and the same answer.',
   })
-  @ApiOkResponse({ type: NearestLocationsResponse, description: 'Code "Success" and the locations, as POST /locations/nearest answers.', headers: responseHeaders('Customer-Position') })
+  @ApiOkResponse({ type: NearestLocationsResponse, description: 'Code "Success" and the locations, as POST /locations/nearest answers.', headers: responseHeaders('Customer-Position', 'Distance-Unit', 'Search-Scope') })
   @ApiBadRequestResponse({ type: ErrorBody, description: 'Invalid request parameters, as for POST /locations/nearest.', example: { error: 400, message: 'unknown ZIP code 00000' } })
   nearest(@Body() body: NearestLocationsRequest, @Res() res: Response): void | Promise<void> {
     return sendNearest(res, this.locations.nearest(body));

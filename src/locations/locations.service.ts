@@ -5,8 +5,8 @@ import type { Point } from '../geo/geo.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { parseDateTime } from '../stores/opening-hours.js';
-import { OPEN_AT_NOW, type CustomerAddress, type NearestLocationsRequest } from './dto/nearest-locations.dto.js';
-import type { Moment } from './nearest-response.js';
+import { DEFAULT_MAX_DISTANCE, OPEN_AT_NOW, type CustomerAddress, type NearestLocationsRequest } from './dto/nearest-locations.dto.js';
+import type { DistanceUnit, Moment, SearchScope } from './nearest-response.js';
 import { StoreIndex } from './store-index.js';
 
 /** Where a search measures from, and why: the `Customer-Position` header and the admin's position look-up. */
@@ -19,10 +19,12 @@ export interface CustomerPosition {
   fallback?: FallbackReason;
 }
 
-/** A search's answer: the JSON of a NearestLocationsResponse and where it measured from. */
+/** A search's answer: the JSON of a NearestLocationsResponse, where it measured from, in what unit, and what it looked through. */
 export interface NearestAnswer {
   body: Buffer;
   source: PositionSource;
+  unit: DistanceUnit;
+  scope: SearchScope;
 }
 
 @Injectable()
@@ -78,7 +80,14 @@ export class LocationsService {
 
   private answer(request: NearestLocationsRequest, position: CustomerPosition): NearestAnswer {
     this.counted[position.source].inc();
-    return { body: this.index.nearestResponse(position.point, request.max_distance, request.limit, moment(request)), source: position.source };
+    const { distance_unit: unit = 'mi', nearest_if_none: nearestIfNone = false, region } = request;
+    const maxDistance = request.max_distance ?? DEFAULT_MAX_DISTANCE;
+    // The plain search (no unit, no fallback, no region) keeps its own path, as cheap as it was.
+    if (unit === 'mi' && !nearestIfNone && !region) {
+      return { body: this.index.nearestResponse(position.point, maxDistance, request.limit, moment(request)), source: position.source, unit, scope: 'radius' };
+    }
+    const scope = { unit, nearestIfNone, region: region && { state: region.state.toUpperCase(), city: region.city } };
+    return { ...this.index.scopedResponse(position.point, maxDistance, request.limit, moment(request), scope), source: position.source, unit };
   }
 }
 
@@ -96,5 +105,7 @@ export function sendNearest(res: Response, answer: NearestAnswer | Promise<Neare
   if (answer instanceof Promise) return answer.then((settled) => sendNearest(res, settled));
   res.status(200).setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Customer-Position', answer.source);
+  res.setHeader('Distance-Unit', answer.unit);
+  res.setHeader('Search-Scope', answer.scope);
   res.send(answer.body);
 }

@@ -1,7 +1,7 @@
 import { haversineMiles, type Point } from '../geo/geo.js';
 import type { CatalogStore } from '../stores/store-catalog.js';
 import type { Weekday } from '../stores/store.entity.js';
-import { nearestResponse } from './nearest-response.js';
+import { KM_PER_MILE, nearestResponse, scopedResponse, type Scope } from './nearest-response.js';
 import { buildSnapshot, EMPTY_SNAPSHOT } from './store-snapshot.js';
 
 const CENTER: Point = { lat: 40.75065, lng: -73.997293 };
@@ -123,6 +123,102 @@ describe('nearestResponse', () => {
       expect(located(nearestResponse(counted, CENTER, edge, 5, { at: AT, openOnly: true })).map((l) => l.name)).toEqual(['Open on the boundary']);
       expect(located(nearestResponse(counted, CENTER, edge, 5, { at: AT + 12 * 3600_000, openOnly: true }))).toEqual([]);
       expect(asked.size).toBeLessThan(200);
+    });
+  });
+
+  describe('with a scope (distance_unit, nearest_if_none, region)', () => {
+    const MILES: Scope = { unit: 'mi', nearestIfNone: false };
+    const KM: Scope = { unit: 'km', nearestIfNone: false };
+    const distances = (answer: { body: Buffer }) => parse(answer.body).locations.map((l) => [l.name, l.distance]);
+    const round = (value: number) => Math.round(value * 100) / 100;
+
+    it('in miles, answers exactly what the plain search answers, scope radius', async () => {
+      const snapshot = await buildSnapshot(1, [[1, 2, 3, 7].map((miles) => store(`S${miles}`, `At ${miles}`, north(miles).lat, CENTER.lng))]);
+      const answer = scopedResponse(snapshot, CENTER, 5, 25, undefined, MILES);
+      expect(answer.scope).toBe('radius');
+      expect(answer.body.equals(nearestResponse(snapshot, CENTER, 5, 25))).toBe(true);
+    });
+
+    it('in kilometres, reads max_distance in kilometres and gives each distance in kilometres, the boundary counting', async () => {
+      const points = [1, 2, 3].map((miles) => north(miles));
+      const snapshot = await buildSnapshot(1, [points.map((p, i) => store(`S${i}`, `Store ${i}`, p.lat, p.lng))]);
+      const exactKm = points.map((p) => haversineMiles(CENTER, p) * KM_PER_MILE);
+      const answer = scopedResponse(snapshot, CENTER, exactKm[1], 25, undefined, KM);
+      expect(distances(answer)).toEqual([
+        ['Store 0', round(exactKm[0])],
+        ['Store 1', round(exactKm[1])],
+      ]);
+      expect(distances(scopedResponse(snapshot, CENTER, exactKm[1] * (1 - 1e-12), 25, undefined, KM))).toEqual([['Store 0', round(exactKm[0])]]);
+      // 4 km is about 2.5 miles: two of the stores, where 4 miles would take all three.
+      expect(distances(scopedResponse(snapshot, CENTER, 4, 25, undefined, KM)).map(([name]) => name)).toEqual(['Store 0', 'Store 1']);
+    });
+
+    it('with nearestIfNone, answers the single nearest store when none is in range, in either unit; none at all stays empty', async () => {
+      const [far, farther] = [north(40), north(41)];
+      const snapshot = await buildSnapshot(1, [[store('F2', 'Farther', farther.lat, farther.lng), store('F1', 'Far', far.lat, far.lng)]]);
+      const nearest = scopedResponse(snapshot, CENTER, 5, 25, undefined, { ...MILES, nearestIfNone: true });
+      expect(nearest.scope).toBe('nearest');
+      expect(distances(nearest)).toEqual([['Far', round(haversineMiles(CENTER, far))]]);
+      expect(distances(scopedResponse(snapshot, CENTER, 5, 25, undefined, { ...KM, nearestIfNone: true }))).toEqual([['Far', round(haversineMiles(CENTER, far) * KM_PER_MILE)]]);
+      // In range: the radius answer, however many.
+      const inRange = scopedResponse(snapshot, CENTER, 45, 25, undefined, { ...MILES, nearestIfNone: true });
+      expect([inRange.scope, distances(inRange).length]).toEqual(['radius', 2]);
+      const empty = scopedResponse(EMPTY_SNAPSHOT, CENTER, 5, 25, undefined, { ...MILES, nearestIfNone: true });
+      expect([empty.scope, empty.body.toString()]).toEqual(['radius', '{"Code":"Success","locations":[]}']);
+    });
+
+    it('with nearestIfNone and openOnly, answers the nearest open store, and nothing when none is open', async () => {
+      const AT = Date.UTC(2026, 10, 25, 17, 30); // Wednesday 12:30 PM in New York
+      const [closed, open] = [north(10), north(60)];
+      const snapshot = await buildSnapshot(1, [[store('C', 'Closed', closed.lat, closed.lng), store('O', 'Open', open.lat, open.lng, { wednesday: '9:00 AM - 6:00 PM' })]]);
+      const scope = { ...MILES, nearestIfNone: true };
+      expect(distances(scopedResponse(snapshot, CENTER, 5, 25, { at: AT, openOnly: true }, scope))).toEqual([['Open', round(haversineMiles(CENTER, open))]]);
+      const night = scopedResponse(snapshot, CENTER, 5, 25, { at: AT + 12 * 3600_000, openOnly: true }, scope);
+      expect([night.scope, parse(night.body).locations]).toEqual(['radius', []]);
+    });
+
+    it('with nearestIfNone, breaks a tie for the nearest by name, then code', async () => {
+      const spot = north(30);
+      // More stores at one point than the walk first asks for (limit 1 + 8).
+      const snapshot = await buildSnapshot(1, [Array.from({ length: 12 }, (_, i) => store(`T${String(11 - i).padStart(2, '0')}`, i === 7 ? 'Aardvark' : 'Zebra', spot.lat, spot.lng))]);
+      expect(distances(scopedResponse(snapshot, CENTER, 5, 25, undefined, { ...MILES, nearestIfNone: true })).map(([name]) => name)).toEqual(['Aardvark']);
+    });
+
+    describe('a region', () => {
+      const inState = (code: string, state: string, city: string, p: Point): CatalogStore => ({ ...store(code, code, p.lat, p.lng), state, city });
+      // 100 stores in Kansas (more than GROUP_TREE_MIN: its own tree), 70 of them in Wichita (a tree too), a Garden City in Kansas and one in New York.
+      const kansas = Array.from({ length: 100 }, (_, i) => inState(`KS${String(i).padStart(3, '0')}`, 'KS', i < 70 ? 'Wichita' : 'Topeka', north(100 + i)));
+      const stores = [...kansas, inState('GC', 'KS', 'Garden City', north(500)), inState('GC-NY', 'NY', 'Garden City', north(1)), inState('NY', 'NY', 'New York', CENTER)];
+      const region = (state: string, city?: string, limit = 200, unit: 'mi' | 'km' = 'mi') => scopedResponse(snapshotOf, CENTER, 5, limit, undefined, { unit, nearestIfNone: false, region: { state, city } });
+      let snapshotOf: Awaited<ReturnType<typeof buildSnapshot>>;
+      beforeAll(async () => {
+        snapshotOf = await buildSnapshot(1, [stores]);
+      });
+
+      it('answers every store of the state and no other, nearest first, whatever the distance, scope region', () => {
+        const answer = region('KS');
+        expect(answer.scope).toBe('region');
+        expect(distances(answer).map(([name]) => name)).toEqual([...kansas.map((s) => s.code), 'GC']);
+        expect(distances(answer)[0][1]).toBe(round(haversineMiles(CENTER, north(100))));
+      });
+
+      it('honours limit, and the unit', () => {
+        expect(distances(region('KS', undefined, 3)).map(([name]) => name)).toEqual(['KS000', 'KS001', 'KS002']);
+        expect(distances(region('KS', undefined, 1, 'km'))).toEqual([['KS000', round(haversineMiles(CENTER, north(100)) * KM_PER_MILE)]]);
+      });
+
+      it('answers the stores of a city of the state only, compared without regard to case or surrounding spaces', () => {
+        expect(distances(region('KS', ' garden CITY ')).map(([name]) => name)).toEqual(['GC']);
+        expect(distances(region('NY', 'Garden City')).map(([name]) => name)).toEqual(['GC-NY']);
+        expect(distances(region('KS', 'wichita', 100)).map(([name]) => name)).toEqual(kansas.slice(0, 70).map((s) => s.code));
+        expect(distances(region('KS', 'Wichita', 2)).map(([name]) => name)).toEqual(['KS000', 'KS001']);
+      });
+
+      it('answers an empty list for a state or city without stores', () => {
+        expect(parse(region('WY').body).locations).toEqual([]);
+        expect(parse(region('KS', 'Dodge City').body).locations).toEqual([]);
+        expect(region('WY').scope).toBe('region');
+      });
     });
   });
 });

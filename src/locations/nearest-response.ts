@@ -1,7 +1,8 @@
 import { around } from 'geokdbush';
+import type KDBush from 'kdbush';
 import { EARTH_RADIUS_MILES, haversineMiles, type Point } from '../geo/geo.js';
 import { openingState } from '../stores/opening-hours.js';
-import type { Snapshot } from './store-snapshot.js';
+import { cityKey, type Snapshot } from './store-snapshot.js';
 
 /** geokdbush measures in kilometres on a sphere of this radius; only the angle matters. */
 const GEOKDBUSH_EARTH_RADIUS_KM = 6371;
@@ -70,6 +71,66 @@ class Openings {
 export function nearestResponse(snapshot: Snapshot, center: Point, maxMiles: number, limit: number, moment?: Moment): Buffer {
   const openings = moment && new Openings(snapshot, moment.at);
   const found = search(snapshot, center, maxMiles, limit, moment?.openOnly ? (store) => openings!.isOpen(store) : undefined);
+  return write(snapshot, found, openings);
+}
+
+/** 1 mile in kilometres, exactly (the international mile). */
+export const KM_PER_MILE = 1.609344;
+
+export type DistanceUnit = 'mi' | 'km';
+
+/** What a search looked through, as its `Search-Scope` header says. */
+export type SearchScope = 'radius' | 'nearest' | 'region';
+
+/** A state, or a city of it: the request's `region`, its state in capitals. */
+export interface Region {
+  state: string;
+  city?: string;
+}
+
+/** The search's `distance_unit`, `nearest_if_none` and `region`: what a plain search (nearestResponse) does not ask. */
+export interface Scope {
+  unit: DistanceUnit;
+  nearestIfNone: boolean;
+  region?: Region;
+}
+
+/**
+ * nearestResponse with a scope: `maxDistance` and each `distance` in `scope.unit`; with
+ * `nearestIfNone`, the single nearest store (open store with `openOnly`) at any distance when
+ * none is in range, found by the same walk of the tree without a radius; with a `region`, every
+ * store of the state (or city), nearest first, walked in the state's own tree (Snapshot.states),
+ * `maxDistance` unused. Also says which it answered.
+ */
+export function scopedResponse(snapshot: Snapshot, center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope): { body: Buffer; scope: SearchScope } {
+  const openings = moment && new Openings(snapshot, moment.at);
+  const keep = moment?.openOnly ? (store: number) => openings!.isOpen(store) : undefined;
+  let answered: SearchScope = 'radius';
+  let found: Nearby[];
+  const perUnit = scope.unit === 'km' ? KM_PER_MILE : 1;
+  // The single nearest store (open store) first: beyond max_distance, it is the answer, found by one
+  // walk. A radius walk with nothing in range costs what this one does (geokdbush opens nodes until a
+  // store comes out of its queue, in range or not), so walking both would pay twice far from the stores.
+  const nearest = scope.nearestIfNone && !scope.region ? search(snapshot, center, Infinity, 1, keep) : undefined;
+  if (scope.region) {
+    answered = 'region';
+    found = regionSearch(snapshot, center, scope.region, limit, keep);
+  } else if (nearest && (nearest.length === 0 || nearest[0].distance * perUnit > maxDistance)) {
+    found = nearest;
+    if (found.length > 0) answered = 'nearest';
+  } else if (scope.unit === 'km') {
+    // Walked in miles a hair wider than asked; the exact comparison is made in kilometres, so that
+    // a store whose distance in kilometres equals max_distance counts, as it does in miles.
+    found = search(snapshot, center, (maxDistance / KM_PER_MILE) * (1 + 1e-9), limit, keep).filter(({ distance }) => distance * KM_PER_MILE <= maxDistance);
+  } else {
+    found = search(snapshot, center, maxDistance, limit, keep);
+  }
+  if (scope.unit === 'km') for (const nearby of found) nearby.distance *= KM_PER_MILE;
+  return { body: write(snapshot, found, openings), scope: answered };
+}
+
+/** The response of nearestResponse for the stores found, in order, their distances in the unit asked. */
+function write(snapshot: Snapshot, found: Nearby[], openings: Openings | undefined): Buffer {
   const { json, offsets, splits, hours, hoursOf } = snapshot;
   const tails = found.map(({ store, distance }) => `,"distance":${Math.round(distance * 100) / 100}${openings ? openings.fieldsOf(store) : ''}}`);
   let size = RESPONSE_HEAD.length + RESPONSE_TAIL.length + Math.max(0, found.length - 1);
@@ -92,23 +153,55 @@ export function nearestResponse(snapshot: Snapshot, center: Point, maxMiles: num
 }
 
 /** The stores of `nearestResponse`, in order: a k-nearest walk of the tree, never a scan; `keep` passes over the stores it refuses. */
-function search({ index, points, rank }: Snapshot, center: Point, maxMiles: number, limit: number, keep?: (store: number) => boolean): Nearby[] {
-  if (!index) return [];
+function search(snapshot: Snapshot, center: Point, maxMiles: number, limit: number, keep?: (store: number) => boolean): Nearby[] {
+  return snapshot.index ? walk(snapshot, snapshot.index, undefined, center, maxMiles, limit, keep) : [];
+}
+
+/**
+ * The region's stores, nearest first, at most `limit`: a walk of the state's (or the city's) own
+ * tree without a radius, or, for a group too small to have one, each of its stores measured.
+ * A state or city without stores is an empty answer.
+ */
+function regionSearch(snapshot: Snapshot, center: Point, region: Region, limit: number, keep?: (store: number) => boolean): Nearby[] {
+  const state = snapshot.states.get(region.state);
+  const group = region.city === undefined ? state : state?.cities.get(cityKey(region.city));
+  if (!group) return [];
+  if (group.index) return walk(snapshot, group.index, group.stores, center, Infinity, limit, keep);
+  const found: Nearby[] = [];
+  for (const store of group.stores) if (!keep || keep(store)) found.push({ store, distance: distanceFrom(snapshot, center, store) });
+  return found.sort(byDistanceNameCode(snapshot)).slice(0, limit);
+}
+
+const distanceFrom = ({ points }: Snapshot, center: Point, store: number) => haversineMiles(center, { lng: points[2 * store], lat: points[2 * store + 1] });
+const byDistanceNameCode =
+  ({ rank }: Snapshot) =>
+  (a: Nearby, b: Nearby) =>
+    a.distance - b.distance || rank[a.store] - rank[b.store];
+
+/**
+ * A k-nearest walk of `index` (the whole catalogue's tree, or a group's, whose item i is store
+ * stores[i]) out to `maxMiles` (Infinity: no radius). Never a scan: it stops at the first store
+ * out of range, or once it holds `limit` stores and every store tied with the last.
+ */
+function walk(snapshot: Snapshot, index: KDBush, stores: Uint32Array | undefined, center: Point, maxMiles: number, limit: number, keep?: (store: number) => boolean): Nearby[] {
+  const { points } = snapshot;
   const distanceTo = (store: number) => haversineMiles(center, { lng: points[2 * store], lat: points[2 * store + 1] });
-  const byDistanceNameCode = (a: Nearby, b: Nearby) => a.distance - b.distance || rank[a.store] - rank[b.store];
+  const ordered = byDistanceNameCode(snapshot);
   // A hair wider than asked, so rounding never drops a store on the boundary; the exact
-  // haversine distance (R = 3958.8 miles) decides below.
-  const maxKm = (maxMiles / EARTH_RADIUS_MILES) * GEOKDBUSH_EARTH_RADIUS_KM * (1 + 1e-9);
+  // haversine distance (R = 3958.8 miles) decides below. Half the globe is as far as a walk can go.
+  const maxKm = Math.min(Math.PI, (maxMiles / EARTH_RADIUS_MILES) * (1 + 1e-9)) * GEOKDBUSH_EARTH_RADIUS_KM;
   // geokdbush stops at the first store it takes out of range, and takes only stores `keep` lets
   // through: refusing every store in range (open_only at night) walked the whole catalogue, whatever
   // max_distance. So a store out of range is let through: it ends the walk, and the filter below drops it.
   const admit = keep && ((store: number) => keep(store) || distanceTo(store) > maxMiles);
+  const predicate = admit && stores ? (item: number) => admit(stores[item]) : admit;
   for (let wanted = limit + 8; ; wanted *= 2) {
-    const ids = around(index, center.lng, center.lat, wanted, maxKm, admit);
+    const items = around(index, center.lng, center.lat, wanted, maxKm, predicate);
+    const ids = stores ? items.map((item) => stores[item]) : items;
     const found = ids
       .map((store) => ({ store, distance: distanceTo(store) }))
       .filter(({ distance }) => distance <= maxMiles)
-      .sort(byDistanceNameCode);
+      .sort(ordered);
     // The walk stopped at `wanted`: a store tied with the last one kept may lie beyond it.
     const complete = ids.length < wanted || (found.length >= limit && found[limit - 1].distance < found[found.length - 1].distance);
     if (complete) return found.slice(0, limit);

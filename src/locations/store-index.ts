@@ -5,7 +5,7 @@ import type { EnvironmentVariables } from '../config/environment.js';
 import type { Point } from '../geo/geo.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog } from '../stores/store-catalog.js';
-import { nearestResponse, type Moment } from './nearest-response.js';
+import { nearestResponse, scopedResponse, type Moment, type Scope, type SearchScope } from './nearest-response.js';
 import { buildSnapshot, EMPTY_SNAPSHOT, type Snapshot } from './store-snapshot.js';
 
 /** Rows per read while loading: small pages keep the load's short-lived garbage young. */
@@ -97,6 +97,14 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
     let body = answers.get(key);
     if (!body) answers.set(key, (body = nearestResponse(snapshot, center, maxMiles, limit)));
     return body;
+  }
+
+  /**
+   * The same with a unit, nearest_if_none or a region, and what it answered (see scopedResponse).
+   * Worked out every time: only the plain search's answers are kept (nearestResponse above).
+   */
+  scopedResponse(center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope): { body: Buffer; scope: SearchScope } {
+    return scopedResponse(this.current.snapshot, center, maxDistance, limit, moment, scope);
   }
 
   private async load(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { CatalogStore } from '../stores/store-catalog.js';
-import { buildSnapshot, type Snapshot } from './store-snapshot.js';
+import { buildSnapshot, cityKey, GROUP_TREE_MIN, type Snapshot } from './store-snapshot.js';
 
 const WEEK = { monday: '9:00 AM - 6:00 PM', tuesday: '9:00 AM - 6:00 PM', wednesday: 'Closed', thursday: 'Closed', friday: 'Closed', saturday: 'Closed', sunday: 'Closed' };
 
@@ -71,5 +71,20 @@ describe('buildSnapshot', () => {
     expect(snapshot.rank).toHaveLength(0);
     expect(snapshot.json).toHaveLength(0);
     expect(Array.from(snapshot.offsets)).toEqual([0]);
+  });
+
+  it('groups the stores by state (in capitals) and by city within it (without regard to case or surrounding spaces), with a tree for a big group only', async () => {
+    const inState = (code: string, state: string, city: string, lat = 40, lng = -74): CatalogStore => ({ ...store(code, code, lat, lng), state, city });
+    const big = Array.from({ length: GROUP_TREE_MIN + 1 }, (_, i) => inState(`K${i}`, 'KS', i % 2 ? 'Wichita' : 'Topeka', 37 + i / 100, -97));
+    const snapshot = await buildSnapshot(1, [[inState('G1', 'KS', 'Garden City'), inState('G2', 'ks', ' garden CITY ')], big, [inState('GNY', 'NY', 'Garden City')]]);
+    const kansas = snapshot.states.get('KS')!;
+    expect([...kansas.stores]).toEqual(Array.from({ length: GROUP_TREE_MIN + 3 }, (_, n) => n));
+    expect(kansas.index?.numItems).toBe(GROUP_TREE_MIN + 3);
+    expect([...kansas.cities.get(cityKey('Garden City'))!.stores]).toEqual([0, 1]);
+    expect(kansas.cities.get(cityKey('Garden City'))!.index).toBeUndefined();
+    expect(kansas.cities.get('wichita')!.stores).toHaveLength(32);
+    expect([...snapshot.states.get('NY')!.stores]).toEqual([GROUP_TREE_MIN + 3]);
+    expect(snapshot.states.get('NY')!.index).toBeUndefined();
+    expect([...snapshot.states.keys()].sort()).toEqual(['KS', 'NY']);
   });
 });

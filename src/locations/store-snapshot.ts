@@ -39,7 +39,30 @@ export interface Snapshot {
   /** Each distinct (week of hours, time zone) once, and store n's at scheduleOf[n]. */
   schedules: Schedule[];
   scheduleOf: Uint32Array;
+  /** The stores of each state (by its code in capitals), and of each of its cities (by cityKey): a region search walks these. */
+  states: Map<string, StateGroup>;
 }
+
+/** Some stores (their numbers, in catalogue order), with a k-d tree of their own when there are more than GROUP_TREE_MIN. */
+export interface StoreGroup {
+  stores: Uint32Array;
+  /** Item i is store stores[i]. */
+  index?: KDBush;
+}
+
+export interface StateGroup extends StoreGroup {
+  cities: Map<string, StoreGroup>;
+}
+
+/**
+ * Below this many stores a group has no tree: measuring each store costs less than a walk (a
+ * leaf of the tree holds 64). A big state or city has one, so that a region search costs a walk
+ * of `limit` stores whatever the region's size (docs/performance.md).
+ */
+export const GROUP_TREE_MIN = 64;
+
+/** A city as a region search compares it: without regard to case or surrounding white space. */
+export const cityKey = (city: string) => city.trim().toLowerCase();
 
 export const EMPTY_SNAPSHOT: Snapshot = {
   version: -1,
@@ -52,6 +75,7 @@ export const EMPTY_SNAPSHOT: Snapshot = {
   hoursOf: new Uint32Array(0),
   schedules: [],
   scheduleOf: new Uint32Array(0),
+  states: new Map(),
 };
 
 const HOURS_SLOT = '"business_hours":0';
@@ -110,6 +134,8 @@ export async function buildSnapshot(version: number, pages: AsyncIterable<Catalo
   const scheduleIds = new Map<string, number>();
   const schedules: Schedule[] = [];
   const scheduleOf: number[] = [];
+  const stateOf: string[] = [];
+  const cityOf: string[] = [];
   for await (const page of pages) {
     const texts: string[] = [];
     for (const row of page) {
@@ -132,6 +158,8 @@ export async function buildSnapshot(version: number, pages: AsyncIterable<Catalo
       points.push(lng, lat);
       names.push(row.name);
       codes.push(row.code);
+      stateOf.push(row.state.toUpperCase());
+      cityOf.push(cityKey(row.city));
     }
     buffers.push(Buffer.from(texts.join('')));
   }
@@ -165,5 +193,27 @@ export async function buildSnapshot(version: number, pages: AsyncIterable<Catalo
     hoursOf: Uint32Array.from(hoursOf),
     schedules,
     scheduleOf: Uint32Array.from(scheduleOf),
+    states: groupByState(stateOf, cityOf, points),
   };
+}
+
+/** Each state's stores and each of its cities' (see StoreGroup). */
+function groupByState(stateOf: string[], cityOf: string[], points: number[]): Map<string, StateGroup> {
+  const members = new Map<string, { stores: number[]; cities: Map<string, number[]> }>();
+  for (let n = 0; n < stateOf.length; n++) {
+    let state = members.get(stateOf[n]);
+    if (!state) members.set(stateOf[n], (state = { stores: [], cities: new Map() }));
+    state.stores.push(n);
+    let city = state.cities.get(cityOf[n]);
+    if (!city) state.cities.set(cityOf[n], (city = []));
+    city.push(n);
+  }
+  const group = (stores: number[]): StoreGroup => {
+    if (stores.length <= GROUP_TREE_MIN) return { stores: Uint32Array.from(stores) };
+    const index = new KDBush(stores.length);
+    for (const n of stores) index.add(points[2 * n], points[2 * n + 1]);
+    index.finish();
+    return { stores: Uint32Array.from(stores), index };
+  };
+  return new Map([...members].map(([code, { stores, cities }]) => [code, { ...group(stores), cities: new Map([...cities].map(([city, list]) => [city, group(list)])) }]));
 }

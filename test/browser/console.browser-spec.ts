@@ -279,6 +279,56 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     await shot('stores');
   });
 
+  it('offers kilometres, the nearest store when none is in range, and every store of a state or city, as POST /locations/nearest answers them', async () => {
+    const lines = (locations: Location[], unit: string) => locations.map((l) => `${l.distance} ${unit} ${l.name}, ${l.address}, ${l.city}, ${l.state} ${l.zip}`);
+    const shown = async (scope: string, expected: string[]) => {
+      await page.waitForFunction(
+        ([scope, first, count]) => document.querySelector(`.search [data-scope="${scope}"]`) !== null && document.querySelectorAll('.results li').length === count && document.querySelector('.results li')?.textContent === first,
+        [scope, expected[0], expected.length] as const,
+      );
+      expect(await page.locator('.results li').allInnerTexts()).toEqual(expected);
+    };
+    const search = page.getByRole('button', { name: 'Search' });
+
+    // Kilometres: the distance field says so, and each distance is the API's in km.
+    await page.getByLabel('ZIP code').fill('10001');
+    await page.getByLabel('Unit').selectOption('km');
+    await page.getByLabel('Distance (km)').fill('8');
+    await search.click();
+    const km = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { zip: '10001' }, max_distance: 8, limit: 200, distance_unit: 'km' });
+    expect(km.body.locations.length).toBeGreaterThan(5);
+    await shown('radius', lines(km.body.locations, 'km'));
+
+    // Nothing within 5 km of Absarokee, Montana: the nearest store, 58 miles away.
+    await page.getByLabel('ZIP code').fill('59001');
+    await page.getByLabel('Distance (km)').fill('5');
+    await page.getByLabel('Nearest store if none in range').check();
+    await search.click();
+    const nearest = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { zip: '59001' }, max_distance: 5, nearest_if_none: true, limit: 200, distance_unit: 'km' });
+    expect(nearest.body.locations).toHaveLength(1);
+    await shown('nearest', lines(nearest.body.locations, 'km'));
+    await expect(page.locator('.search [role="status"]').innerText()).resolves.toBe('No store within reach; the nearest one:');
+
+    // A city of a state, in miles: every store of it, nearest first from the ZIP code's point, no circle.
+    await page.getByLabel('Unit').selectOption('mi');
+    await page.getByLabel('ZIP code').fill('10001');
+    await page.getByLabel('Or every store of a state (two letters)').fill('ny');
+    await page.getByLabel('and of its city').fill(' new york ');
+    await search.click();
+    const region = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { zip: '10001' }, region: { state: 'ny', city: ' new york ' }, limit: 200 });
+    expect(region.body.locations.length).toBeGreaterThan(5);
+    expect(new Set(region.body.locations.map((l) => `${l.city}, ${l.state}`))).toEqual(new Set(['New York, NY']));
+    await shown('region', lines(region.body.locations, 'mi'));
+    await expect(page.locator('.search [role="status"]').innerText()).resolves.toBe(`${region.body.locations.length} stores in new york, NY, nearest first:`);
+    await expectAccessible('stores (region search)');
+
+    // Back to a plain search for the tests that follow.
+    await page.getByLabel('Or every store of a state (two letters)').fill('');
+    await page.getByLabel('and of its city').fill('');
+    await page.getByLabel('Nearest store if none in range').uncheck();
+    await page.getByLabel('Distance (miles)').fill('5');
+  });
+
   it('measures from a street address the service geocodes, and draws that point beside the ZIP code’s', async () => {
     const empire = { lat: 40.748441, lng: -73.985664 };
     geocoder.behaviours.set('350 5th Ave', { kind: 'match', ...empire, zip: '10001', state: 'NY' });

@@ -10,6 +10,8 @@ import { freePort } from './server.js';
 export interface PublishedEvent {
   natsSubject: string;
   msgId: string | undefined;
+  /** When the broker stored it (ms since the epoch, the broker's clock: this machine's). */
+  storedAt: number;
   event: { specversion: string; id: string; source: string; type: string; subject: string; time: string; datacontenttype: string; data: Record<string, unknown> };
 }
 
@@ -71,7 +73,7 @@ export class TestNats {
       for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
         const message = await manager.streams.getMessage(stream, { seq });
         if (!message) continue;
-        events.push({ natsSubject: message.subject, msgId: message.header?.get('Nats-Msg-Id'), event: message.json() });
+        events.push({ natsSubject: message.subject, msgId: message.header?.get('Nats-Msg-Id'), storedAt: message.time.getTime(), event: message.json() });
       }
       return events;
     } finally {

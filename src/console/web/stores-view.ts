@@ -122,14 +122,29 @@ const FALLBACK_WORDS: Record<string, string> = {
   breaker_open: 'the geocoder is skipped after repeated failures',
 };
 
+const KM_PER_MILE = 1.609344;
+
+/** The line above a search's results, by its `Search-Scope`. */
+function resultsText(count: number, scope: string, region?: string): string {
+  const stores = `${count} ${count === 1 ? 'store' : 'stores'}`;
+  if (scope === 'region') return count === 0 ? `No store in ${region ?? 'the region'}.` : `${stores} in ${region ?? 'the region'}, nearest first:`;
+  if (scope === 'nearest') return 'No store within reach; the nearest one:';
+  return count === 0 ? 'No store within reach.' : `${stores}, nearest first:`;
+}
+
 function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locations: Location[] | undefined) => void }) {
   const [address, setAddress] = useState('');
   const [city, setCity] = useState('');
   const [state, setState] = useState('');
   const [zip, setZip] = useState('');
   const [miles, setMiles] = useState('5');
+  const [unit, setUnit] = useState<'mi' | 'km'>('mi');
+  const [nearestIfNone, setNearestIfNone] = useState(false);
+  const [regionState, setRegionState] = useState('');
+  const [regionCity, setRegionCity] = useState('');
   const [error, setError] = useState<string>();
   const [locations, setLocations] = useState<Location[]>();
+  const [answered, setAnswered] = useState<{ unit: string; scope: string; region?: string }>();
   const [position, setPosition] = useState<CustomerPosition>();
   const search = async (event: Event) => {
     event.preventDefault();
@@ -140,18 +155,29 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
       // the API's own 400 says what is wrong.
       const distance = /^\s*\d+(\.\d+)?\s*$/.test(miles) ? Number(miles) : miles;
       const customer = Object.fromEntries(Object.entries({ address, city, state, zip }).filter(([, value]) => value.trim() !== ''));
-      const request = { customer_address: customer, max_distance: distance, limit: 200 };
-      const [{ data }, { data: found }] = await Promise.all([
+      // A region (its state filled in) takes every store of it, at any distance: no radius, no fallback.
+      const region = regionState.trim() !== '' ? { state: regionState, ...(regionCity.trim() !== '' ? { city: regionCity } : {}) } : undefined;
+      const request = {
+        customer_address: customer,
+        ...(region ? { region } : { max_distance: distance, ...(nearestIfNone ? { nearest_if_none: true } : {}) }),
+        limit: 200,
+        ...(unit === 'km' ? { distance_unit: unit } : {}),
+      };
+      const [{ data, headers }, { data: found }] = await Promise.all([
         api<{ locations: Location[] }>('POST', '/admin/locations/nearest', request),
         api<CustomerPosition>('POST', '/admin/locations/position', request),
       ]);
+      const scope = headers.get('Search-Scope') ?? 'radius';
       setLocations(data.locations);
+      setAnswered({ unit: headers.get('Distance-Unit') ?? 'mi', scope, region: region && [region.city?.trim(), region.state.toUpperCase()].filter(Boolean).join(', ') });
       setPosition(found);
       onResults(data.locations);
-      map?.setCircle({ lat: found.lat, lng: found.lng, miles: Number(miles) });
+      // The circle is the radius asked, in miles on the map; a region search has none.
+      map?.setCircle(region ? undefined : { lat: found.lat, lng: found.lng, miles: unit === 'km' ? Number(miles) / KM_PER_MILE : Number(miles) });
       map?.setPositions({ customer: found, zip: found.zip });
     } catch (failure) {
       setLocations(undefined);
+      setAnswered(undefined);
       setPosition(undefined);
       onResults(undefined);
       map?.setCircle(undefined);
@@ -166,7 +192,14 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
     <h2 id="search-heading">Where would a customer land?</h2>
     <form onSubmit=${search} class="inline">
       ${field('search-address', 'Street address', address, setAddress, 22)} ${field('search-city', 'City', city, setCity, 12)} ${field('search-state', 'State (two letters)', state, setState, 3)}
-      ${field('search-zip', 'ZIP code', zip, setZip, 10, 'numeric')} ${field('search-miles', 'Distance (miles)', miles, setMiles, 5, 'decimal')}
+      ${field('search-zip', 'ZIP code', zip, setZip, 10, 'numeric')} ${field('search-miles', unit === 'km' ? 'Distance (km)' : 'Distance (miles)', miles, setMiles, 5, 'decimal')}
+      <label for="search-unit">Unit</label>
+      <select id="search-unit" value=${unit} onChange=${(e: Event) => setUnit((e.target as HTMLSelectElement).value as 'mi' | 'km')}>
+        <option value="mi">miles</option>
+        <option value="km">kilometres</option>
+      </select>
+      <label><input type="checkbox" checked=${nearestIfNone} onChange=${(e: Event) => setNearestIfNone((e.target as HTMLInputElement).checked)} /> Nearest store if none in range</label>
+      ${field('search-region-state', 'Or every store of a state (two letters)', regionState, setRegionState, 3)} ${field('search-region-city', 'and of its city', regionCity, setRegionCity, 12)}
       <button type="submit">Search</button>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
@@ -178,9 +211,10 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
       ${`ZIP ${position.zip.zip}'s point: ${position.zip.lat.toFixed(6)}, ${position.zip.lng.toFixed(6)}.`}
     </p>`}
     ${locations &&
-    html`<p role="status">${locations.length === 0 ? 'No store within reach.' : `${locations.length} ${locations.length === 1 ? 'store' : 'stores'}, nearest first:`}</p>
+    answered &&
+    html`<p role="status" data-scope=${answered.scope}>${resultsText(locations.length, answered.scope, answered.region)}</p>
       <ol class="results">
-        ${locations.map((location) => html`<li><span class="distance">${location.distance} mi</span> ${location.name}, ${location.address}, ${location.city}, ${location.state} ${location.zip}</li>`)}
+        ${locations.map((location) => html`<li><span class="distance">${location.distance} ${answered.unit}</span> ${location.name}, ${location.address}, ${location.city}, ${location.state} ${location.zip}</li>`)}
       </ol>`}
   </section>`;
 }

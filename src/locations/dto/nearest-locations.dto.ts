@@ -1,6 +1,7 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { IsObject, IsString, Matches, ValidateBy, ValidateNested, type ValidationArguments } from 'class-validator';
+import { IsObject, IsOptional, IsString, Matches, ValidateBy, ValidateNested, type ValidationArguments } from 'class-validator';
 import { type FieldOptions, ValidateField, ValidateInteger, ValidateText } from '../../common/validators.js';
 import { ValidateUsState } from '../../geo/validate-us-state.js';
 import { ZIP_PATTERN } from '../../geo/zip-geocoder.js';
@@ -18,16 +19,68 @@ function ValidateZip({ description, ...options }: FieldOptions) {
   );
 }
 
-/** A JSON number of miles, > 0 and <= maximum; one message for every failure. */
-function ValidateMiles({ default: fallback, maximum, ...options }: FieldOptions & { maximum: number }) {
-  const isMiles = ValidateBy({
-    name: 'isMiles',
+/** 1 mile in kilometres, exactly. */
+const KM_PER_MILE = 1.609344;
+const DISTANCE_UNITS = ['mi', 'km'] as const;
+const UNIT_WORDS = { mi: 'miles', km: 'kilometres' } as const;
+
+/**
+ * `max_distance`: a JSON number > 0 and at most `maximum` miles, or as many kilometres (804.672
+ * for 500) with `distance_unit` "km"; one message for every failure. A region search has no
+ * radius, so beside `region` it is refused whatever its value. JSON null stays null (not given):
+ * the default applies in the service, so that a value given can be told from the default.
+ */
+function ValidateMaxDistance({ default: fallback, maximum, ...options }: FieldOptions & { maximum: number }) {
+  const unitOf = (request: object) => (request as { distance_unit?: unknown }).distance_unit ?? 'mi';
+  const withRegion = (request: object) => (request as { region?: unknown }).region != null;
+  const bound = (unit: 'mi' | 'km') => (unit === 'km' ? Math.round(maximum * KM_PER_MILE * 1e6) / 1e6 : maximum);
+  const isMaxDistance = ValidateBy({
+    name: 'isMaxDistance',
     validator: {
-      validate: (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= maximum,
-      defaultMessage: ({ property }: ValidationArguments) => `${property} must be a number of miles greater than 0 and at most ${maximum}`,
+      validate(value: unknown, args?: ValidationArguments) {
+        if (withRegion(args!.object)) return false;
+        const unit = unitOf(args!.object);
+        // A unit that is neither is distance_unit's own 400; the distance is not judged by it.
+        if (unit !== 'mi' && unit !== 'km') return true;
+        return typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= bound(unit);
+      },
+      defaultMessage({ property, object }: ValidationArguments) {
+        if (withRegion(object)) return `${property} cannot be given with region: a region search takes every store of the region, at any distance`;
+        const unit = unitOf(object) as 'mi' | 'km';
+        return `${property} must be a number of ${UNIT_WORDS[unit]} greater than 0 and at most ${bound(unit)}`;
+      },
     },
   });
-  return ValidateField({ type: 'number', format: 'float', default: fallback, minimum: 0, exclusiveMinimum: true, maximum, ...options }, isMiles);
+  return applyDecorators(ApiPropertyOptional({ type: 'number', format: 'float', default: fallback, minimum: 0, exclusiveMinimum: true, maximum, ...options }), IsOptional(), isMaxDistance);
+}
+
+/** `distance_unit`: "mi" or "km", exactly. */
+function ValidateDistanceUnit(options: FieldOptions) {
+  return ValidateField(
+    { type: 'string', enum: [...DISTANCE_UNITS], optional: true, ...options },
+    ValidateBy({
+      name: 'isDistanceUnit',
+      validator: {
+        validate: (value: unknown) => (DISTANCE_UNITS as readonly unknown[]).includes(value),
+        defaultMessage: ({ property }: ValidationArguments) => `${property} must be "mi" or "km"`,
+      },
+    }),
+  );
+}
+
+/** `nearest_if_none`: a JSON boolean; true only for a radius search (a region has no radius to look beyond). */
+function ValidateNearestIfNone(options: FieldOptions) {
+  return ValidateField(
+    { type: 'boolean', optional: true, ...options },
+    ValidateBy({
+      name: 'isNearestIfNone',
+      validator: {
+        validate: (value: unknown, args?: ValidationArguments) => typeof value === 'boolean' && !(value && (args?.object as { region?: unknown }).region != null),
+        defaultMessage: ({ property, value }: ValidationArguments) =>
+          typeof value === 'boolean' ? `${property} cannot be given with region: a region search has no radius to look beyond` : `${property} must be true or false`,
+      },
+    }),
+  );
 }
 
 /**
@@ -90,7 +143,7 @@ function ValidateOpenOnly(options: FieldOptions) {
   );
 }
 
-const DEFAULT_MAX_DISTANCE = 5;
+export const DEFAULT_MAX_DISTANCE = 5;
 const DEFAULT_LIMIT = 25;
 
 @ApiSchema({
@@ -129,6 +182,36 @@ export class CustomerAddress {
   lng?: number;
 }
 
+/**
+ * `region`: checked by these decorators, and written inline in the request's schema (REGION_PROPERTIES)
+ * rather than as a schema of its own, so that the document's schemas stay the spec's.
+ */
+export class SearchRegion {
+  @ValidateUsState({ description: 'State code: a US state or territory, two letters, any case.', example: 'KS' })
+  state: string;
+
+  @ValidateText({
+    optional: true,
+    minLength: 1,
+    maxLength: 200,
+    notBlank: true,
+    description: "Only the stores of this city of the state, compared without regard to case or surrounding white space (`' garden city '` is `Garden City`).",
+    example: 'Garden City',
+  })
+  city?: string;
+}
+
+const REGION_PROPERTIES = {
+  state: { type: 'string', pattern: '^[A-Za-z]{2}$', description: 'State code: a US state or territory, two letters, any case.', example: 'KS' },
+  city: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 200,
+    description: "Only the stores of this city of the state, compared without regard to case or surrounding white space (`' garden city '` is `Garden City`).",
+    example: 'Garden City',
+  },
+} as const;
+
 @ApiSchema({ name: 'NearestLocationsRequest' })
 export class NearestLocationsRequest {
   @ApiProperty({ type: CustomerAddress })
@@ -137,14 +220,14 @@ export class NearestLocationsRequest {
   @Type(() => CustomerAddress)
   customer_address: CustomerAddress;
 
-  @ValidateMiles({
-    optional: true,
+  @ValidateMaxDistance({
     default: DEFAULT_MAX_DISTANCE,
     maximum: 500,
-    description: 'Maximum search distance in miles: greater than 0, at most 500. Default: 5.',
+    description:
+      'Maximum search distance in `distance_unit` (miles by default): greater than 0, at most 500 miles, or 804.672 with `distance_unit` `"km"` (the same distance). Default: 5 (in the unit of the request). Not with `region`.',
     example: 5,
   })
-  max_distance: number = DEFAULT_MAX_DISTANCE;
+  max_distance?: number | null;
 
   @ValidateInteger({
     optional: true,
@@ -169,7 +252,51 @@ export class NearestLocationsRequest {
     example: false,
   })
   open_only?: boolean;
+
+  @ValidateDistanceUnit({
+    description:
+      'The unit of `max_distance` and of each location\'s `distance` (an extension of this service): `"mi"` or `"km"` (1 mi = 1.609344 km). The `Distance-Unit` header of the answer repeats it. Default: `"mi"`.',
+    default: 'mi',
+    example: 'km',
+  })
+  distance_unit?: 'mi' | 'km';
+
+  @ValidateNearestIfNone({
+    description:
+      'When no store is within `max_distance` (open at `open_at`, with `open_only`), answer the single nearest one (nearest open one) at whatever distance instead of an empty list (an extension of this service); the `Search-Scope` header then says `nearest`. Still empty when there is no store (or none open) at all. Not `true` with `region`. Default: false.',
+    default: false,
+    example: true,
+  })
+  nearest_if_none?: boolean;
+
+  // Not ValidateField: ApiPropertyOptional would overwrite the object's own `required` list.
+  @ApiProperty({
+    type: 'object',
+    properties: REGION_PROPERTIES,
+    required: ['state'],
+    selfRequired: false,
+    description:
+      "Every store of a state (`{\"state\": \"KS\"}`) or of a city of it (`{\"state\": \"KS\", \"city\": \"Garden City\"}`), nearest first from the customer's position, at most `limit`, whatever the distance (an extension of this service): `max_distance` is not given with it. `open_at`, `open_only` and `distance_unit` apply as to a radius search. The `Search-Scope` header then says `region`.",
+  })
+  @Transform(({ value }: { value: unknown }) => (value === null ? undefined : value))
+  @IsOptional()
+  @IsObject({ message: 'region must be an object' })
+  @ValidateNested()
+  @Type(() => SearchRegion)
+  region?: SearchRegion;
 }
+
+/**
+ * The request body's examples, offered by Swagger UI (the first one fills the body): a radius search
+ * first, as a first-time user expects, then each extension. Every one answers 200 on the demo stores.
+ */
+export const NEAREST_REQUEST_EXAMPLES = {
+  radius: { summary: 'Stores within 5 miles of a ZIP code', value: { customer_address: { zip: '10001' }, max_distance: 5 } },
+  kilometres: { summary: 'Stores within 8 km, distances in kilometres', value: { customer_address: { zip: '10001' }, max_distance: 8, distance_unit: 'km' } },
+  nearest: { summary: 'The nearest store, however far, when none is within 5 miles', value: { customer_address: { zip: '59001' }, nearest_if_none: true } },
+  region: { summary: 'Every store of a city, nearest first', value: { customer_address: { zip: '10001' }, region: { state: 'NY', city: 'New York' }, limit: 10 } },
+  openNow: { summary: 'The stores open now within 2 miles', value: { customer_address: { zip: '10001' }, max_distance: 2, open_at: 'now', open_only: true } },
+};
 
 const hours = (day: string, example: string) =>
   ApiProperty({ description: `Hours on ${day}: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".`, example });
@@ -198,7 +325,8 @@ export class Location {
   @ApiProperty({
     type: 'number',
     format: 'float',
-    description: "Great-circle distance from the customer's position (see the `Customer-Position` header), in miles, rounded to two decimals.",
+    description:
+      "Great-circle distance from the customer's position (see the `Customer-Position` header), in the request's `distance_unit` (miles by default; see the `Distance-Unit` header), rounded to two decimals.",
     example: 0.42,
   })
   distance: number;
@@ -225,6 +353,6 @@ export class NearestLocationsResponse {
   @ApiProperty({ description: 'Response status code (capital C): "Success" for a successful search.', example: 'Success' })
   Code: string;
 
-  @ApiProperty({ type: Location, isArray: true, description: 'Locations within max_distance, nearest first (ties by name, then store code); empty when none.' })
+  @ApiProperty({ type: Location, isArray: true, description: 'Locations within max_distance (or of the region, or the single nearest store: see the `Search-Scope` header), nearest first (ties by name, then store code); empty when none.' })
   locations: Location[];
 }
