@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { createLoggers, PinoLoggerService, prettyLogs, redactUrl } from './logger.js';
+import type { Request, Response } from 'express';
+import { createLoggers, logRequest, PinoLoggerService, prettyLogs, redactUrl } from './logger.js';
 import { requestFields } from './request-fields.js';
 
 /** A logger whose JSON lines are collected instead of written to stdout. */
@@ -56,6 +57,42 @@ describe('PinoLoggerService', () => {
     service.log({ event: 'x', token: 'pst_secret', headers: { authorization: 'Bearer pst_secret' } }, 'Test');
     expect(JSON.stringify(lines[0])).not.toContain('pst_secret');
     expect(lines[0]).toMatchObject({ token: '[REDACTED]', headers: { authorization: '[REDACTED]' } });
+  });
+});
+
+describe('logRequest', () => {
+  /** The request log of LOG_LEVEL `level`, and a request whose client address counts its look-ups. */
+  function setUp(level: 'log' | 'warn') {
+    const lines: Record<string, unknown>[] = [];
+    const log = createLoggers({ LOG_LEVEL: level, LOG_FORMAT: 'json' }, { write: (line: string) => void lines.push(JSON.parse(line)) }).requests;
+    const looked = { ip: 0 };
+    const req = { method: 'POST', originalUrl: '/locations/nearest' } as Request;
+    Object.defineProperty(req, 'ip', { get: () => (looked.ip++, '10.0.0.1') });
+    const line = (status: number, finished = true) => logRequest(log, req, { statusCode: status, writableFinished: finished } as Response, { reqId: 'r1' }, '/locations/nearest', 0.0123);
+    return { lines, looked, line };
+  }
+
+  it('writes one line per request at the level its outcome asks', () => {
+    const { lines, line } = setUp('log');
+    line(200);
+    line(503);
+    line(200, false);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'info', msg: 'request completed', reqId: 'r1', status: 200, route: '/locations/nearest', remoteAddress: '10.0.0.1', durationMs: 12.3 }),
+      expect.objectContaining({ level: 'error', msg: 'request failed', status: 503 }),
+      expect.objectContaining({ level: 'warn', msg: 'request aborted' }),
+    ]);
+  });
+
+  it('builds nothing for a line its level drops', () => {
+    const { lines, looked, line } = setUp('warn');
+    line(200);
+    line(404);
+    expect(lines).toHaveLength(0);
+    expect(looked.ip).toBe(0);
+    line(500);
+    expect(lines).toEqual([expect.objectContaining({ level: 'error', status: 500 })]);
+    expect(looked.ip).toBe(1);
   });
 });
 

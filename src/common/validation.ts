@@ -1,4 +1,46 @@
 import { BadRequestException, ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
+import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata.js';
+
+/**
+ * class-validator works out a class's rules on every validation: it filters the rules of the
+ * class, looks through the rules of every other validated class of the app for ones it inherits
+ * (so the cost grows with the app's DTOs, not with the request), and groups the result by
+ * property, for the request body and again for each nested object. The rules only change when a
+ * decorator runs, i.e. while modules load, so they are worked out once per class here and the
+ * cache is dropped whenever a rule is added. The rules themselves, their order and what they say
+ * are class-validator's, untouched. Only the plain call (no groups, `always` and `strictGroups`
+ * off: what the pipe below asks) is kept; any other call goes through as before.
+ */
+export function cacheValidationRules(storage = getMetadataStorage()): void {
+  type Storage = typeof storage & { rulesCached?: true };
+  const cached = storage as Storage;
+  if (cached.rulesCached) return;
+  cached.rulesCached = true;
+  // By class, then by the schema argument (class-validator passes the parent's class for a nested object).
+  const rules = new Map<unknown, Map<unknown, ValidationMetadata[]>>();
+  const grouped = new WeakMap<ValidationMetadata[], Record<string, ValidationMetadata[]>>();
+  const targetRules = storage.getTargetValidationMetadatas.bind(storage);
+  const groupRules = storage.groupByPropertyName.bind(storage);
+  const addRule = storage.addValidationMetadata.bind(storage);
+  storage.addValidationMetadata = (metadata) => {
+    rules.clear();
+    addRule(metadata);
+  };
+  storage.getTargetValidationMetadatas = (target, schema, always, strictGroups, groups) => {
+    if (always || strictGroups || groups?.length) return targetRules(target, schema, always, strictGroups, groups);
+    let bySchema = rules.get(target);
+    if (!bySchema) rules.set(target, (bySchema = new Map()));
+    let found = bySchema.get(schema);
+    if (!found) bySchema.set(schema, (found = targetRules(target, schema, always, strictGroups, groups)));
+    return found;
+  };
+  storage.groupByPropertyName = (metadata) => {
+    let found = grouped.get(metadata);
+    if (!found) grouped.set(metadata, (found = groupRules(metadata)));
+    return found;
+  };
+}
 
 /** Which problem to name first: an unknown field, then a wrong type, then the rest. */
 const PRIORITY = ['nestedValidation', 'isString', 'isObject', 'whitelistValidation'];
@@ -39,6 +81,7 @@ class StrictValidationPipe extends ValidationPipe {
 }
 
 export function createValidationPipe(): ValidationPipe {
+  cacheValidationRules();
   return new StrictValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,

@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import { LRUCache } from 'lru-cache';
 import type { EnvironmentVariables } from '../config/environment.js';
 import type { Point } from '../geo/geo.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -9,6 +10,24 @@ import { buildSnapshot, EMPTY_SNAPSHOT, type Snapshot } from './store-snapshot.j
 
 /** Rows per read while loading: small pages keep the load's short-lived garbage young. */
 const LOAD_PAGE = 2000;
+
+/**
+ * The answers kept per snapshot: most searches repeat (a ZIP code's point, the default distance
+ * and limit; a cached address), and an answer is a few KB (25 stores: about 12 KB), so 8 MiB
+ * hold some 700 of them. Bounded in bytes, so that device positions, each a key of its own, only
+ * push older answers out.
+ */
+const ANSWERS_MAX_BYTES = 8 * 1024 * 1024;
+
+/** A snapshot and the answers worked out on it: swapped together, so an answer never outlives its catalogue version. */
+interface Loaded {
+  snapshot: Snapshot;
+  answers: LRUCache<string, Buffer>;
+}
+
+function loaded(snapshot: Snapshot): Loaded {
+  return { snapshot, answers: new LRUCache<string, Buffer>({ maxSize: ANSWERS_MAX_BYTES, sizeCalculation: (body) => body.length + 100 }) };
+}
 
 /**
  * The stores, held in memory in a k-d tree (kdbush + geokdbush, see store-snapshot.ts), so
@@ -23,7 +42,7 @@ const LOAD_PAGE = 2000;
 @Injectable()
 export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('StoreIndex');
-  private snapshot: Snapshot = EMPTY_SNAPSHOT;
+  private current: Loaded = loaded(EMPTY_SNAPSHOT);
   private timer?: NodeJS.Timeout;
   private reloading?: Promise<void>;
 
@@ -51,7 +70,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   /** Reloads if another instance changed the stores; a failure keeps the current snapshot. */
   async refresh(): Promise<void> {
     try {
-      if ((await this.catalog.version()) !== this.snapshot.version) await this.reload();
+      if ((await this.catalog.version()) !== this.current.snapshot.version) await this.reload();
     } catch (error) {
       this.logger.warn(`store index not refreshed: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -63,21 +82,36 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
     return this.reloading;
   }
 
-  /** The whole 200 response of POST /locations/nearest, as UTF-8 JSON (see nearestResponse). */
+  /**
+   * The whole 200 response of POST /locations/nearest, as UTF-8 JSON (see nearestResponse). A
+   * search without `open_at` depends only on the position, the distance, the limit and the
+   * snapshot, so its answer is kept for the snapshot and given again as is (the same bytes; a
+   * caller never writes into them). With `open_at` the answer depends on the moment ("now" moves),
+   * and is worked out every time.
+   */
   nearestResponse(center: Point, maxMiles: number, limit: number, moment?: Moment): Buffer {
-    return nearestResponse(this.snapshot, center, maxMiles, limit, moment);
+    const { snapshot, answers } = this.current;
+    if (moment) return nearestResponse(snapshot, center, maxMiles, limit, moment);
+    // Every argument that shapes the answer is in the key: an option added to the search goes in too.
+    const key = `${center.lat},${center.lng},${maxMiles},${limit}`;
+    let body = answers.get(key);
+    if (!body) answers.set(key, (body = nearestResponse(snapshot, center, maxMiles, limit)));
+    return body;
   }
 
-  /** The same with a unit, nearest_if_none or a region, and what it answered (see scopedResponse). */
+  /**
+   * The same with a unit, nearest_if_none or a region, and what it answered (see scopedResponse).
+   * Worked out every time: only the plain search's answers are kept (nearestResponse above).
+   */
   scopedResponse(center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope): { body: Buffer; scope: SearchScope } {
-    return scopedResponse(this.snapshot, center, maxDistance, limit, moment, scope);
+    return scopedResponse(this.current.snapshot, center, maxDistance, limit, moment, scope);
   }
 
   private async load(): Promise<void> {
     const started = Date.now();
     const version = await this.catalog.version();
     const snapshot = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE));
-    this.snapshot = snapshot;
+    this.current = loaded(snapshot);
     const count = snapshot.rank.length;
     this.metrics.storeIndexStores.set(count);
     this.metrics.storeIndexLoadedAt = Date.now();

@@ -1,0 +1,158 @@
+// npm run bench:compare -- <commit>: the working tree against another commit, on the same data,
+// the same database and the same minutes of a noisy machine.
+//
+// Builds <commit> in a temporary git worktree (its node_modules linked to this checkout's when
+// the two package-lock.json are equal, else `npm ci` there), builds the working tree, seeds one
+// MySQL database (BENCH_DATABASE_URL, as npm run bench: `<name>_compare`) with STORES synthetic
+// stores (default 100,000) and 10,000 plants, and starts both builds on it as in production
+// (NODE_ENV=production, one log line per request into a file, metrics off, abuse limits off),
+// each with GEOCODER=census against bench/fake-geocoder.mjs. Then each scenario runs ROUNDS times
+// (default 2) on each build for DURATION seconds (default 5), 32 connections, the builds
+// alternating and their order turning from round to round, and the table gives the working
+// tree's req/s over the commit's, round by round and on average, with p99 and errors, and each
+// build's CPU time per request (from /proc, less moved by the machine's other work than req/s;
+// its ratio is the commit's over the working tree's, so above 1 is faster too). RSS is
+// read after each build's last run. Scenarios (COMPARE_SCENARIOS, comma list of name prefixes):
+// `GET /plants`, the search at 5 and 50 mi (ZIP only), `address cached` (four street addresses
+// looked up once before the runs, so that every search of the runs is a geocoder cache hit, see
+// bench/geocoder.mjs) and `open_at` (5 mi, a Wednesday noon). A scenario a build does not answer
+// 200 (a commit before the feature), or answers from another position (the Customer-Position
+// header), is named in the notes and not compared. The default run takes 3 to 5 minutes once
+// both builds are installed; DURATION=10 ROUNDS=3 for a closer figure, STORES=10000 for a quick
+// look, COMPARE_NODE_MODULES=<dir> to reuse a node_modules installed for that commit.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
+import { ROOT, cli, cpuSeconds, fmt, freshDatabase, load, startProcess } from './lib.mjs';
+import { plantRows } from './plants.mjs';
+import { benchScenarios } from './scenarios.mjs';
+
+const commitArg = process.argv[2];
+if (!commitArg) {
+  console.error('usage: npm run bench:compare -- <commit>');
+  process.exit(2);
+}
+const DURATION = Number(process.env.DURATION ?? 5);
+const ROUNDS = Number(process.env.ROUNDS ?? 2);
+const STORES = Number(process.env.STORES ?? 100_000);
+const TEAMS = 10;
+const PLANTS_PER_TEAM = 1000;
+const SCENARIOS = process.env.COMPARE_SCENARIOS?.split(',').map((s) => s.trim());
+const git = (...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+const commit = git('rev-parse', '--verify', `${commitArg}^{commit}`);
+const short = commit.slice(0, 7);
+
+// The other build, in a worktree of its own that is removed at the end (also when this fails).
+const other = mkdtempSync(join(tmpdir(), `plant-store-compare-${short}-`));
+const removeWorktree = () => {
+  try {
+    execFileSync('git', ['worktree', 'remove', '--force', other], { cwd: ROOT, stdio: 'ignore' });
+  } catch {
+    rmSync(other, { recursive: true, force: true });
+  }
+};
+process.once('exit', removeWorktree);
+console.error(`checking out ${short} in ${other}…`);
+execFileSync('git', ['worktree', 'add', '--detach', '--force', other, commit], { cwd: ROOT, stdio: 'ignore' });
+const sameLockfile = readFileSync(join(ROOT, 'package-lock.json'), 'utf8') === readFileSync(join(other, 'package-lock.json'), 'utf8');
+// COMPARE_NODE_MODULES: a node_modules installed from that commit's lockfile elsewhere (npm ci
+// compiles better-sqlite3 where no prebuilt binary fits: minutes on this machine).
+const modules = process.env.COMPARE_NODE_MODULES ?? (sameLockfile ? join(ROOT, 'node_modules') : undefined);
+if (modules) symlinkSync(modules, join(other, 'node_modules'), 'dir');
+else {
+  console.error(`package-lock.json differs: npm ci in ${other}…`);
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: other, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+console.error(`building ${short} and the working tree…`);
+execFileSync('npm', ['run', '--silent', 'build'], { cwd: other, stdio: ['ignore', 'ignore', 'inherit'] });
+execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+
+console.error(`seeding ${STORES} stores and ${TEAMS * PLANTS_PER_TEAM} plants (with the working tree's command line)…`);
+const DATABASE_URL = await freshDatabase('compare');
+const env = { DATABASE_URL, NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', METRICS_PORT: '0' };
+const dataDir = mkdtempSync(join(tmpdir(), 'plant-store-compare-data-'));
+const storesFile = join(dataDir, 'stores.csv');
+execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), storesFile], { stdio: 'ignore' });
+await cli(env, 'locations', 'import', storesFile);
+const tokens = [];
+for (let i = 0; i < TEAMS; i++) tokens.push(await cli(env, 'tokens', 'create', '--team', `team${i}`));
+const db = await mysql.createConnection(DATABASE_URL);
+for (let i = 0; i < TEAMS; i++) await db.query('INSERT INTO plants (team, id, name, tag) VALUES ?', [plantRows(i, PLANTS_PER_TEAM)]);
+await db.end();
+
+const fake = await startProcess(`${ROOT}bench/fake-geocoder.mjs`, {});
+const logDir = mkdtempSync(join(tmpdir(), 'plant-store-compare-log-'));
+const builds = [];
+for (const [name, root] of [['working tree', ROOT], [short, `${other}/`]]) {
+  const instrumentation = `${root}dist/instrumentation.js`;
+  const service = await startProcess(`${root}dist/main.js`, { ...env, GEOCODER: 'census', GEOCODER_URL: fake.url }, { logFile: join(logDir, `${name.replace(' ', '-')}.log`), nodeArgs: existsSync(instrumentation) ? ['--import', instrumentation] : [] });
+  builds.push({ name, service });
+}
+
+const auth = { authorization: `Bearer ${tokens[0]}`, 'content-type': 'application/json' };
+const NY = { city: 'New York', state: 'NY', zip: '10001' };
+const CACHED = ['235 W 26th St', '120 Main St', '250 Oak Ave', '351 Main St'];
+const searchBody = (extra, address = { zip: '10001' }) => JSON.stringify({ customer_address: address, max_distance: 5, ...extra });
+const search = (bodies) => ({ requests: bodies.map((body) => ({ method: 'POST', path: '/locations/nearest', headers: auth, body })), probes: bodies });
+const [list, near5, near50] = benchScenarios({ tokens, duration: DURATION });
+const scenarios = [
+  { name: list.name, run: list.run },
+  { name: near5.name, run: near5.run, probe: searchBody({}), position: 'zip' },
+  { name: near50.name, run: near50.run, probe: searchBody({ max_distance: 50 }), position: 'zip' },
+  { name: 'POST /locations/nearest address cached', ...search(CACHED.map((address) => searchBody({}, { address, ...NY }))), position: 'address' },
+  { name: 'POST /locations/nearest open_at', ...search([searchBody({ open_at: '2026-11-25T12:00:00-05:00' })]), position: 'zip' },
+].filter((s) => !SCENARIOS || SCENARIOS.some((prefix) => s.name.startsWith(prefix) || s.name.replace('POST /locations/nearest ', '').startsWith(prefix)));
+for (const s of scenarios) s.run ??= (url) => load({ url, duration: DURATION, requests: s.requests });
+
+// Before any load: every search scenario answers 200 from the position it claims, on each build
+// (this also looks the cached addresses up once). A build that does not is left out of that row.
+const notes = [];
+for (const s of scenarios.filter((s) => s.probe || s.probes)) {
+  for (const probe of s.probes ?? [s.probe]) {
+    for (const build of builds) {
+      const res = await fetch(`${build.service.url}/locations/nearest`, { method: 'POST', headers: auth, body: probe });
+      const text = await res.text();
+      const position = res.headers.get('customer-position') ?? (res.status === 200 ? 'zip (no Customer-Position header)' : undefined);
+      if (res.status !== 200 || !position?.startsWith(s.position)) {
+        s.skipped = true;
+        if (!notes.some((n) => n.startsWith(`${s.name}:`))) notes.push(`${s.name}: not compared, ${build.name} answered ${res.status}${res.status === 200 ? ` from ${position}` : ` ${text.slice(0, 120)}`} (expected 200 from ${s.position}).`);
+      }
+    }
+  }
+}
+
+const rows = [];
+for (const s of scenarios.filter((s) => !s.skipped)) {
+  const runs = Object.fromEntries(builds.map((b) => [b.name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < builds.length; i++) {
+      const build = builds[(i + round) % builds.length];
+      console.error(`running ${s.name} on ${build.name} (round ${round + 1})…`);
+      const cpuBefore = cpuSeconds(build.service.pid);
+      const r = await s.run(build.service.url);
+      r.cpuUs = ((cpuSeconds(build.service.pid) - cpuBefore) / r.total) * 1e6;
+      const bad = r.errors + Object.entries(r.statusCodes).filter(([code]) => code !== '200').reduce((n, [, v]) => n + v.count, 0);
+      runs[build.name].push({ ...r, bad });
+      build.rss = build.service.rssMb();
+    }
+  }
+  rows.push({ name: s.name, runs });
+}
+for (const build of builds) await build.service.stop();
+await fake.stop();
+
+const [mine, theirs] = builds.map((b) => b.name);
+const mean = (runs, f) => runs.reduce((n, r) => n + f(r), 0) / runs.length;
+console.log(`\n${STORES} stores, ${TEAMS * PLANTS_PER_TEAM} plants; 32 connections, ${ROUNDS} × ${DURATION} s per scenario and build, alternating; load average before the runs ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}.\n`);
+console.log(`| scenario | ${mine} req/s | ${theirs} req/s | ratio | ratio by round | CPU µs / request (${mine} / ${theirs}) | CPU ratio | p99 ms (${mine} / ${theirs}) | errors (${mine} / ${theirs}) |`);
+console.log('|---|---:|---:|---:|---|---|---:|---|---|');
+for (const { name, runs } of rows) {
+  const a = runs[mine];
+  const b = runs[theirs];
+  const byRound = a.map((r, i) => fmt(r.rps / b[i].rps, 2)).join(', ');
+  console.log(`| ${name} | ${fmt(mean(a, (r) => r.rps))} | ${fmt(mean(b, (r) => r.rps))} | **${fmt(mean(a, (r) => r.rps) / mean(b, (r) => r.rps), 2)}** | ${byRound} | ${fmt(mean(a, (r) => r.cpuUs))} / ${fmt(mean(b, (r) => r.cpuUs))} | ${fmt(mean(b, (r) => r.cpuUs) / mean(a, (r) => r.cpuUs), 2)} | ${Math.max(...a.map((r) => r.p99))} / ${Math.max(...b.map((r) => r.p99))} | ${mean(a, (r) => r.bad) * a.length} / ${mean(b, (r) => r.bad) * b.length} |`);
+}
+console.log(`\nRSS after the runs: ${builds.map((b) => `${b.name} ${fmt(b.rss)} MB`).join(', ')}. Logs in ${logDir}.`);
+for (const note of notes) console.log(`- ${note}`);
