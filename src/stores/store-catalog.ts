@@ -28,6 +28,23 @@ const PUT_CHUNK = 500;
 /** Ids per DELETE of `remove`. */
 const REMOVE_CHUNK = 1000;
 
+const PUT_COLUMNS = ['code', ...STORED_FIELDS, 'updated_at'];
+const upserts = new Map<string, string>();
+
+/** `INSERT … ON DUPLICATE KEY UPDATE` (MySQL) or `… ON CONFLICT (code) DO UPDATE` (SQLite) of `rows` stores, as TypeORM's `orUpdate` writes it. */
+function upsertSql(mysql: boolean, rows: number): string {
+  const key = `${mysql}:${rows}`;
+  let sql = upserts.get(key);
+  if (!sql) {
+    const quote = (name: string) => (mysql ? `\`${name}\`` : `"${name}"`);
+    const tuple = `(${PUT_COLUMNS.map(() => '?').join(', ')})`;
+    const updates = [...STORED_FIELDS, 'updated_at'].map((c) => (mysql ? `${quote(c)} = VALUES(${quote(c)})` : `${quote(c)} = excluded.${quote(c)}`)).join(', ');
+    sql = `INSERT INTO ${quote('stores')} (${PUT_COLUMNS.map(quote).join(', ')}) VALUES ${Array.from({ length: rows }, () => tuple).join(', ')} ${mysql ? 'ON DUPLICATE KEY UPDATE' : `ON CONFLICT (${quote('code')}) DO UPDATE SET`} ${updates}`;
+    upserts.set(key, sql);
+  }
+  return sql;
+}
+
 /** Who wrote, for the write-time histogram. */
 export type CatalogWriter = 'admin' | 'import';
 
@@ -46,19 +63,21 @@ export class CatalogWrite {
     readonly version: number,
   ) {}
 
-  /** Inserts or replaces stores by code (an existing store keeps its id and creation time); `added` of them are new. */
+  /**
+   * Inserts or replaces stores by code (an existing store keeps its id and creation time); `added`
+   * of them are new. Plain SQL, PUT_CHUNK rows a statement (the same text for every full chunk,
+   * prepared once): TypeORM's query builder spent most of an import's write building its
+   * statements, 9.8 s of 100,000 rows on SQLite, where plant writes wait for the transaction.
+   */
   readonly put = async (rows: readonly StoreRow[], added: number): Promise<void> => {
     if (rows.length === 0) return;
-    const now = new Date();
+    const { driver } = this.manager.connection;
+    const updatedAt: unknown = driver.preparePersistentValue(new Date(), this.manager.connection.getMetadata(Store).findColumnWithPropertyName('updatedAt')!);
     for (let i = 0; i < rows.length; i += PUT_CHUNK) {
-      await this.manager
-        .createQueryBuilder()
-        .insert()
-        .into(Store)
-        .values(rows.slice(i, i + PUT_CHUNK).map((row) => ({ ...row, updatedAt: now })))
-        .orUpdate([...STORED_FIELDS, 'updated_at'], ['code'])
-        .updateEntity(false)
-        .execute();
+      const chunk = rows.slice(i, i + PUT_CHUNK);
+      const params: unknown[] = [];
+      for (const row of chunk) params.push(row.code, ...STORED_FIELDS.map((field) => row[field]), updatedAt);
+      await this.manager.query(upsertSql(driver.options.type !== 'better-sqlite3', chunk.length), params);
     }
     this.change.added += added;
     this.change.updated += rows.length - added;
