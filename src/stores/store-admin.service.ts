@@ -1,4 +1,4 @@
-import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { zoneOf } from '../geo/time-zones.js';
@@ -9,6 +9,16 @@ import { Store } from './store.entity.js';
 
 /** The fields of one store as the admin API takes them: the CSV row's, as text. */
 export type StoreFields = Omit<Record<(typeof STORE_CSV_COLUMNS)[number], string>, 'code' | 'lat' | 'lng' | 'time_zone'> & { lat?: string; lng?: string; time_zone?: string };
+
+/** No store has this code. */
+export class StoreNotFoundError extends Error {
+  constructor(readonly code: string) {
+    super(`store ${JSON.stringify(code)} not found`);
+  }
+}
+
+/** The fields of a store break a rule of the store CSV; the message names each, with the import's words. */
+export class StoreFieldsError extends Error {}
 
 /**
  * One store at a time, for the admin API: the same checks as a row of the CSV import
@@ -25,13 +35,13 @@ export class StoreAdminService {
     private readonly catalog: StoreCatalog,
   ) {}
 
-  /** Creates or replaces the store `code`; `created` tells which. Invalid fields: 400 naming each. */
+  /** Creates or replaces the store `code`; `created` tells which. Invalid fields: StoreFieldsError naming each. */
   async upsert(code: string, fields: StoreFields): Promise<{ store: Store; created: boolean; warnings: string[] }> {
     const record = STORE_CSV_COLUMNS.map((column) => (column === 'code' ? code : (fields[column] ?? '')));
     const { row, problems, warnings } = validateStoreRecord(record, 0, { zip: (zip) => this.geocoder.lookup(zip), zone: zoneOf });
-    if (!row) throw new BadRequestException(problems.map((p) => (p.column ? `${p.column}: ${p.reason}` : p.reason)).join('; '));
+    if (!row) throw new StoreFieldsError(problems.map((p) => (p.column ? `${p.column}: ${p.reason}` : p.reason)).join('; '));
     // The path is the code as given; a code with surrounding spaces would be stored trimmed under another key.
-    if (row.code !== code) throw new BadRequestException('code: has white space around it');
+    if (row.code !== code) throw new StoreFieldsError('code: has white space around it');
     const { value } = await this.catalog.write('admin', async ({ manager, put }) => {
       const current = await manager.findOneBy(Store, { code });
       if (current && STORED_FIELDS.every((field) => current[field] === row[field])) return { store: current, created: false };
@@ -81,4 +91,4 @@ export class StoreAdminService {
   }
 }
 
-const notFound = (code: string) => new NotFoundException(`store ${JSON.stringify(code)} not found`);
+const notFound = (code: string) => new StoreNotFoundError(code);
