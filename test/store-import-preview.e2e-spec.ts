@@ -258,7 +258,7 @@ describe('store import: preview, then apply', () => {
       };
       // The plan's first look-up of stored rows starts the writers, and the plan goes on only once they stopped:
       // a plan that held the writer (as a dry run once did, in a write transaction) would keep them waiting.
-      const imports = a.app.get(StoreImportService) as unknown as { compare: (...args: unknown[]) => Promise<void> };
+      const imports = a.app.get<StoreImportService, { compare: (...args: unknown[]) => Promise<void> }>(StoreImportService);
       const compare = imports.compare.bind(imports);
       let writers: Promise<unknown> | undefined;
       jest.spyOn(imports, 'compare').mockImplementationOnce(async (...args: unknown[]) => {

@@ -212,7 +212,7 @@ describe(`${StoreImportService.name}: plan, then apply`, () => {
   const version = async () => Number((await ctx.dataSource.query('SELECT version FROM store_catalog WHERE id = 1'))[0].version);
   /** The change events written, oldest first: `data` of each. */
   const events = async () =>
-    ((await ctx.dataSource.query('SELECT payload FROM event_outbox ORDER BY id')) as Array<{ payload: string }>).map((row) => (JSON.parse(row.payload) as { data: unknown }).data);
+    (await ctx.dataSource.query<Array<{ payload: string }>>('SELECT payload FROM event_outbox ORDER BY id')).map((row) => (JSON.parse(row.payload) as { data: unknown }).data);
   const fields = (name: string) => ({ name, address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...WEEK_OPEN });
   /** Plans made by an import: each plan ends with the `write` phase's last report. */
   let plans = 0;
@@ -222,10 +222,10 @@ describe(`${StoreImportService.name}: plan, then apply`, () => {
   const moveBeforeApply = (times: number, edit: (time: number) => Promise<unknown>) => {
     const write = catalog.write.bind(catalog);
     let time = 0;
-    jest.spyOn(catalog, 'write').mockImplementation((async (writer: CatalogWriter, work: (w: CatalogWrite) => Promise<unknown>) => {
+    jest.spyOn(catalog, 'write').mockImplementation(async (writer: CatalogWriter, work: (w: CatalogWrite) => Promise<unknown>) => {
       if (writer === 'import' && time < times) await edit(time++);
       return write(writer, work);
-    }) as StoreCatalog['write']);
+    });
   };
 
   beforeAll(async () => {
