@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MAX_LISTED_CHANGES } from '../src/stores/store-import.service.js';
+import { MAX_LISTED_CHANGES, StoreImportService } from '../src/stores/store-import.service.js';
 import { Store } from '../src/stores/store.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { runCli } from './support/cli.js';
@@ -221,6 +222,73 @@ describe('store import: preview, then apply', () => {
       expect(applied.code).toBe(0);
       await expect(repo().findOneByOrFail({ code: 'S000000' })).resolves.toMatchObject({ name: 'Renamed "zero"' });
       expect((await runCli(a.database, ['locations', 'import', file, '--if-version', 'x'])).code).toBe(1);
+    });
+  });
+
+  describe('a dry run holds no transaction', () => {
+    afterEach(() => jest.restoreAllMocks());
+
+    it('plant creates and store PUTs made while it plans are answered before it goes on, none with a 5xx, and its list is of the version it answers', async () => {
+      const stores = 2000;
+      await importStores(a, storesCsv(many(stores)));
+      const v0 = await version();
+      const shop = (await a.app.get(TokensService).create({ team: 'dry-run-shop' })).token;
+      const plantsBefore = Number((await a.dataSource.query("SELECT COUNT(*) AS n FROM plants WHERE team = 'dry-run-shop'"))[0].n);
+      /** Writes answered after they were sent while the plan was under way, of each kind, before the plan may go on. */
+      const WRITES = 3;
+      let planning = false;
+      const answers: Array<{ kind: 'plant' | 'store'; status: number; sentWhilePlanning: boolean; answeredWhilePlanning: boolean }> = [];
+      const whilePlanning = (kind: string) => answers.filter((w) => w.kind === kind && w.sentWhilePlanning && w.answeredWhilePlanning).length;
+      let stop = false;
+      let edits = 0;
+      const loop = async (kind: 'plant' | 'store') => {
+        for (let i = 0; !stop; i++) {
+          const sentWhilePlanning = planning;
+          const res =
+            kind === 'plant'
+              ? await a.http.post('/plants').set(bearer(shop)).send({ name: `Fern ${i}` })
+              : await a.http
+                  .put(`/admin/stores/S${String(edits++).padStart(6, '0')}`)
+                  .set(bearer(admin))
+                  .send({ name: 'Edited during the dry run', address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...WEEK_OPEN });
+          answers.push({ kind, status: res.status, sentWhilePlanning, answeredWhilePlanning: planning });
+          // Each stops once its kind has its writes during the plan; a write that waited for the plan would get its 503 after TRANSACTION_WAIT_MS and count too.
+          if (kind === 'plant' ? whilePlanning('plant') >= WRITES : whilePlanning('store') >= WRITES) return;
+        }
+      };
+      // The plan's first look-up of stored rows starts the writers, and the plan goes on only once they stopped:
+      // a plan that held the writer (as a dry run once did, in a write transaction) would keep them waiting.
+      const imports = a.app.get<StoreImportService, { compare: (...args: unknown[]) => Promise<void> }>(StoreImportService);
+      const compare = imports.compare.bind(imports);
+      let writers: Promise<unknown> | undefined;
+      jest.spyOn(imports, 'compare').mockImplementationOnce(async (...args: unknown[]) => {
+        planning = true;
+        await compare(...args);
+        writers = Promise.all([loop('plant'), loop('plant'), loop('store')]);
+        await writers;
+      });
+      const dry = await upload(a, storesCsv(many(stores)), '?dry_run=true');
+      planning = false;
+      stop = true;
+      await writers;
+
+      expect(dry.status).toBe(200);
+      expect(answers.filter((w) => w.status >= 500)).toEqual([]);
+      expect(answers.every((w) => w.status === (w.kind === 'plant' ? 201 : 200))).toBe(true);
+      expect(whilePlanning('plant')).toBeGreaterThanOrEqual(WRITES);
+      expect(whilePlanning('store')).toBe(WRITES);
+      // The tables have every write, and the version each store write.
+      const plants = answers.filter((w) => w.kind === 'plant').length;
+      await expect(a.dataSource.query("SELECT COUNT(*) AS n FROM plants WHERE team = 'dry-run-shop'").then((rows: Array<{ n: number | string }>) => Number(rows[0].n))).resolves.toBe(plantsBefore + plants);
+      await expect(repo().countBy({ name: 'Edited during the dry run' })).resolves.toBe(edits);
+      await expect(version()).resolves.toBe(v0 + edits);
+      // The store writes moved the catalogue while it planned: it planned again, and lists undoing them against the version it answers.
+      expect(dry.headers.etag).toBe(`"${v0 + edits}"`);
+      const body = dry.body as ImportBody;
+      expect(body).toMatchObject({ read: stores, inserted: 0, updated: edits, unchanged: stores - edits, version: v0 + edits });
+      expect(body.changes.map((c) => [c.code, c.fields?.map((f) => [f.field, f.old, f.new])])).toEqual(
+        Array.from({ length: edits }, (_, i) => [`S${String(i).padStart(6, '0')}`, [['name', 'Edited during the dry run', `Store ${i}`]]]),
+      );
     });
   });
 

@@ -83,6 +83,15 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** How long each write of the store catalogue holds its transaction (on SQLite, the one writer: plant writes wait meanwhile). */
+  readonly storeCatalogWriteDuration = new Histogram({
+    name: 'plant_store_store_catalog_write_seconds',
+    help: 'Time a write of the store catalogue held its database transaction, from its first statement to its commit, by writer: admin (one store through the admin API), import (the apply of an import).',
+    labelNames: ['writer'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
   /** Change events: what waits in the outbox, as the relay of this instance last counted it. */
   readonly eventsBacklogRows = new Gauge({
     name: 'plant_store_events_backlog_rows',

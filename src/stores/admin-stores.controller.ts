@@ -7,7 +7,6 @@ import { pipeline } from 'node:stream/promises';
 import {
   BadRequestException,
   Body,
-  ConflictException,
   Controller,
   Delete,
   Get,
@@ -16,13 +15,12 @@ import {
   Param,
   PayloadTooLargeException,
   Post,
-  PreconditionFailedException,
   Put,
   Query,
   Req,
   Res,
-  UnprocessableEntityException,
   UnsupportedMediaTypeException,
+  UseFilters,
 } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import {
@@ -57,7 +55,8 @@ import { ExportQuery, ImportQuery, ImportView, importView, ListStoresQuery, pars
 import { StoreAdminService } from './store-admin.service.js';
 import { STORE_CSV_COLUMNS } from './store-csv.js';
 import { StoreExportService } from './store-export.service.js';
-import { MAX_LISTED_CHANGES, StoreCatalogMovedError, StoreImportError, StoreImportService, StoreRemovalGuardError } from './store-import.service.js';
+import { StoreErrorsFilter } from './store-errors.filter.js';
+import { MAX_LISTED_CHANGES, StoreImportService } from './store-import.service.js';
 
 /** The path of the CSV upload: the JSON body reader leaves its stream alone (json-body.ts). */
 export const STORE_IMPORT_PATH = '/admin/stores.csv';
@@ -71,11 +70,13 @@ const NOT_FOUND = { description: 'No store with this code.', type: ErrorBody, ex
  * The store list for operators without a shell. One store at a time goes through
  * StoreAdminService, a whole file through the same StoreImportService as `locations import`
  * (all or nothing, `dry_run`, `prune`), and the export is the command line's. Every change
- * reaches the search index of every instance within STORE_INDEX_REFRESH_MS.
+ * reaches the search index of every instance within STORE_INDEX_REFRESH_MS. The services throw
+ * the store domain's errors; StoreErrorsFilter answers them (status, audit line, ETag).
  */
 @ApiTags('admin')
 @ApiBearerAuth()
 @ApiCommonErrors()
+@UseFilters(StoreErrorsFilter)
 @Controller('admin')
 export class AdminStoresController {
   private readonly audit = new Logger('Audit');
@@ -234,26 +235,12 @@ export class AdminStoresController {
         // The client went away mid-upload: nothing was imported, and there is nobody to answer.
         throw new BadRequestException('the upload was cut off before its end; nothing was imported');
       }
-      const audit = { team: caller.team, tokenId: caller.tokenId };
-      // Half of the process at most: searches and the other requests keep going meanwhile.
-      const summary = await this.imports
-        .importFile(file, { dryRun, prune, ifVersions, expectedRemovals: query.expected_removals, cpuShare: IMPORT_CPU_SHARE })
-        .catch((error: unknown) => {
-          if (error instanceof StoreImportError) throw new UnprocessableEntityException(error.message);
-          if (error instanceof StoreCatalogMovedError) {
-            this.audit.log({ event: 'admin.stores.import_refused', ...audit, target: { reason: 'catalog_changed', expected: ifVersions, version: error.current } });
-            res.setHeader('ETag', `"${error.current}"`);
-            throw new PreconditionFailedException(`${error.message}. Check the file again (dry_run=true) and apply with its ETag`);
-          }
-          if (error instanceof StoreRemovalGuardError) {
-            this.audit.log({ event: 'admin.stores.import_refused', ...audit, target: { reason: 'removals', removals: error.removals, catalogSize: error.catalogSize, expected: error.expected } });
-            throw new ConflictException(`${error.message}. Check the list with dry_run=true, then send expected_removals=${error.removals} to confirm`);
-          }
-          throw error;
-        });
+      // Half of the process at most: searches and the other requests keep going meanwhile. Refusals: StoreErrorsFilter.
+      const summary = await this.imports.importFile(file, { dryRun, prune, ifVersions, expectedRemovals: query.expected_removals, cpuShare: IMPORT_CPU_SHARE });
       this.audit.log({
         event: dryRun ? 'admin.stores.import_checked' : 'admin.stores.imported',
-        ...audit,
+        team: caller.team,
+        tokenId: caller.tokenId,
         target: { read: summary.read, inserted: summary.inserted, updated: summary.updated, unchanged: summary.unchanged, pruned: summary.pruned, warnings: summary.warnings.length, dryRun, version: summary.version, ifMatch: ifVersions !== undefined },
       });
       res.setHeader('ETag', `"${summary.version}"`);

@@ -6,14 +6,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { parse } from 'csv-parse';
 import { DataSource, In, type EntityManager } from 'typeorm';
 import type { EnvironmentVariables } from '../config/environment.js';
-import { retryWriteConflicts } from '../database/database-errors.js';
-import { OutboxService } from '../events/outbox.service.js';
 import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
-import { StoreCatalog } from './store-catalog.js';
+import { STORED_FIELDS, StoreCatalog, type StoredField } from './store-catalog.js';
 import { STORE_CSV_HEADER_RULE, STORE_CSV_HEADERS, formatProblem, recordFirstLines, unguardRecord, validateStoreRecord, type RowProblem, type StoreRow } from './store-csv.js';
-import { Store, WEEKDAYS } from './store.entity.js';
+import { Store } from './store.entity.js';
+
+export { STORED_FIELDS, type StoredField } from './store-catalog.js';
 
 export interface ImportProgress {
   phase: 'validate' | 'write';
@@ -68,10 +68,6 @@ class Pacer {
   }
 }
 
-/** The fields an import (and an admin write) compares and writes, in the CSV's order. */
-export const STORED_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS, 'time_zone'] as const;
-export type StoredField = (typeof STORED_FIELDS)[number];
-
 export interface FieldChange {
   field: StoredField;
   old: string;
@@ -114,7 +110,7 @@ export const MAX_LISTED_CHANGES = 1000;
 
 /** How many problems an error report lists before it says "and N more". */
 export const MAX_LISTED_PROBLEMS = 50;
-/** Rows per statement: 18 parameters each stays far below SQLite's 32,766 variables. */
+/** Codes per look-up of the stored rows while planning. */
 const CHUNK = 500;
 const PRUNE_PAGE = 1000;
 const PROGRESS_EVERY_ROWS = 1000;
@@ -178,11 +174,46 @@ interface Removals {
 
 type Record = { record: string[]; info: { empty_lines: number } };
 
+/** The first pass's result: the codes seen (for a prune's removals), with their lines. */
+interface CheckedFile {
+  codes: Map<string, number>;
+  read: number;
+  warnings: RowProblem[];
+}
+
 /**
- * The stores CSV. `locations import` streams the file twice: the first pass checks every
- * row (and keeps only the codes seen), the second writes them in one transaction, in
- * chunks, upserting by code. Memory stays flat whatever the size of the file; nothing is
- * written unless every row is valid.
+ * What an import would do to the catalogue at `summary.version`: the dry run's answer, and what
+ * an apply writes. It holds the rows to write and the ids to remove, nothing of the rows that
+ * stay as they are: a file that changes one store of 100,000 plans to one row.
+ */
+interface ImportPlan {
+  summary: ImportSummary;
+  /** The file's new and changed rows, in its order; `added` of them are new. */
+  puts: StoreRow[];
+  added: number;
+  /** The ids of the stores a prune removes. */
+  removals: number[];
+}
+
+/**
+ * How many plans an apply makes outside a transaction before it plans inside the write's own
+ * (holding the writer, as every import did before plans): each one is dropped when a catalogue
+ * write committed while it ran, and a file of 100,000 rows takes seconds to plan.
+ */
+const OPTIMISTIC_PLANS = 3;
+
+/**
+ * The stores CSV, for `locations import` and the admin upload, in three steps, each streaming
+ * the file: a check of every row (keeping only the codes seen), a plan that compares the rows
+ * with the stored ones a chunk at a time (reads only: no transaction, no lock, so plant writes
+ * and the admin API go on meanwhile, on SQLite too), and an apply that writes only the plan's
+ * changes through the catalogue's one door (StoreCatalog.write), in one short transaction.
+ * The apply first checks that the catalogue is still at the version the plan read before its
+ * first look-up; when another write committed since, an apply with `ifVersions` is refused
+ * (StoreCatalogMovedError) and one without plans again (then, after OPTIMISTIC_PLANS, plans
+ * inside the write's transaction, as before plans existed: it cannot miss a change). Nothing is
+ * written unless every row is valid and the whole apply commits. docs/operations.md, "Importing
+ * stores", tells operators; docs/performance.md has the figures.
  */
 @Injectable()
 export class StoreImportService {
@@ -191,15 +222,12 @@ export class StoreImportService {
     private readonly geocoder: ZipGeocoder,
     private readonly metrics: Metrics,
     private readonly catalog: StoreCatalog,
-    private readonly outbox: OutboxService,
     config: ConfigService<EnvironmentVariables, true>,
   ) {
     this.maxPrunePercent = config.get('STORE_IMPORT_MAX_PRUNE_PERCENT', { infer: true });
-    this.mysql = dataSource.options.type !== 'better-sqlite3';
   }
 
   private readonly maxPrunePercent: number;
-  private readonly mysql: boolean;
   private readonly lookupZip = (zip5: string) => this.geocoder.lookup(zip5);
 
   importFile(path: string, options: ImportOptions = {}): Promise<ImportSummary> {
@@ -208,79 +236,102 @@ export class StoreImportService {
   }
 
   /**
-   * `open` is called once per pass and must give the same content each time. In one transaction:
-   * the catalogue's version (locked on MySQL when `ifVersions` is given, so that no other write
-   * slips in between the check and the commit), the stores a prune removes and the removal
-   * guard, then the rows in chunks, the removals, and the version bumped when anything changed.
+   * `open` is called once per pass and must give the same content each time. A dry run is the
+   * check and one plan; an apply refuses when `ifVersions` does not name the plan's version or
+   * the removal guard stops it, before anything is written.
    */
   async import(open: () => Readable, options: ImportOptions = {}): Promise<ImportSummary> {
     const pacer = new Pacer(options.cpuShare ?? 1);
-    const { codes, read, warnings } = await this.validate(open, pacer, options.onProgress);
-    const apply = !options.dryRun;
-    const fresh = (): ImportSummary => ({
-      read,
+    const file = await this.validate(open, pacer, options.onProgress);
+    for (let plans = 1; ; plans++) {
+      const last = plans > OPTIMISTIC_PLANS;
+      if (options.dryRun) {
+        const plan = await this.plan(this.dataSource.manager, open, file, pacer, options);
+        // A write that committed during the plan may show in its listing: plan again, so that the listing is the version's.
+        if (plans >= OPTIMISTIC_PLANS || (await this.catalog.version()) === plan.summary.version) return plan.summary;
+        continue;
+      }
+      const outcome = last
+        ? await this.catalog.write('import', async (write) => {
+            const plan = await this.plan(write.manager, open, file, pacer, options, write.version);
+            this.check(plan, options);
+            await write.put(plan.puts, plan.added);
+            await write.remove(plan.removals);
+            return plan;
+          })
+        : await this.planThenApply(open, file, pacer, options);
+      if (!outcome) continue;
+      const { value: plan, version } = outcome;
+      const summary = { ...plan.summary, version };
+      for (const count of ['inserted', 'updated', 'unchanged', 'pruned'] as const) this.metrics.storeImportRows.inc({ outcome: count }, summary[count]);
+      return summary;
+    }
+  }
+
+  /** A plan outside any transaction, then its apply; undefined when the catalogue moved in between (plan again). */
+  private async planThenApply(open: () => Readable, file: CheckedFile, pacer: Pacer, options: ImportOptions) {
+    const plan = await this.plan(this.dataSource.manager, open, file, pacer, options);
+    this.check(plan, options);
+    const applied = await this.catalog.write('import', async (write) => {
+      if (write.version !== plan.summary.version) return undefined;
+      await write.put(plan.puts, plan.added);
+      await write.remove(plan.removals);
+      return plan;
+    });
+    if (applied.value) return { value: applied.value, version: applied.version };
+    if (options.ifVersions !== undefined && !options.ifVersions.includes(applied.version)) throw new StoreCatalogMovedError(options.ifVersions, applied.version);
+    return undefined;
+  }
+
+  /** Refuses an apply of `plan`: the catalogue's version is not one `ifVersions` names, or the removal guard. */
+  private check(plan: ImportPlan, options: ImportOptions): void {
+    const { summary } = plan;
+    if (options.ifVersions !== undefined && !options.ifVersions.includes(summary.version)) throw new StoreCatalogMovedError(options.ifVersions, summary.version);
+    if (options.expectedRemovals !== undefined ? options.expectedRemovals !== summary.pruned : summary.removalsNeedConfirmation) {
+      throw new StoreRemovalGuardError(summary.pruned, summary.catalogSize, this.maxPrunePercent, options.expectedRemovals);
+    }
+  }
+
+  /**
+   * The second pass: the file against the catalogue, read through `reader` (the data source's
+   * manager: lone reads, none in a transaction; or the write's own when planning under its lock).
+   * The version is read first: a write that commits later bumps it, so an apply that finds it
+   * unchanged knows that every look-up of the plan saw what it is about to change.
+   */
+  private async plan(reader: EntityManager, open: () => Readable, file: CheckedFile, pacer: Pacer, options: ImportOptions, version?: number): Promise<ImportPlan> {
+    const summary: ImportSummary = {
+      read: file.read,
       inserted: 0,
       updated: 0,
       unchanged: 0,
       pruned: 0,
-      warnings: warnings.map(formatProblem),
-      version: 0,
+      warnings: file.warnings.map(formatProblem),
+      version: version ?? (await this.catalog.version()),
       catalogSize: 0,
       changes: [],
       changesTruncated: false,
       removalsNeedConfirmation: false,
-    });
-    let summary = fresh();
-    const write = () => this.dataSource.transaction(async (manager) => {
-      summary = fresh();
-      const guarded = apply && options.ifVersions !== undefined;
-      summary.version = await this.readVersion(manager, guarded);
-      if (guarded && !options.ifVersions!.includes(summary.version)) throw new StoreCatalogMovedError(options.ifVersions!, summary.version);
-      const removals = options.prune ? await this.removals(manager, codes) : undefined;
-      summary.catalogSize = removals?.catalogSize ?? (await manager.count(Store));
-      summary.pruned = removals?.ids.length ?? 0;
-      summary.removalsNeedConfirmation = summary.pruned > (summary.catalogSize * this.maxPrunePercent) / 100;
-      if (apply && (options.expectedRemovals !== undefined ? options.expectedRemovals !== summary.pruned : summary.removalsNeedConfirmation)) {
-        throw new StoreRemovalGuardError(summary.pruned, summary.catalogSize, this.maxPrunePercent, options.expectedRemovals);
-      }
-      let batch: Array<{ row: StoreRow; line: number }> = [];
-      const flush = async () => {
-        await this.writeChunk(manager, batch, summary, apply);
+    };
+    const removals = options.prune ? await this.removals(reader, file.codes) : undefined;
+    summary.catalogSize = removals?.catalogSize ?? (await reader.count(Store));
+    summary.pruned = removals?.ids.length ?? 0;
+    summary.removalsNeedConfirmation = summary.pruned > (summary.catalogSize * this.maxPrunePercent) / 100;
+    const plan: ImportPlan = { summary, puts: [], added: 0, removals: removals?.ids ?? [] };
+    let batch: Array<{ row: StoreRow; line: number }> = [];
+    for await (const { row, line, rows, bytes } of this.rows(open)) {
+      await pacer.pause();
+      batch.push({ row, line });
+      if (batch.length === CHUNK) {
+        await this.compare(reader, batch, plan);
         batch = [];
-      };
-      for await (const { row, line, rows, bytes } of this.rows(open)) {
-        await pacer.pause();
-        batch.push({ row, line });
-        if (batch.length === CHUNK) await flush();
-        if (rows % PROGRESS_EVERY_ROWS === 0) options.onProgress?.({ phase: 'write', rows, bytes });
       }
-      await flush();
-      options.onProgress?.({ phase: 'write', rows: read, bytes: Number.NaN });
-      if (removals) {
-        this.list(summary, removals.listed);
-        if (apply) for (let i = 0; i < removals.ids.length; i += PRUNE_PAGE) await manager.delete(Store, removals.ids.slice(i, i + PRUNE_PAGE));
-      }
-      if (!apply) return;
-      if (summary.inserted + summary.updated + summary.pruned > 0) {
-        await manager.query('UPDATE store_catalog SET version = version + 1 WHERE id = 1');
-        summary.version++;
-        await this.outbox.storesChanged(manager, { added: summary.inserted, updated: summary.updated, removed: summary.pruned });
-      }
-    });
-    // A write conflict rolls the whole transaction back: the next try starts from the file again.
-    await retryWriteConflicts(write);
-    if (apply) {
-      for (const outcome of ['inserted', 'updated', 'unchanged', 'pruned'] as const) this.metrics.storeImportRows.inc({ outcome }, summary[outcome]);
-      // Not after a dry run: the server's search index reloads at once (StoreCatalog.onChange).
-      await this.catalog.changed();
+      // Still named `write` for the progress's readers (the command's bar, scripts): the pass that leads to the write.
+      if (rows % PROGRESS_EVERY_ROWS === 0) options.onProgress?.({ phase: 'write', rows, bytes });
     }
-    return summary;
-  }
-
-  /** `store_catalog.version`, read first in the transaction; `lock`: FOR UPDATE on MySQL (SQLite's transactions run one at a time anyway). */
-  private async readVersion(manager: EntityManager, lock: boolean): Promise<number> {
-    const rows: Array<{ version: number | string }> = await manager.query(`SELECT version FROM store_catalog WHERE id = 1${lock && this.mysql ? ' FOR UPDATE' : ''}`);
-    return Number(rows[0].version);
+    await this.compare(reader, batch, plan);
+    options.onProgress?.({ phase: 'write', rows: file.read, bytes: Number.NaN });
+    if (removals) this.list(summary, removals.listed);
+    return plan;
   }
 
   /** Adds to the listed changes while there is room; the counts are kept elsewhere. */
@@ -291,7 +342,7 @@ export class StoreImportService {
   }
 
   /** First pass: every row checked, every problem collected; throws StoreImportError if there is any. */
-  private async validate(open: () => Readable, pacer: Pacer, onProgress?: (p: ImportProgress) => void) {
+  private async validate(open: () => Readable, pacer: Pacer, onProgress?: (p: ImportProgress) => void): Promise<CheckedFile> {
     const problems: RowProblem[] = [];
     const warnings: RowProblem[] = [];
     const codes = new Map<string, number>();
@@ -368,11 +419,11 @@ export class StoreImportService {
     }
   }
 
-  private async writeChunk(manager: EntityManager, rows: Array<{ row: StoreRow; line: number }>, summary: ImportSummary, write: boolean): Promise<void> {
+  /** One chunk of the file's rows against the stored ones: counted, listed, and the new and changed ones kept for the apply. */
+  private async compare(reader: EntityManager, rows: Array<{ row: StoreRow; line: number }>, plan: ImportPlan): Promise<void> {
     if (rows.length === 0) return;
-    const existing = new Map((await manager.findBy(Store, { code: In(rows.map((r) => r.row.code)) })).map((s) => [s.code, s]));
-    const now = new Date();
-    const changed: Array<Partial<Store>> = [];
+    const { summary } = plan;
+    const existing = new Map((await reader.findBy(Store, { code: In(rows.map((r) => r.row.code)) })).map((s) => [s.code, s]));
     const listed: StoreChange[] = [];
     for (const { row, line } of rows) {
       const current = existing.get(row.code);
@@ -386,27 +437,19 @@ export class StoreImportService {
         listed.push({ change: 'update', line, code: row.code, name: row.name, fields });
       } else {
         summary.inserted++;
+        plan.added++;
         listed.push({ change: 'add', line, code: row.code, name: row.name, city: row.city, state: row.state });
       }
-      changed.push({ ...row, updatedAt: now });
+      plan.puts.push(row);
     }
     this.list(summary, listed);
-    if (!write || changed.length === 0) return;
-    await manager
-      .createQueryBuilder()
-      .insert()
-      .into(Store)
-      .values(changed)
-      .orUpdate([...STORED_FIELDS, 'updated_at'], ['code'])
-      .updateEntity(false)
-      .execute();
   }
 
   /** The stores whose code the file does not have, read page by page in id order, and how many stores there are. */
-  private async removals(manager: EntityManager, keep: Map<string, number>): Promise<Removals> {
+  private async removals(reader: EntityManager, keep: Map<string, number>): Promise<Removals> {
     const removals: Removals = { ids: [], listed: [], catalogSize: 0 };
     for (let after = 0; ; ) {
-      const page = await manager
+      const page = await reader
         .createQueryBuilder(Store, 'store')
         .select(['store.id', 'store.code', 'store.name', 'store.city', 'store.state'])
         .where('store.id > :after', { after })

@@ -1,6 +1,9 @@
 import { Readable } from 'node:stream';
+import { jest } from '@jest/globals';
 import { STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
-import { StoreImportError, StoreImportService, type ImportOptions } from '../../src/stores/store-import.service.js';
+import { StoreAdminService } from '../../src/stores/store-admin.service.js';
+import { StoreCatalog, type CatalogWrite, type CatalogWriter } from '../../src/stores/store-catalog.js';
+import { StoreCatalogMovedError, StoreImportError, StoreImportService, type ImportOptions, type ImportProgress } from '../../src/stores/store-import.service.js';
 import { Store } from '../../src/stores/store.entity.js';
 import { StoresModule } from '../../src/stores/stores.module.js';
 import { storesCsv, WEEK_OPEN, type StoreInput } from '../support/stores.js';
@@ -191,5 +194,109 @@ describe(StoreImportService.name, () => {
       await expect(run(csv)).resolves.toMatchObject({ read: 1, inserted: 0, updated: 0, unchanged: 1 });
       await expect(untouched()).resolves.toEqual(before);
     });
+  });
+});
+
+/**
+ * Plan, then apply: the plan reads outside any transaction, so a catalogue write can commit
+ * between the plan and its apply. Such a write is made here at that very moment (by wrapping the
+ * door, StoreCatalog.write: when the import comes to it, an admin write commits first), with
+ * change events on, so that the outbox shows every commit.
+ */
+describe(`${StoreImportService.name}: plan, then apply`, () => {
+  let ctx: MediumContext;
+  let sut: StoreImportService;
+  let admin: StoreAdminService;
+  let catalog: StoreCatalog;
+  const stores = () => ctx.dataSource.getRepository(Store).find({ order: { code: 'ASC' } });
+  const version = async () => Number((await ctx.dataSource.query('SELECT version FROM store_catalog WHERE id = 1'))[0].version);
+  /** The change events written, oldest first: `data` of each. */
+  const events = async () =>
+    (await ctx.dataSource.query<Array<{ payload: string }>>('SELECT payload FROM event_outbox ORDER BY id')).map((row) => (JSON.parse(row.payload) as { data: unknown }).data);
+  const fields = (name: string) => ({ name, address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...WEEK_OPEN });
+  /** Plans made by an import: each plan ends with the `write` phase's last report. */
+  let plans = 0;
+  const onProgress = (p: ImportProgress) => (plans += p.phase === 'write' && Number.isNaN(p.bytes) ? 1 : 0);
+  const run = (csv: string, options?: ImportOptions) => sut.import(() => Readable.from([csv]), { onProgress, ...options });
+  /** The next `times` imports that reach the door find that `edit` committed just before (an admin write of another store). */
+  const moveBeforeApply = (times: number, edit: (time: number) => Promise<unknown>) => {
+    const write = catalog.write.bind(catalog);
+    let time = 0;
+    jest.spyOn(catalog, 'write').mockImplementation(async (writer: CatalogWriter, work: (w: CatalogWrite) => Promise<unknown>) => {
+      if (writer === 'import' && time < times) await edit(time++);
+      return write(writer, work);
+    });
+  };
+
+  beforeAll(async () => {
+    ctx = await newMediumContext(StoresModule, { EVENTS_NATS_URL: 'nats://127.0.0.1:4222' });
+    sut = ctx.module.get(StoreImportService);
+    admin = ctx.module.get(StoreAdminService);
+    catalog = ctx.module.get(StoreCatalog);
+  });
+  afterAll(() => ctx.close());
+  beforeEach(async () => {
+    jest.restoreAllMocks();
+    await ctx.dataSource.getRepository(Store).clear();
+    await run(storesCsv(many(3)));
+    await ctx.dataSource.query('DELETE FROM event_outbox');
+    plans = 0;
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  it('refuses an apply with ifVersions when a write committed after its plan, and writes nothing of the file', async () => {
+    const v0 = await version();
+    moveBeforeApply(1, () => admin.upsert('OTHER', fields('Edited meanwhile')));
+    const error = await run(storesCsv([...many(2), { code: 'NEW', name: 'New' }]), { ifVersions: [v0], prune: true, expectedRemovals: 1 }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreCatalogMovedError);
+    expect(error).toMatchObject({ expected: [v0], current: v0 + 1 });
+    expect(plans).toBe(1);
+    expect((await stores()).map((s) => s.code)).toEqual(['C00000', 'C00001', 'C00002', 'OTHER']);
+    await expect(version()).resolves.toBe(v0 + 1);
+    await expect(events()).resolves.toEqual([{ added: 1, updated: 0, removed: 0 }]);
+  });
+
+  it('plans again without ifVersions, and applies what the new plan found', async () => {
+    const v0 = await version();
+    // The write in between does part of what the file does: the second plan no longer counts it.
+    moveBeforeApply(1, () => admin.upsert('C00001', fields('Renamed')));
+    const file = storesCsv([...many(1), { code: 'C00001', name: 'Renamed' }, { code: 'NEW', name: 'New' }]);
+    const summary = await run(file, { prune: true, expectedRemovals: 1 });
+    expect(plans).toBe(2);
+    expect(summary).toMatchObject({ read: 3, inserted: 1, updated: 0, unchanged: 2, pruned: 1, version: v0 + 2, catalogSize: 3 });
+    expect(summary.changes.map((c) => [c.change, c.code])).toEqual([
+      ['add', 'NEW'],
+      ['remove', 'C00002'],
+    ]);
+    expect((await stores()).map((s) => [s.code, s.name])).toEqual([
+      ['C00000', 'Store 0'],
+      ['C00001', 'Renamed'],
+      ['NEW', 'New'],
+    ]);
+    await expect(version()).resolves.toBe(v0 + 2);
+    await expect(events()).resolves.toEqual([
+      { added: 0, updated: 1, removed: 0 },
+      { added: 1, updated: 0, removed: 1 },
+    ]);
+  });
+
+  it('plans inside the write itself once the catalogue moved at each of three plans, and cannot miss a change then', async () => {
+    const v0 = await version();
+    moveBeforeApply(3, (time) => admin.upsert(`MOVE${time}`, fields(`Moved ${time}`)));
+    const summary = await run(storesCsv([...many(3), { code: 'NEW', name: 'New' }]));
+    expect(plans).toBe(4);
+    expect(summary).toMatchObject({ inserted: 1, unchanged: 3, pruned: 0, catalogSize: 6, version: v0 + 4 });
+    expect((await stores()).map((s) => s.code)).toEqual(['C00000', 'C00001', 'C00002', 'MOVE0', 'MOVE1', 'MOVE2', 'NEW']);
+    await expect(version()).resolves.toBe(v0 + 4);
+    expect(await events()).toHaveLength(4);
+  });
+
+  it('writes nothing and bumps nothing when the file changes nothing: the rows, their times, the version and the outbox stay', async () => {
+    const before = { stores: await stores(), version: await version() };
+    const summary = await run(storesCsv(many(3)), { prune: true });
+    expect(summary).toMatchObject({ read: 3, inserted: 0, updated: 0, unchanged: 3, pruned: 0, version: before.version, changes: [] });
+    await expect(stores()).resolves.toEqual(before.stores);
+    await expect(version()).resolves.toBe(before.version);
+    await expect(events()).resolves.toEqual([]);
   });
 });
