@@ -30,7 +30,7 @@ const base = {
  * `npm test`, which leaves them out so that it stays a run one can wait for. A new spec that
  * needs such a program goes on this list.
  */
-export const EXTERNAL_SPECS = ['database-tls', 'events', 'events-faults', 'geocoder', 'multi-instance', 'outage', 'prometheus'];
+export const EXTERNAL_SPECS = ['database-tls', 'events', 'events-faults', 'events-handover', 'geocoder', 'multi-instance', 'outage', 'prometheus'];
 // Specs that start a MariaDB of their own, or that use no database (the build), test the same
 // thing under either engine: they run in the SQLite project only.
 export const ONE_ENGINE_SPECS = ['database-tls', 'build'];

@@ -24,9 +24,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mysql from 'mysql2/promise';
-import { ROOT, cli, cpuSeconds, fmt, freshDatabase, load, startProcess } from './lib.mjs';
-import { plantRows } from './plants.mjs';
+import { ROOT, cpuSeconds, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
 import { benchScenarios } from './scenarios.mjs';
 
 const commitArg = process.argv[2];
@@ -72,15 +70,7 @@ execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore',
 console.error(`seeding ${STORES} stores and ${TEAMS * PLANTS_PER_TEAM} plants (with the working tree's command line)…`);
 const DATABASE_URL = await freshDatabase('compare');
 const env = { DATABASE_URL, NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', METRICS_PORT: '0' };
-const dataDir = mkdtempSync(join(tmpdir(), 'plant-store-compare-data-'));
-const storesFile = join(dataDir, 'stores.csv');
-execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), storesFile], { stdio: 'ignore' });
-await cli(env, 'locations', 'import', storesFile);
-const tokens = [];
-for (let i = 0; i < TEAMS; i++) tokens.push(await cli(env, 'tokens', 'create', '--team', `team${i}`));
-const db = await mysql.createConnection(DATABASE_URL);
-for (let i = 0; i < TEAMS; i++) await db.query('INSERT INTO plants (team, id, name, tag) VALUES ?', [plantRows(i, PLANTS_PER_TEAM)]);
-await db.end();
+const { tokens } = await seedStoresAndPlants(env, { stores: STORES, teams: TEAMS, plantsPerTeam: PLANTS_PER_TEAM });
 
 const fake = await startProcess(`${ROOT}bench/fake-geocoder.mjs`, {});
 const logDir = mkdtempSync(join(tmpdir(), 'plant-store-compare-log-'));

@@ -1,11 +1,13 @@
 // Shared pieces of the benchmarks: databases, the CLI, service processes, autocannon.
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { openSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
+import { plantRows } from './plants.mjs';
 
 export const ROOT = new URL('..', import.meta.url).pathname;
 export const MYSQL_URL = process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/plantstore_bench';
@@ -26,6 +28,26 @@ export async function freshDatabase(suffix) {
 export async function cli(env, ...args) {
   const { stdout } = await promisify(execFile)(process.execPath, [`${ROOT}dist/cli.js`, ...args], { env: { ...process.env, ...env }, maxBuffer: 1 << 26 });
   return stdout.trim();
+}
+
+/**
+ * The benchmarks' data on the database of `env.DATABASE_URL`: `stores` synthetic stores spread like
+ * the population (scripts/make-synthetic-stores.mjs), imported through the built command line,
+ * a token for each of `teams` teams (team0, team1, …) and `plantsPerTeam` plants each. Returns the
+ * tokens, the stores file and how long the import took.
+ */
+export async function seedStoresAndPlants(env, { stores, teams, plantsPerTeam }) {
+  const storesFile = join(mkdtempSync(join(tmpdir(), 'plant-store-bench-')), 'stores.csv');
+  execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(stores), storesFile], { stdio: 'ignore' });
+  const importStarted = Date.now();
+  await cli(env, 'locations', 'import', storesFile);
+  const importSeconds = (Date.now() - importStarted) / 1000;
+  const tokens = [];
+  for (let i = 0; i < teams; i++) tokens.push(await cli(env, 'tokens', 'create', '--team', `team${i}`));
+  const db = await mysql.createConnection(env.DATABASE_URL);
+  for (let i = 0; i < teams; i++) await db.query('INSERT INTO plants (team, id, name, tag) VALUES ?', [plantRows(i, plantsPerTeam)]);
+  await db.end();
+  return { tokens, storesFile, importSeconds };
 }
 
 export function freePort() {

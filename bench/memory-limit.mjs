@@ -26,8 +26,7 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { ROOT, cli, fmt, freePort, freshDatabase } from './lib.mjs';
-import { plantRows } from './plants.mjs';
+import { ROOT, cli, fmt, freePort, freshDatabase, seedStoresAndPlants } from './lib.mjs';
 import { benchScenarios, searchDuringImport } from './scenarios.mjs';
 
 const LIMIT_MB = Number(process.env.MEMORY_LIMIT_MB ?? 256);
@@ -57,13 +56,8 @@ console.error(`seeding ${STORES} stores and ${TEAMS * PLANTS_PER_TEAM} plants…
 const DATABASE_URL = await freshDatabase('memory');
 const env = { DATABASE_URL, NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0' };
 const work = mkdtempSync(join(tmpdir(), 'plant-store-memory-'));
-const storesFile = join(work, 'stores.csv');
-execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), storesFile], { stdio: 'ignore' });
-await cli(env, 'locations', 'import', storesFile);
-const tokens = [];
-for (let i = 0; i < TEAMS; i++) tokens.push(await cli(env, 'tokens', 'create', '--team', `team${i}`));
+const { tokens } = await seedStoresAndPlants(env, { stores: STORES, teams: TEAMS, plantsPerTeam: PLANTS_PER_TEAM });
 const db = await mysql.createConnection(DATABASE_URL);
-for (let i = 0; i < TEAMS; i++) await db.query('INSERT INTO plants (team, id, name, tag) VALUES ?', [plantRows(i, PLANTS_PER_TEAM)]);
 const [[{ stores }]] = await db.query('SELECT COUNT(*) AS stores FROM stores');
 await db.end();
 

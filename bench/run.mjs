@@ -23,9 +23,8 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { ROOT, cli, fmt, freePort, freshDatabase, startProcess } from './lib.mjs';
+import { ROOT, cli, fmt, freePort, freshDatabase, seedStoresAndPlants, startProcess } from './lib.mjs';
 import { benchScenarios, searchDuringImport } from './scenarios.mjs';
-import { plantRows } from './plants.mjs';
 import { describeEvents, writesWithEvents } from './events.mjs';
 import { describeGeocoder, geocoderSearches } from './geocoder.mjs';
 
@@ -47,18 +46,7 @@ const DATABASE_URL = await freshDatabase('main');
 // The abuse limits are switched off: the runs measure the cost of each request (a 401
 // included), not how fast the limiter refuses a flood from one address or one token.
 const env = { DATABASE_URL, NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0' };
-const storesFile = join(mkdtempSync(join(tmpdir(), 'plant-store-bench-')), 'stores.csv');
-execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), storesFile], { stdio: 'ignore' });
-const importStarted = Date.now();
-await cli(env, 'locations', 'import', storesFile);
-const importSeconds = (Date.now() - importStarted) / 1000;
-const tokens = [];
-for (let i = 0; i < TEAMS; i++) tokens.push(await cli(env, 'tokens', 'create', '--team', `team${i}`));
-const db = await mysql.createConnection(DATABASE_URL);
-for (let i = 0; i < TEAMS; i++) {
-  await db.query('INSERT INTO plants (team, id, name, tag) VALUES ?', [plantRows(i, PLANTS_PER_TEAM)]);
-}
-await db.end();
+const { tokens, importSeconds } = await seedStoresAndPlants(env, { stores: STORES, teams: TEAMS, plantsPerTeam: PLANTS_PER_TEAM });
 
 const scenarios = benchScenarios({ tokens, duration: DURATION });
 
