@@ -73,4 +73,39 @@ describe('StoreIndex answers', () => {
     // The plain search beside them is its own answer.
     expect(JSON.parse(index.nearestResponse(CHELSEA, 5, 25).toString('utf8')).locations[0]).not.toHaveProperty('open');
   });
+
+  it('keeps a scoped answer by every argument of it: the unit, nearest_if_none, the region and its city as compared', async () => {
+    const catalogue = { rows: [store('A', 'Alder', 40.751, -73.997), { ...store('K', 'Kansas Oak', 37.97, -100.87), city: 'Garden City', state: 'KS' }], version: 1 };
+    const index = indexOver(catalogue);
+    await index.reload();
+    const miles = { unit: 'mi' as const, nearestIfNone: true };
+    const nearest = index.scopedResponse(CHELSEA, 5, 25, undefined, miles);
+    expect(names(nearest.body)).toEqual(['Alder']);
+    expect(index.scopedResponse(CHELSEA, 5, 25, undefined, miles)).toBe(nearest);
+    // The same point and distance in kilometres is another answer, with its own distances.
+    const km = index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'km', nearestIfNone: false });
+    expect(km.body).not.toBe(nearest.body);
+    const distance = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { locations: Array<{ distance: number }> }).locations[0].distance;
+    expect(distance(km.body)).toBeCloseTo(distance(nearest.body) * 1.609344, 1);
+    // A region: its city compared as the snapshot compares it, so two spellings are one answer.
+    const city = index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'KS', city: 'Garden City' } });
+    expect(city.scope).toBe('region');
+    expect(names(city.body)).toEqual(['Kansas Oak']);
+    expect(index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'KS', city: ' garden CITY ' } })).toBe(city);
+    expect(names(index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'KS', city: 'Dodge City' } }).body)).toEqual([]);
+    expect(names(index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'NY' } }).body)).toEqual(['Alder']);
+    // Nearest if none, with nothing in 1 mile of Garden City: the nearest store, and the scope says so.
+    const GARDEN_CITY_EAST = { lat: 37.97, lng: -100.5 };
+    const far = index.scopedResponse(GARDEN_CITY_EAST, 1, 25, undefined, miles);
+    expect([far.scope, names(far.body)]).toEqual(['nearest', ['Kansas Oak']]);
+    expect(index.scopedResponse(GARDEN_CITY_EAST, 1, 25, undefined, miles)).toBe(far);
+    // With open_at the answer is worked out each time.
+    const monday = { at: Date.parse('2026-11-23T12:00:00-05:00'), openOnly: false };
+    expect(index.scopedResponse(CHELSEA, 5, 25, monday, miles).body).not.toBe(index.scopedResponse(CHELSEA, 5, 25, monday, miles).body);
+    // A new catalogue version answers afresh.
+    catalogue.rows = [store('C', 'Cedar', 40.7507, -73.9973), ...catalogue.rows];
+    catalogue.version = 2;
+    await index.refresh();
+    expect(names(index.scopedResponse(CHELSEA, 5, 25, undefined, miles).body)).toEqual(['Cedar', 'Alder']);
+  });
 });

@@ -6,7 +6,7 @@ import type { Point } from '../geo/geo.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog } from '../stores/store-catalog.js';
 import { nearestResponse, scopedResponse, type Moment, type Scope, type SearchScope } from './nearest-response.js';
-import { buildSnapshot, EMPTY_SNAPSHOT, type Snapshot } from './store-snapshot.js';
+import { buildSnapshot, cityKey, EMPTY_SNAPSHOT, type Snapshot } from './store-snapshot.js';
 
 /** Rows per read while loading: small pages keep the load's short-lived garbage young. */
 const LOAD_PAGE = 2000;
@@ -22,11 +22,17 @@ const ANSWERS_MAX_BYTES = 8 * 1024 * 1024;
 /** A snapshot and the answers worked out on it: swapped together, so an answer never outlives its catalogue version. */
 interface Loaded {
   snapshot: Snapshot;
-  answers: LRUCache<string, Buffer>;
+  answers: LRUCache<string, Answer>;
+}
+
+/** A kept answer: the response's bytes and what it answered (the Search-Scope header). */
+interface Answer {
+  body: Buffer;
+  scope: SearchScope;
 }
 
 function loaded(snapshot: Snapshot): Loaded {
-  return { snapshot, answers: new LRUCache<string, Buffer>({ maxSize: ANSWERS_MAX_BYTES, sizeCalculation: (body) => body.length + 100 }) };
+  return { snapshot, answers: new LRUCache<string, Answer>({ maxSize: ANSWERS_MAX_BYTES, sizeCalculation: ({ body }) => body.length + 100 }) };
 }
 
 /**
@@ -93,18 +99,27 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
     const { snapshot, answers } = this.current;
     if (moment) return nearestResponse(snapshot, center, maxMiles, limit, moment);
     // Every argument that shapes the answer is in the key: an option added to the search goes in too.
-    const key = `${center.lat},${center.lng},${maxMiles},${limit}`;
-    let body = answers.get(key);
-    if (!body) answers.set(key, (body = nearestResponse(snapshot, center, maxMiles, limit)));
-    return body;
+    const key = `radius:${center.lat},${center.lng},${maxMiles},${limit}`;
+    let answer = answers.get(key);
+    if (!answer) answers.set(key, (answer = { body: nearestResponse(snapshot, center, maxMiles, limit), scope: 'radius' }));
+    return answer.body;
   }
 
   /**
    * The same with a unit, nearest_if_none or a region, and what it answered (see scopedResponse).
-   * Worked out every time: only the plain search's answers are kept (nearestResponse above).
+   * Kept like the plain search's answers, by every argument of the answer (a region's city as the
+   * snapshot compares it, so "Garden City" and " garden city" are one answer); with `open_at`,
+   * worked out every time.
    */
   scopedResponse(center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope): { body: Buffer; scope: SearchScope } {
-    return scopedResponse(this.current.snapshot, center, maxDistance, limit, moment, scope);
+    const { snapshot, answers } = this.current;
+    if (moment) return scopedResponse(snapshot, center, maxDistance, limit, moment, scope);
+    const { unit, nearestIfNone, region } = scope;
+    const where = region ? `region:${region.state}:${region.city === undefined ? '' : `city:${cityKey(region.city)}`}` : `${maxDistance}${nearestIfNone ? ':nearest' : ''}`;
+    const key = `scoped:${center.lat},${center.lng},${limit},${unit},${where}`;
+    let answer = answers.get(key);
+    if (!answer) answers.set(key, (answer = scopedResponse(snapshot, center, maxDistance, limit, undefined, scope)));
+    return answer;
   }
 
   private async load(): Promise<void> {
