@@ -35,7 +35,9 @@ async function team(req) {
   const match = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
   if (!match) return undefined;
   const hash = createHash('sha256').update(match[1]).digest('hex');
-  const [rows] = await pool.execute('SELECT team FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > NOW(3))', [hash]);
+  const [rows] = await pool.execute('SELECT team FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > NOW(3))', [
+    hash,
+  ]);
   return rows[0]?.team;
 }
 
@@ -50,7 +52,12 @@ const server = createServer(async (req, res) => {
       const [rows] = await pool.execute('SELECT id, name, tag FROM plants WHERE team = ? ORDER BY id LIMIT ?', [caller, String(limit + 1)]);
       const page = rows.slice(0, limit);
       const headers = rows.length > limit ? { link: `</plants?limit=${limit}&after=${page[limit - 1].id}>; rel="next"` } : {};
-      return send(res, 200, page.map(({ name, tag }) => (tag === null ? { name } : { name, tag })), headers);
+      return send(
+        res,
+        200,
+        page.map(({ name, tag }) => (tag === null ? { name } : { name, tag })),
+        headers,
+      );
     }
     if (req.method === 'POST' && url.pathname === '/locations/nearest') {
       let raw = '';
@@ -60,16 +67,33 @@ const server = createServer(async (req, res) => {
       const miles = body.max_distance ?? 5;
       const dLat = miles / 69;
       const dLng = miles / (69 * Math.cos(center.lat * RAD));
-      const [rows] = await pool.execute('SELECT * FROM stores WHERE lat BETWEEN ? AND ? AND lng BETWEEN ? AND ?', [center.lat - dLat, center.lat + dLat, center.lng - dLng, center.lng + dLng].map(String));
+      const [rows] = await pool.execute(
+        'SELECT * FROM stores WHERE lat BETWEEN ? AND ? AND lng BETWEEN ? AND ?',
+        [center.lat - dLat, center.lat + dLat, center.lng - dLng, center.lng + dLng].map(String),
+      );
       const locations = rows
         .map((s) => ({ s, d: haversine(center, { lat: Number(s.lat), lng: Number(s.lng) }) }))
         .filter(({ d }) => d <= miles)
         .sort((a, b) => a.d - b.d || a.s.name.localeCompare(b.s.name))
         .slice(0, body.limit ?? 25)
         .map(({ s, d }) => ({
-          name: s.name, address: s.address, city: s.city, state: s.state, zip: s.zip,
-          business_hours: { Monday: s.monday, Tuesday: s.tuesday, Wednesday: s.wednesday, Thursday: s.thursday, Friday: s.friday, Saturday: s.saturday, Sunday: s.sunday },
-          lat: Number(s.lat).toFixed(6), lng: Number(s.lng).toFixed(6), distance: Math.round(d * 100) / 100,
+          name: s.name,
+          address: s.address,
+          city: s.city,
+          state: s.state,
+          zip: s.zip,
+          business_hours: {
+            Monday: s.monday,
+            Tuesday: s.tuesday,
+            Wednesday: s.wednesday,
+            Thursday: s.thursday,
+            Friday: s.friday,
+            Saturday: s.saturday,
+            Sunday: s.sunday,
+          },
+          lat: Number(s.lat).toFixed(6),
+          lng: Number(s.lng).toFixed(6),
+          distance: Math.round(d * 100) / 100,
         }));
       return send(res, 200, { Code: 'Success', locations });
     }

@@ -75,9 +75,16 @@ const { tokens } = await seedStoresAndPlants(env, { stores: STORES, teams: TEAMS
 const fake = await startProcess(`${ROOT}bench/fake-geocoder.mjs`, {});
 const logDir = mkdtempSync(join(tmpdir(), 'plant-store-compare-log-'));
 const builds = [];
-for (const [name, root] of [['working tree', ROOT], [short, `${other}/`]]) {
+for (const [name, root] of [
+  ['working tree', ROOT],
+  [short, `${other}/`],
+]) {
   const instrumentation = `${root}dist/instrumentation.js`;
-  const service = await startProcess(`${root}dist/main.js`, { ...env, GEOCODER: 'census', GEOCODER_URL: fake.url }, { logFile: join(logDir, `${name.replace(' ', '-')}.log`), nodeArgs: existsSync(instrumentation) ? ['--import', instrumentation] : [] });
+  const service = await startProcess(
+    `${root}dist/main.js`,
+    { ...env, GEOCODER: 'census', GEOCODER_URL: fake.url },
+    { logFile: join(logDir, `${name.replace(' ', '-')}.log`), nodeArgs: existsSync(instrumentation) ? ['--import', instrumentation] : [] },
+  );
   builds.push({ name, service });
 }
 
@@ -107,7 +114,10 @@ for (const s of scenarios.filter((s) => s.probe || s.probes)) {
       const position = res.headers.get('customer-position') ?? (res.status === 200 ? 'zip (no Customer-Position header)' : undefined);
       if (res.status !== 200 || !position?.startsWith(s.position)) {
         s.skipped = true;
-        if (!notes.some((n) => n.startsWith(`${s.name}:`))) notes.push(`${s.name}: not compared, ${build.name} answered ${res.status}${res.status === 200 ? ` from ${position}` : ` ${text.slice(0, 120)}`} (expected 200 from ${s.position}).`);
+        if (!notes.some((n) => n.startsWith(`${s.name}:`)))
+          notes.push(
+            `${s.name}: not compared, ${build.name} answered ${res.status}${res.status === 200 ? ` from ${position}` : ` ${text.slice(0, 120)}`} (expected 200 from ${s.position}).`,
+          );
       }
     }
   }
@@ -123,7 +133,11 @@ for (const s of scenarios.filter((s) => !s.skipped)) {
       const cpuBefore = cpuSeconds(build.service.pid);
       const r = await s.run(build.service.url);
       r.cpuUs = ((cpuSeconds(build.service.pid) - cpuBefore) / r.total) * 1e6;
-      const bad = r.errors + Object.entries(r.statusCodes).filter(([code]) => code !== '200').reduce((n, [, v]) => n + v.count, 0);
+      const bad =
+        r.errors +
+        Object.entries(r.statusCodes)
+          .filter(([code]) => code !== '200')
+          .reduce((n, [, v]) => n + v.count, 0);
       runs[build.name].push({ ...r, bad });
       build.rss = build.service.rssMb();
     }
@@ -135,14 +149,20 @@ await fake.stop();
 
 const [mine, theirs] = builds.map((b) => b.name);
 const mean = (runs, f) => runs.reduce((n, r) => n + f(r), 0) / runs.length;
-console.log(`\n${STORES} stores, ${TEAMS * PLANTS_PER_TEAM} plants; 32 connections, ${ROUNDS} × ${DURATION} s per scenario and build, alternating; load average before the runs ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}.\n`);
-console.log(`| scenario | ${mine} req/s | ${theirs} req/s | ratio | ratio by round | CPU µs / request (${mine} / ${theirs}) | CPU ratio | p99 ms (${mine} / ${theirs}) | errors (${mine} / ${theirs}) |`);
+console.log(
+  `\n${STORES} stores, ${TEAMS * PLANTS_PER_TEAM} plants; 32 connections, ${ROUNDS} × ${DURATION} s per scenario and build, alternating; load average before the runs ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}.\n`,
+);
+console.log(
+  `| scenario | ${mine} req/s | ${theirs} req/s | ratio | ratio by round | CPU µs / request (${mine} / ${theirs}) | CPU ratio | p99 ms (${mine} / ${theirs}) | errors (${mine} / ${theirs}) |`,
+);
 console.log('|---|---:|---:|---:|---|---|---:|---|---|');
 for (const { name, runs } of rows) {
   const a = runs[mine];
   const b = runs[theirs];
   const byRound = a.map((r, i) => fmt(r.rps / b[i].rps, 2)).join(', ');
-  console.log(`| ${name} | ${fmt(mean(a, (r) => r.rps))} | ${fmt(mean(b, (r) => r.rps))} | **${fmt(mean(a, (r) => r.rps) / mean(b, (r) => r.rps), 2)}** | ${byRound} | ${fmt(mean(a, (r) => r.cpuUs))} / ${fmt(mean(b, (r) => r.cpuUs))} | ${fmt(mean(b, (r) => r.cpuUs) / mean(a, (r) => r.cpuUs), 2)} | ${Math.max(...a.map((r) => r.p99))} / ${Math.max(...b.map((r) => r.p99))} | ${mean(a, (r) => r.bad) * a.length} / ${mean(b, (r) => r.bad) * b.length} |`);
+  console.log(
+    `| ${name} | ${fmt(mean(a, (r) => r.rps))} | ${fmt(mean(b, (r) => r.rps))} | **${fmt(mean(a, (r) => r.rps) / mean(b, (r) => r.rps), 2)}** | ${byRound} | ${fmt(mean(a, (r) => r.cpuUs))} / ${fmt(mean(b, (r) => r.cpuUs))} | ${fmt(mean(b, (r) => r.cpuUs) / mean(a, (r) => r.cpuUs), 2)} | ${Math.max(...a.map((r) => r.p99))} / ${Math.max(...b.map((r) => r.p99))} | ${mean(a, (r) => r.bad) * a.length} / ${mean(b, (r) => r.bad) * b.length} |`,
+  );
 }
 console.log(`\nRSS after the runs: ${builds.map((b) => `${b.name} ${fmt(b.rss)} MB`).join(', ')}. Logs in ${logDir}.`);
 for (const note of notes) console.log(`- ${note}`);

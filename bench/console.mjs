@@ -64,7 +64,15 @@ async function measure(browser, url, token, stores) {
     await context.close();
   }
   const mid = (key) => median(runs.map((r) => r[key]));
-  return { firstPaint: mid('firstPaint'), mapDrawn: mid('mapDrawn'), requested: mid('requested'), download: mid('download'), parse: mid('parse'), draw: mid('draw'), bytes: runs[0].bytes };
+  return {
+    firstPaint: mid('firstPaint'),
+    mapDrawn: mid('mapDrawn'),
+    requested: mid('requested'),
+    download: mid('download'),
+    parse: mid('parse'),
+    draw: mid('draw'),
+    bytes: runs[0].bytes,
+  };
 }
 
 const percentile = (values, p) => {
@@ -88,7 +96,9 @@ async function interact(browser, url, token, stores) {
       if (record.on) requestAnimationFrame(tick);
     };
     requestAnimationFrame(tick);
-    new PerformanceObserver((list) => list.getEntries().forEach((entry) => entry.name === 'console:map-frame' && record.draws.push(entry.duration))).observe({ type: 'measure' });
+    new PerformanceObserver((list) => list.getEntries().forEach((entry) => entry.name === 'console:map-frame' && record.draws.push(entry.duration))).observe({
+      type: 'measure',
+    });
   });
   const box = await page.locator('#store-map').boundingBox();
   // Over the north-east (the densest part of the map): a third of the steps each for zooming in,
@@ -101,7 +111,9 @@ async function interact(browser, url, token, stores) {
   await page.mouse.up();
   for (let step = 0; step < STEPS - 2 * third; step++) await page.mouse.wheel(0, 120);
   await page.waitForTimeout(200);
-  const { frames, draws, zoom } = await page.evaluate(() => ((window.benchFrames.on = false), { ...window.benchFrames, zoom: document.querySelector('#store-map').dataset.zoom }));
+  const { frames, draws, zoom } = await page.evaluate(
+    () => ((window.benchFrames.on = false), { ...window.benchFrames, zoom: document.querySelector('#store-map').dataset.zoom }),
+  );
   await context.close();
   const intervals = frames.slice(1).map((time, n) => time - frames[n]);
   return { frames: intervals, draws, zoom };
@@ -143,18 +155,26 @@ for (const [label, stores] of [
 }
 await browser.close();
 
-console.log(`\nconsole bundle, gzipped: ${fmt(bundleKb, 1)} KB (console.js ${fmt(bundle.js / 1024, 1)} KB with the map outlines, console.css ${fmt(bundle.css / 1024, 1)} KB, index.html ${fmt(bundle.html / 1024, 1)} KB); budget 250 KB`);
-console.log(`\nmedians of ${RUNS} fresh pages, ms from navigation   first paint  map drawn | of which: points asked at  download  parse  project + draw | points KB`);
+console.log(
+  `\nconsole bundle, gzipped: ${fmt(bundleKb, 1)} KB (console.js ${fmt(bundle.js / 1024, 1)} KB with the map outlines, console.css ${fmt(bundle.css / 1024, 1)} KB, index.html ${fmt(bundle.html / 1024, 1)} KB); budget 250 KB`,
+);
+console.log(
+  `\nmedians of ${RUNS} fresh pages, ms from navigation   first paint  map drawn | of which: points asked at  download  parse  project + draw | points KB`,
+);
 for (const r of results) {
   console.log(
     `${r.label.padEnd(41)}  ${fmt(r.firstPaint).padStart(11)}  ${fmt(r.mapDrawn).padStart(9)} | ${fmt(r.requested).padStart(24)}  ${fmt(r.download).padStart(8)}  ${fmt(r.parse).padStart(5)}  ${fmt(r.draw).padStart(14)} | ${fmt(r.bytes / 1024).padStart(9)}`,
   );
 }
 console.log('budgets: first paint with the demo stores ≤ 1000 ms; the map of 100,000 stores drawn ≤ 2000 ms');
-console.log(`\nzooming and panning (${STEPS} wheel and drag steps, ${RUNS} pages pooled), ms     frames  between frames p50 / p95 / max | draws  draw p50 / p95 / max`);
+console.log(
+  `\nzooming and panning (${STEPS} wheel and drag steps, ${RUNS} pages pooled), ms     frames  between frames p50 / p95 / max | draws  draw p50 / p95 / max`,
+);
 for (const r of results) {
   const { frames, draws } = r.interaction;
   const stats = (values) => [50, 95, 100].map((p) => fmt(percentile(values, p), 1)).join(' / ');
-  console.log(`${r.label.padEnd(52)}  ${String(frames.length).padStart(6)}  ${stats(frames).padStart(30)} | ${String(draws.length).padStart(5)}  ${stats(draws).padStart(20)}`);
+  console.log(
+    `${r.label.padEnd(52)}  ${String(frames.length).padStart(6)}  ${stats(frames).padStart(30)} | ${String(draws.length).padStart(5)}  ${stats(draws).padStart(20)}`,
+  );
 }
 console.log('budget: 95 % of the frames while zooming and panning the map of 100,000 stores within 33 ms');

@@ -28,7 +28,9 @@ parentPort.on('message', (message) => {
 // The relay creates the stream when it first connects: an ordered consumer of all its messages once it exists.
 for (;;) {
   try {
-    await jetstream(nc).jetstreamManager().then((m) => m.streams.info(stream));
+    await jetstream(nc)
+      .jetstreamManager()
+      .then((m) => m.streams.info(stream));
     break;
   } catch {
     await new Promise((r) => setTimeout(r, 100));

@@ -48,7 +48,12 @@ if (HANDOVER) {
   };
   let started = 0;
   // The production defaults: SHUTDOWN_DRAIN_MS 5 s, SHUTDOWN_GRACE_MS 10 s, EVENTS_RELAY_INTERVAL_MS 1 s.
-  const start = () => startProcess(`${ROOT}dist/main.js`, { ...env, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: stream }, { logFile: join(logDir, `instance-${++started}.log`), nodeArgs });
+  const start = () =>
+    startProcess(
+      `${ROOT}dist/main.js`,
+      { ...env, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: stream },
+      { logFile: join(logDir, `instance-${++started}.log`), nodeArgs },
+    );
   const results = [];
   let firstId = 1;
   const loads = [];
@@ -56,10 +61,24 @@ if (HANDOVER) {
     for (const signal of ['SIGTERM', 'SIGKILL']) {
       console.error(`  round ${round}: ${HANDOVER}, ${signal}…`);
       loads.push(loadavg()[0]);
-      const result = await writesThroughAStop({ start, holderPid, outboxRows: async () => Number((await db.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n), token: tokens[0], natsUrl, stream, mode: HANDOVER, signal, writers, seconds: SECONDS, firstId });
+      const result = await writesThroughAStop({
+        start,
+        holderPid,
+        outboxRows: async () => Number((await db.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n),
+        token: tokens[0],
+        natsUrl,
+        stream,
+        mode: HANDOVER,
+        signal,
+        writers,
+        seconds: SECONDS,
+        firstId,
+      });
       firstId = result.nextId;
       results.push(result);
-      console.error(`  round ${round}: ${signal}: ${result.written} events in the window, p99 ${Math.round(result.p99)} ms, ${result.later1s} later than 1 s, ${result.lost} lost, ${result.doubled} doubled; late ones by second of the window ${JSON.stringify(result.lateBySecond)}; exits ${JSON.stringify(result.exits)}`);
+      console.error(
+        `  round ${round}: ${signal}: ${result.written} events in the window, p99 ${Math.round(result.p99)} ms, ${result.later1s} later than 1 s, ${result.lost} lost, ${result.doubled} doubled; late ones by second of the window ${JSON.stringify(result.lateBySecond)}; exits ${JSON.stringify(result.exits)}`,
+      );
       // The next round starts with a free lease (a SIGKILLed holder's expires) and an empty outbox.
       await db.query('UPDATE event_relay_lease SET owner = NULL WHERE id = 1');
       await db.query('DELETE FROM event_outbox');
@@ -70,12 +89,24 @@ if (HANDOVER) {
   console.log(`Service logs: ${logDir}`);
   process.exit(0);
 }
-const onService = await startProcess(`${ROOT}dist/main.js`, { ...env, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: stream }, { logFile: join(logDir, 'on.log'), nodeArgs });
+const onService = await startProcess(
+  `${ROOT}dist/main.js`,
+  { ...env, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: stream },
+  { logFile: join(logDir, 'on.log'), nodeArgs },
+);
 const offService = await startProcess(`${ROOT}dist/main.js`, env, { logFile: join(logDir, 'off.log'), nodeArgs });
 const writes = benchScenarios({ tokens, duration: SECONDS }).find((s) => s.name.startsWith('POST + DELETE'));
 const db = await mysql.createConnection(DATABASE_URL);
 const outboxRows = async () => Number((await db.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n);
-const result = await writesWithEvents({ on: { url: onService.url, pid: onService.pid, writes }, off: { url: offService.url, pid: offService.pid, writes }, natsUrl, stream, rounds: ROUNDS, outboxRows, label: 'MySQL' });
+const result = await writesWithEvents({
+  on: { url: onService.url, pid: onService.pid, writes },
+  off: { url: offService.url, pid: offService.pid, writes },
+  natsUrl,
+  stream,
+  rounds: ROUNDS,
+  outboxRows,
+  label: 'MySQL',
+});
 await db.end();
 await onService.stop();
 await offService.stop();

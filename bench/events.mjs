@@ -40,7 +40,16 @@ export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outbo
   for (let round = 1; round <= rounds; round++) {
     const samples = [];
     const started = Date.now();
-    const sampler = setInterval(() => void outboxRows().then((n) => (samples.push(n), console.error(`  ${label} events on, round ${round}, ${Math.round((Date.now() - started) / 1000)} s: ${n} events in the outbox`))), 5000);
+    const sampler = setInterval(
+      () =>
+        void outboxRows().then(
+          (n) => (
+            samples.push(n),
+            console.error(`  ${label} events on, round ${round}, ${Math.round((Date.now() - started) / 1000)} s: ${n} events in the outbox`)
+          ),
+        ),
+      5000,
+    );
     const result = await measured(on, () => on.writes.run(on.url));
     clearInterval(sampler);
     const atEnd = await outboxRows();
@@ -73,7 +82,16 @@ export async function removeBenchStreams(natsUrl) {
 /** The report's lines (markdown), from writesWithEvents' answer. */
 export function describeEvents({ runs, backlog, delays, pinned }, { natsUrl, seconds, expect }) {
   const mean = (list) => list.reduce((n, r) => n + r.rps, 0) / list.length;
-  const errors = (list) => list.reduce((n, r) => n + r.errors + Object.entries(r.statusCodes).filter(([code]) => !expect.includes(Number(code))).reduce((m, [, v]) => m + v.count, 0), 0);
+  const errors = (list) =>
+    list.reduce(
+      (n, r) =>
+        n +
+        r.errors +
+        Object.entries(r.statusCodes)
+          .filter(([code]) => !expect.includes(Number(code)))
+          .reduce((m, [, v]) => m + v.count, 0),
+      0,
+    );
   const onRps = mean(runs.on);
   const offRps = mean(runs.off);
   const lines = [
@@ -101,7 +119,9 @@ function cpuTable(runs) {
   return [
     '| CPU per write (µs) | events on | events off | on − off |',
     '|---|---:|---:|---:|',
-    ...names.map((name) => `| ${name} | ${fmt(perWrite(runs.on, name))} | ${fmt(perWrite(runs.off, name))} | ${fmt(perWrite(runs.on, name) - perWrite(runs.off, name))} |`),
+    ...names.map(
+      (name) => `| ${name} | ${fmt(perWrite(runs.on, name))} | ${fmt(perWrite(runs.off, name))} | ${fmt(perWrite(runs.on, name) - perWrite(runs.off, name))} |`,
+    ),
     `| all | ${fmt(total(runs.on))} | ${fmt(total(runs.off))} | ${fmt(total(runs.on) - total(runs.off))} |`,
   ];
 }
@@ -123,7 +143,20 @@ function cpuTable(runs) {
  * written in the window, and over the whole run the writes acknowledged but never published
  * (lost) and the events stored twice or for one write twice (doubled).
  */
-export async function writesThroughAStop({ start, holderPid, outboxRows, token, natsUrl, stream, mode, signal, writers = 8, seconds = 15, warmup = 5, firstId = 1 }) {
+export async function writesThroughAStop({
+  start,
+  holderPid,
+  outboxRows,
+  token,
+  natsUrl,
+  stream,
+  mode,
+  signal,
+  writers = 8,
+  seconds = 15,
+  warmup = 5,
+  firstId = 1,
+}) {
   await removeBenchStreams(natsUrl);
   const services = [];
   for (let i = 0; i < 2; i++) services.push(await start());
@@ -242,6 +275,9 @@ export function describeHandover(results, { writers, seconds, load }) {
     '',
     `| run | signal | events in the window | p50 ms | p99 ms | max ms | later than 1 s | writes acknowledged | not 2xx | lost | doubled | published, not acknowledged | exit code, time from signal to exit |`,
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
-    ...results.map((r, i) => `| ${i + 1} ${r.mode} | ${r.signal} | ${r.written} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${r.later1s} | ${r.acknowledged} | ${r.failures} | ${r.lost} | ${r.doubled} | ${r.unexplained} | ${exit(r)} |`),
+    ...results.map(
+      (r, i) =>
+        `| ${i + 1} ${r.mode} | ${r.signal} | ${r.written} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${r.later1s} | ${r.acknowledged} | ${r.failures} | ${r.lost} | ${r.doubled} | ${r.unexplained} | ${exit(r)} |`,
+    ),
   ].join('\n');
 }

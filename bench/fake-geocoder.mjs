@@ -32,7 +32,16 @@ function answer(engine, match) {
       return {
         result: {
           input: { benchmark: { id: '4', benchmarkName: 'Public_AR_Current', isDefault: true }, address: {} },
-          addressMatches: match ? [{ tigerLine: { side: 'L', tigerLineId: '59653655' }, coordinates: { x: match.lng, y: match.lat }, addressComponents: { zip: match.zip, state: match.state, city: 'BENCH' }, matchedAddress: 'BENCH' }] : [],
+          addressMatches: match
+            ? [
+                {
+                  tigerLine: { side: 'L', tigerLineId: '59653655' },
+                  coordinates: { x: match.lng, y: match.lat },
+                  addressComponents: { zip: match.zip, state: match.state, city: 'BENCH' },
+                  matchedAddress: 'BENCH',
+                },
+              ]
+            : [],
         },
       };
     case 'nominatim':
@@ -56,7 +65,13 @@ function answer(engine, match) {
         geocoding: { version: '0.2', query: {} },
         type: 'FeatureCollection',
         features: match
-          ? [{ type: 'Feature', geometry: { type: 'Point', coordinates: [match.lng, match.lat] }, properties: { layer: 'address', match_type: 'exact', accuracy: 'point', confidence: 1, postalcode: match.zip, region_a: match.state } }]
+          ? [
+              {
+                type: 'Feature',
+                geometry: { type: 'Point', coordinates: [match.lng, match.lat] },
+                properties: { layer: 'address', match_type: 'exact', accuracy: 'point', confidence: 1, postalcode: match.zip, region_a: match.state },
+              },
+            ]
           : [],
       };
   }

@@ -40,7 +40,10 @@ switch (process.env.FLOOR) {
   case 'nest-passport-db': {
     const { Controller, Get, Injectable, Module } = await import('@nestjs/common');
     const { APP_GUARD, NestFactory } = await import('@nestjs/core');
-    const pool = process.env.FLOOR === 'nest-passport-db' ? (await import('mysql2/promise')).default.createPool({ uri: process.env.DATABASE_URL, connectionLimit: 10 }) : undefined;
+    const pool =
+      process.env.FLOOR === 'nest-passport-db'
+        ? (await import('mysql2/promise')).default.createPool({ uri: process.env.DATABASE_URL, connectionLimit: 10 })
+        : undefined;
     const SQL = 'SELECT CAST(id AS CHAR) AS id_text, name, tag FROM plants WHERE team = ? AND id > ? ORDER BY id LIMIT ?';
     class PlantsController {
       async list() {

@@ -62,9 +62,13 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const mean = (list, f) => list.reduce((sum, r) => sum + f(r), 0) / list.length;
 const baselineRps = mean(runs.get(servers[0].name), (r) => r.rps);
-console.log(`\nGET /plants?limit=20, 32 connections, ${ROUNDS} × ${DURATION} s per server (alternating; mean req/s, worst p99). Floors answer from memory, the -db ones from MySQL.\n`);
+console.log(
+  `\nGET /plants?limit=20, 32 connections, ${ROUNDS} × ${DURATION} s per server (alternating; mean req/s, worst p99). Floors answer from memory, the -db ones from MySQL.\n`,
+);
 console.log('| server | req/s | p99 ms | RSS MB | / baseline |\n|---|---:|---:|---:|---:|');
 for (const [name, list] of runs) {
   const rps = mean(list, (r) => r.rps);
-  console.log(`| ${name} | ${fmt(rps)} | ${fmt(Math.max(...list.map((r) => r.p99)))} | ${fmt(Math.max(...list.map((r) => r.rssMb)))} | ${fmt(rps / baselineRps, 2)} |`);
+  console.log(
+    `| ${name} | ${fmt(rps)} | ${fmt(Math.max(...list.map((r) => r.p99)))} | ${fmt(Math.max(...list.map((r) => r.rssMb)))} | ${fmt(rps / baselineRps, 2)} |`,
+  );
 }

@@ -46,14 +46,58 @@ export async function geocoderSearches({ env, token, duration, rounds, logDir, w
   const cachedAddresses = ['235 W 26th St', '120 Main St', '250 Oak Ave', '351 Main St'];
   const closedPort = await freePort();
   // The defaults, stated: a setting in the bench's own environment must not change a case.
-  const defaults = { GEOCODER_TIMEOUT_MS: '800', GEOCODER_CACHE_SIZE: '50000', GEOCODER_CACHE_SECONDS: '86400', GEOCODER_BREAKER_FAILURES: '5', GEOCODER_BREAKER_SECONDS: '30', GEOCODER_MAX_ZIP_MILES: '25' };
+  const defaults = {
+    GEOCODER_TIMEOUT_MS: '800',
+    GEOCODER_CACHE_SIZE: '50000',
+    GEOCODER_CACHE_SECONDS: '86400',
+    GEOCODER_BREAKER_FAILURES: '5',
+    GEOCODER_BREAKER_SECONDS: '30',
+    GEOCODER_MAX_ZIP_MILES: '25',
+  };
 
   const cases = [
-    { key: 'zip', name: 'geocoder: ZIP only (reference)', geocoder: 'off', source: 'zip', requests: fixed([undefined]), env: { GEOCODER: 'off', GEOCODER_URL: '' } },
-    { key: 'cached', name: 'geocoder: address cached', geocoder: 'census (local fake), cache on', source: 'address', goal: 0.9, requests: fixed(cachedAddresses), env: { GEOCODER: 'census' } },
-    { key: 'postgis', name: 'geocoder: address uncached postgis', geocoder: 'postgis (TIGER fixture), GEOCODER_CACHE_SIZE=0', source: 'address', requests: cycling((i) => fixtureAddresses[i % fixtureAddresses.length]), env: { GEOCODER: 'postgis', GEOCODER_CACHE_SIZE: '0' } },
-    { key: 'slow', name: 'geocoder: address uncached HTTP 50 ms', geocoder: 'census (local fake, 50 ms), GEOCODER_CACHE_SIZE=0', source: 'address', requests: cycling((i) => `${(i % 100_000) + 1} Broadway`), env: { GEOCODER: 'census', GEOCODER_CACHE_SIZE: '0' } },
-    { key: 'dead', name: 'geocoder: address engine down', geocoder: 'census on a closed port, breaker open', source: 'zip', goal: 0.95, requests: fixed(cachedAddresses), env: { GEOCODER: 'census', GEOCODER_URL: `http://127.0.0.1:${closedPort}` } },
+    {
+      key: 'zip',
+      name: 'geocoder: ZIP only (reference)',
+      geocoder: 'off',
+      source: 'zip',
+      requests: fixed([undefined]),
+      env: { GEOCODER: 'off', GEOCODER_URL: '' },
+    },
+    {
+      key: 'cached',
+      name: 'geocoder: address cached',
+      geocoder: 'census (local fake), cache on',
+      source: 'address',
+      goal: 0.9,
+      requests: fixed(cachedAddresses),
+      env: { GEOCODER: 'census' },
+    },
+    {
+      key: 'postgis',
+      name: 'geocoder: address uncached postgis',
+      geocoder: 'postgis (TIGER fixture), GEOCODER_CACHE_SIZE=0',
+      source: 'address',
+      requests: cycling((i) => fixtureAddresses[i % fixtureAddresses.length]),
+      env: { GEOCODER: 'postgis', GEOCODER_CACHE_SIZE: '0' },
+    },
+    {
+      key: 'slow',
+      name: 'geocoder: address uncached HTTP 50 ms',
+      geocoder: 'census (local fake, 50 ms), GEOCODER_CACHE_SIZE=0',
+      source: 'address',
+      requests: cycling((i) => `${(i % 100_000) + 1} Broadway`),
+      env: { GEOCODER: 'census', GEOCODER_CACHE_SIZE: '0' },
+    },
+    {
+      key: 'dead',
+      name: 'geocoder: address engine down',
+      geocoder: 'census on a closed port, breaker open',
+      source: 'zip',
+      goal: 0.95,
+      requests: fixed(cachedAddresses),
+      env: { GEOCODER: 'census', GEOCODER_URL: `http://127.0.0.1:${closedPort}` },
+    },
   ];
   let selected = cases.filter((c) => c.key !== 'zip' && wanted(c.name));
   if (selected.length === 0) return undefined;
@@ -75,7 +119,9 @@ export async function geocoderSearches({ env, token, duration, rounds, logDir, w
         cleanup.push(() => execFileSync(`${ROOT}scripts/tiger-fixture-db.sh`, ['drop', url], { stdio: 'ignore' }));
         cases[2].env.GEOCODER_URL = url;
       } catch (error) {
-        notes.push(`The postgis case did not run: no TIGER fixture database (${error.message.split('\n')[0]}); it needs PostgreSQL with PostGIS's TIGER geocoder (PGHOST, PGPORT, PGUSER; sudo scripts/install-test-tools.sh).`);
+        notes.push(
+          `The postgis case did not run: no TIGER fixture database (${error.message.split('\n')[0]}); it needs PostgreSQL with PostGIS's TIGER geocoder (PGHOST, PGPORT, PGUSER; sudo scripts/install-test-tools.sh).`,
+        );
         selected = selected.filter((c) => c.key !== 'postgis');
       }
     }
@@ -85,7 +131,11 @@ export async function geocoderSearches({ env, token, duration, rounds, logDir, w
     const nodeArgs = existsSync(instrumentation) ? ['--import', instrumentation] : [];
     for (const c of selected) {
       const metricsPort = await freePort();
-      const service = await startProcess(`${ROOT}dist/main.js`, { ...env, METRICS_PORT: String(metricsPort), ...defaults, ...c.env }, { logFile: join(logDir, `geocoder-${c.key}.log`), nodeArgs });
+      const service = await startProcess(
+        `${ROOT}dist/main.js`,
+        { ...env, METRICS_PORT: String(metricsPort), ...defaults, ...c.env },
+        { logFile: join(logDir, `geocoder-${c.key}.log`), nodeArgs },
+      );
       cleanup.push(() => service.stop());
       started.push({ ...c, service, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, runs: [], counted: { address: 0, zip: 0, engine: 0 } });
     }
@@ -97,7 +147,10 @@ export async function geocoderSearches({ env, token, duration, rounds, logDir, w
       return { status: res.status, position: res.headers.get('customer-position'), ms: performance.now() - started };
     };
     const expectSample = (c, sample, what) => {
-      if (sample.status !== 200 || sample.position !== c.source) throw new Error(`${c.name}: ${what} answered ${sample.status}, Customer-Position ${sample.position} (expected 200, ${c.source}); the case would not measure what it says`);
+      if (sample.status !== 200 || sample.position !== c.source)
+        throw new Error(
+          `${c.name}: ${what} answered ${sample.status}, Customer-Position ${sample.position} (expected 200, ${c.source}); the case would not measure what it says`,
+        );
     };
     // Sample requests: each case answers from the position it claims to measure, before any load.
     for (const c of started) {
@@ -108,9 +161,12 @@ export async function geocoderSearches({ env, token, duration, rounds, logDir, w
         const before = await counters(c.metricsUrl);
         for (const address of cachedAddresses) expectSample(c, await search(service, address), 'a repeated address');
         const after = await counters(c.metricsUrl);
-        if (sum(after, 'plant_store_geocoder_requests_total') !== sum(before, 'plant_store_geocoder_requests_total')) throw new Error(`${c.name}: a repeated address reached the engine: the cache is not in use`);
+        if (sum(after, 'plant_store_geocoder_requests_total') !== sum(before, 'plant_store_geocoder_requests_total'))
+          throw new Error(`${c.name}: a repeated address reached the engine: the cache is not in use`);
       }
-      if (c.key === 'postgis') for (const i of [0, 299, 300, 599, 600, 799]) expectSample(c, await search(service, fixtureAddresses[i]), `the fixture's address ${fixtureAddresses[i]}`);
+      if (c.key === 'postgis')
+        for (const i of [0, 299, 300, 599, 600, 799])
+          expectSample(c, await search(service, fixtureAddresses[i]), `the fixture's address ${fixtureAddresses[i]}`);
       if (c.key === 'slow') {
         for (const street of ['1 Sample Ave', '2 Sample Ave']) {
           const sample = await search(service, street);
@@ -121,7 +177,8 @@ export async function geocoderSearches({ env, token, duration, rounds, logDir, w
       if (c.key === 'dead') {
         // The warm-up: GEOCODER_BREAKER_FAILURES (5 by default) failures in a row open the breaker.
         const failures = Number(defaults.GEOCODER_BREAKER_FAILURES);
-        for (let i = 0; i <= failures; i++) expectSample(c, await search(service, cachedAddresses[i % cachedAddresses.length]), 'a search while the engine is down');
+        for (let i = 0; i <= failures; i++)
+          expectSample(c, await search(service, cachedAddresses[i % cachedAddresses.length]), 'a search while the engine is down');
         const open = sum(await counters(c.metricsUrl), 'plant_store_geocoder_breaker_open');
         if (open !== 1) throw new Error(`${c.name}: the breaker is not open after the warm-up (plant_store_geocoder_breaker_open ${open})`);
       }
@@ -143,13 +200,21 @@ export async function geocoderSearches({ env, token, duration, rounds, logDir, w
           engine: delta('plant_store_geocoder_requests_total'),
           engineSeconds: delta('plant_store_geocoder_request_duration_seconds_sum'),
           engineTimed: delta('plant_store_geocoder_request_duration_seconds_count'),
-          fallbacks: Object.fromEntries(reasons(after).map((reason) => [reason, delta('plant_store_geocoder_fallbacks_total', `reason="${reason}"`)]).filter(([, n]) => n > 0)),
+          fallbacks: Object.fromEntries(
+            reasons(after)
+              .map((reason) => [reason, delta('plant_store_geocoder_fallbacks_total', `reason="${reason}"`)])
+              .filter(([, n]) => n > 0),
+          ),
         };
         // More than 1 % of the searches from the other position: the run measured something else (e.g. the breaker opened).
         run.valid = (c.source === 'address' ? run.zip : run.address) <= 0.01 * (run.address + run.zip);
         c.runs.push(run);
-        const fallbacks = Object.entries(run.fallbacks).map(([reason, n]) => `${reason} ${n}`).join(', ');
-        console.error(`  ${fmt(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms; Customer-Position address ${run.address}, zip ${run.zip}${fallbacks ? ` (fallbacks: ${fallbacks})` : ''}${run.valid ? '' : ' — not counted'}`);
+        const fallbacks = Object.entries(run.fallbacks)
+          .map(([reason, n]) => `${reason} ${n}`)
+          .join(', ');
+        console.error(
+          `  ${fmt(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms; Customer-Position address ${run.address}, zip ${run.zip}${fallbacks ? ` (fallbacks: ${fallbacks})` : ''}${run.valid ? '' : ' — not counted'}`,
+        );
       }
     }
   } finally {
@@ -167,7 +232,13 @@ export async function geocoderSearches({ env, token, duration, rounds, logDir, w
     const valid = c.runs.filter((r) => r.valid);
     const mean = (f) => valid.reduce((n, r) => n + f(r), 0) / valid.length;
     const total = (f) => c.runs.reduce((n, r) => n + f(r), 0);
-    const non200 = total((r) => r.errors + Object.entries(r.statusCodes).filter(([code]) => code !== '200').reduce((m, [, s]) => m + s.count, 0));
+    const non200 = total(
+      (r) =>
+        r.errors +
+        Object.entries(r.statusCodes)
+          .filter(([code]) => code !== '200')
+          .reduce((m, [, s]) => m + s.count, 0),
+    );
     const fallbacks = {};
     for (const r of c.runs) for (const [reason, n] of Object.entries(r.fallbacks)) fallbacks[reason] = (fallbacks[reason] ?? 0) + n;
     return {
@@ -210,12 +281,30 @@ export function describeGeocoder({ results, notes, rounds, duration, connections
       `| ${r.name.replace(/^geocoder: /, '')} | ${r.geocoder} | ${fmt(r.rps)} | ${r.runs.map((run) => fmt(run.rps) + mark(run)).join(', ')} | ${fmt(r.p50)} | ${r.p99} | ${r.errors} | ${fmt(r.address)} / ${fmt(r.zip)} | ${r.key === 'zip' ? '-' : fmt(r.engine / searches, 3)} | ${r.key === 'zip' ? '-' : fmt(r.engineMs, 1)} | ${r.key === 'zip' ? '1' : `${fmt(ratio, 2)} (${byRound})`} | ${goal} |`,
     );
     for (const run of r.runs.filter((x) => !x.valid)) {
-      excluded.push(`${r.name}, round ${run.round}: address ${run.address}, zip ${run.zip} (fallbacks: ${Object.entries(run.fallbacks).map(([reason, n]) => `${reason} ${n}`).join(', ') || 'none'})`);
+      excluded.push(
+        `${r.name}, round ${run.round}: address ${run.address}, zip ${run.zip} (fallbacks: ${
+          Object.entries(run.fallbacks)
+            .map(([reason, n]) => `${reason} ${n}`)
+            .join(', ') || 'none'
+        })`,
+      );
     }
   }
   const fallbacks = results.filter((r) => r.key !== 'zip' && Object.keys(r.fallbacks).length);
-  if (fallbacks.length) lines.push('', `Fallbacks to the ZIP code's point, by reason: ${fallbacks.map((r) => `${r.name}: ${Object.entries(r.fallbacks).map(([reason, n]) => `${reason} ${n}`).join(', ')}`).join('; ')}.`);
-  if (excluded.length) lines.push('', `* Not counted in the figures (over 1 % of the searches answered from the other position than the case's): ${excluded.join('; ')}.`);
+  if (fallbacks.length)
+    lines.push(
+      '',
+      `Fallbacks to the ZIP code's point, by reason: ${fallbacks
+        .map(
+          (r) =>
+            `${r.name}: ${Object.entries(r.fallbacks)
+              .map(([reason, n]) => `${reason} ${n}`)
+              .join(', ')}`,
+        )
+        .join('; ')}.`,
+    );
+  if (excluded.length)
+    lines.push('', `* Not counted in the figures (over 1 % of the searches answered from the other position than the case's): ${excluded.join('; ')}.`);
   return [...lines, ...notes.map((n) => `\n${n}`)].join('\n');
 }
 

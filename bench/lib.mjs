@@ -16,7 +16,12 @@ export const MYSQL_URL = process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0
 export async function freshDatabase(suffix) {
   const base = new URL(MYSQL_URL);
   const name = `${base.pathname.slice(1)}_${suffix}`;
-  const admin = await mysql.createConnection({ host: base.hostname, port: Number(base.port || 3306), user: decodeURIComponent(base.username), password: decodeURIComponent(base.password) });
+  const admin = await mysql.createConnection({
+    host: base.hostname,
+    port: Number(base.port || 3306),
+    user: decodeURIComponent(base.username),
+    password: decodeURIComponent(base.password),
+  });
   await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
   await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4`);
   await admin.end();
@@ -72,7 +77,10 @@ export async function startProcess(script, env, { readyPath = '/health/ready', l
   const port = await freePort();
   const started = process.hrtime.bigint();
   const stdout = logFile ? openSync(logFile, 'a') : 'inherit';
-  const child = spawn(process.execPath, [...nodeArgs, script], { env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: '0', ...(logFile ? {} : { LOG_LEVEL: 'warn' }), ...env }, stdio: ['ignore', stdout, 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: '0', ...(logFile ? {} : { LOG_LEVEL: 'warn' }), ...env },
+    stdio: ['ignore', stdout, 'inherit'],
+  });
   // A crashed benchmark must not leave servers behind.
   const kill = () => child.kill('SIGKILL');
   process.once('exit', kill);
@@ -80,7 +88,13 @@ export async function startProcess(script, env, { readyPath = '/health/ready', l
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
-    if (await fetch(url + readyPath).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(url + readyPath).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     await new Promise((r) => setTimeout(r, 20));
   }
   const readyMs = Number(process.hrtime.bigint() - started) / 1e6;
@@ -90,7 +104,8 @@ export async function startProcess(script, env, { readyPath = '/health/ready', l
     pid: child.pid,
     /** Resident set size of the process, from /proc (kB → MB). */
     rssMb: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024,
-    stop: () => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
+    stop: () =>
+      new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
     /** Sends `signal`; resolves with the exit code (or the signal that ended it) and the ms from the signal to the exit. */
     signal: (signal) =>
       new Promise((resolve) => {

@@ -47,7 +47,14 @@ const own = /^\d+:memory:(.*)$/m.exec(readFileSync('/proc/self/cgroup', 'utf8'))
 const cgroup = join(memoryRoot, own, `plant-store-memory-${process.pid}`);
 const cg = (file) => join(cgroup, file);
 const readNumber = (file) => Number(readFileSync(cg(file), 'utf8').trim());
-const readKeyed = (file) => Object.fromEntries(readFileSync(cg(file), 'utf8').trim().split('\n').map((line) => line.split(' ')).map(([k, v]) => [k, Number(v)]));
+const readKeyed = (file) =>
+  Object.fromEntries(
+    readFileSync(cg(file), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '))
+      .map(([k, v]) => [k, Number(v)]),
+  );
 
 console.error('building…');
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -103,7 +110,13 @@ let exit;
 service.once('exit', (code, signal) => (exit = { code, signal }));
 for (;;) {
   if (exit) throw new Error(`the service exited during start-up (${JSON.stringify(exit)}); see ${work}`);
-  if (await fetch(`${url}/health/ready`).then((r) => r.ok, () => false)) break;
+  if (
+    await fetch(`${url}/health/ready`).then(
+      (r) => r.ok,
+      () => false,
+    )
+  )
+    break;
   await new Promise((r) => setTimeout(r, 50));
 }
 const readySeconds = (Date.now() - started) / 1000;
@@ -113,7 +126,12 @@ console.error(`ready after ${fmt(readySeconds, 1)} s, peak so far ${fmt(afterSta
 
 const scenarios = benchScenarios({ tokens, duration: DURATION });
 // CPU time of the service (utime + stime, clock ticks of 10 ms) over the whole load: how many cores it kept busy.
-const cpuSeconds = () => readFileSync(`/proc/${service.pid}/stat`, 'utf8').split(') ')[1].split(' ').slice(11, 13).reduce((sum, t) => sum + Number(t), 0) / 100;
+const cpuSeconds = () =>
+  readFileSync(`/proc/${service.pid}/stat`, 'utf8')
+    .split(') ')[1]
+    .split(' ')
+    .slice(11, 13)
+    .reduce((sum, t) => sum + Number(t), 0) / 100;
 const cpuBefore = cpuSeconds();
 const loadStarted = Date.now();
 const rows = [];
@@ -122,7 +140,9 @@ for (const scenario of scenarios) {
   for (let round = 0; round < ROUNDS && !exit; round++) {
     const r = await scenario.run(url);
     const expected = scenario.expect;
-    const unexpected = Object.entries(r.statusCodes).filter(([code]) => !expected.includes(Number(code))).reduce((n, [, v]) => n + v.count, 0);
+    const unexpected = Object.entries(r.statusCodes)
+      .filter(([code]) => !expected.includes(Number(code)))
+      .reduce((n, [, v]) => n + v.count, 0);
     rows.push({ name: scenario.name, rps: r.rps, p99: r.p99, failed: r.errors + unexpected, peak: readNumber('memory.max_usage_in_bytes') / MiB });
   }
 }
@@ -136,11 +156,22 @@ if (!exit) {
   const adminToken = await cli(env, 'tokens', 'create', '--team', 'ops', '--scope', 'admin');
   console.error('importing a store list through the admin API while searching…');
   duringImport = await searchDuringImport({ url, teamToken: tokens[0], adminToken, csvFile: importFile });
-  rows.push({ name: `POST /locations/nearest 5 mi during an import of ${STORES} rows`, rps: duringImport.duringRps, p99: NaN, failed: duringImport.searchFailures + (duringImport.importStatus === 200 ? 0 : 1), peak: readNumber('memory.max_usage_in_bytes') / MiB });
+  rows.push({
+    name: `POST /locations/nearest 5 mi during an import of ${STORES} rows`,
+    rps: duringImport.duringRps,
+    p99: NaN,
+    failed: duringImport.searchFailures + (duringImport.importStatus === 200 ? 0 : 1),
+    peak: readNumber('memory.max_usage_in_bytes') / MiB,
+  });
 }
 
 const cores = exit ? NaN : (cpuSeconds() - cpuBefore) / ((Date.now() - loadStarted) / 1000);
-const alive = !exit && (await fetch(`${url}/health/ready`).then((r) => r.ok, () => false));
+const alive =
+  !exit &&
+  (await fetch(`${url}/health/ready`).then(
+    (r) => r.ok,
+    () => false,
+  ));
 const samePid = alive && readFileSync(cg('cgroup.procs'), 'utf8').trim().split('\n').map(Number).includes(pid);
 const peak = readNumber('memory.max_usage_in_bytes') / MiB;
 const failcnt = readNumber('memory.failcnt');
@@ -150,15 +181,24 @@ const rssNow = alive ? Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/s
 const rssPeak = alive ? Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024 : NaN;
 const failedRequests = rows.reduce((n, r) => n + r.failed, 0);
 
-console.log(`\n${stores} stores, ${TEAMS * PLANTS_PER_TEAM} plants; memory cgroup limit ${LIMIT_MB} MiB${memsw ? ' (memory + swap alike)' : ''}; NODE_OPTIONS=${process.env.NODE_OPTIONS ?? '(unset)'}`);
-console.log(`V8 heap size limit: ${fmt(heapInside)} MiB inside the cgroup, ${fmt(heapOutside)} MiB outside (the machine has ${fmt(Number(/MemTotal:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))[1]) / 1024)} MiB)`);
+console.log(
+  `\n${stores} stores, ${TEAMS * PLANTS_PER_TEAM} plants; memory cgroup limit ${LIMIT_MB} MiB${memsw ? ' (memory + swap alike)' : ''}; NODE_OPTIONS=${process.env.NODE_OPTIONS ?? '(unset)'}`,
+);
+console.log(
+  `V8 heap size limit: ${fmt(heapInside)} MiB inside the cgroup, ${fmt(heapOutside)} MiB outside (the machine has ${fmt(Number(/MemTotal:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))[1]) / 1024)} MiB)`,
+);
 console.log(`ready after ${fmt(readySeconds, 1)} s (index of ${stores} stores loaded); cgroup peak after start-up: ${fmt(afterStart)} MiB\n`);
 console.log('| scenario | req/s | p99 ms | failed | cgroup peak so far MiB |\n|---|---:|---:|---:|---:|');
 for (const r of rows) console.log(`| ${r.name} | ${fmt(r.rps)} | ${r.p99} | ${r.failed} | ${fmt(r.peak)} |`);
 console.log(`\nmemory.max_usage_in_bytes: ${fmt(peak)} MiB of ${LIMIT_MB} MiB (page cache included)`);
-console.log(`at the end: rss ${fmt(stat.total_rss / MiB)} MiB, cache ${fmt(stat.total_cache / MiB)} MiB (memory.stat); process VmRSS ${fmt(rssNow)} MiB, VmHWM (its peak RSS) ${fmt(rssPeak)} MiB`);
+console.log(
+  `at the end: rss ${fmt(stat.total_rss / MiB)} MiB, cache ${fmt(stat.total_cache / MiB)} MiB (memory.stat); process VmRSS ${fmt(rssNow)} MiB, VmHWM (its peak RSS) ${fmt(rssPeak)} MiB`,
+);
 console.log(`CPU: ${fmt(cores, 2)} cores busy on average under the load (the machine has ${availableParallelism()}, shared with autocannon and the database)`);
-if (duringImport) console.log(`store import through the admin API: ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}); searches ${fmt(duringImport.duringRps)} req/s during it against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %)`);
+if (duringImport)
+  console.log(
+    `store import through the admin API: ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}); searches ${fmt(duringImport.duringRps)} req/s during it against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %)`,
+  );
 console.log(`memory.failcnt: ${failcnt}; oom_kill: ${oom.oom_kill ?? 'n/a'}; under_oom: ${oom.under_oom}`);
 console.log(`service: ${alive ? `alive, same pid ${pid}` : `GONE (${JSON.stringify(exit)})`}; failed requests: ${failedRequests}; log in ${logFile}`);
 

@@ -51,7 +51,9 @@ const mixed = performance.now() - started;
 const kept = heapMb() - heapBefore;
 const byZone = new Map();
 for (const zone of zones) byZone.set(zone, (byZone.get(zone) ?? 0) + 1);
-console.log(`zoneOf, ${STORES.toLocaleString('en-US')} stores: ${cold.toFixed(0)} ms first (${perSecond(STORES, cold)}/s, geo-tz loaded on the way), ${warm.toFixed(0)} ms again (${perSecond(STORES, warm)}/s), ${mixed.toFixed(0)} ms shuffled (${perSecond(STORES, mixed)}/s); heap kept ${globalThis.gc ? `${kept.toFixed(1)} MB` : '(run with --expose-gc)'}; ${byZone.size} zones`);
+console.log(
+  `zoneOf, ${STORES.toLocaleString('en-US')} stores: ${cold.toFixed(0)} ms first (${perSecond(STORES, cold)}/s, geo-tz loaded on the way), ${warm.toFixed(0)} ms again (${perSecond(STORES, warm)}/s), ${mixed.toFixed(0)} ms shuffled (${perSecond(STORES, mixed)}/s); heap kept ${globalThis.gc ? `${kept.toFixed(1)} MB` : '(run with --expose-gc)'}; ${byZone.size} zones`,
+);
 
 started = performance.now();
 const weeks = stores.map((store) => weeklyHours(store));
@@ -76,5 +78,7 @@ for (const [name, at] of Object.entries(instants)) {
   }
   const sorted = [...times].sort((a, b) => a - b);
   const median = sorted[Math.floor(sorted.length / 2)];
-  console.log(`openingState, ${sample.toLocaleString('en-US')} stores, ${name}: median ${median.toFixed(1)} ms (${perSecond(sample, median)} stores/s; first round ${times[0].toFixed(1)} ms); ${open} open`);
+  console.log(
+    `openingState, ${sample.toLocaleString('en-US')} stores, ${name}: median ${median.toFixed(1)} ms (${perSecond(sample, median)} stores/s; first round ${times[0].toFixed(1)} ms); ${open} open`,
+  );
 }

@@ -34,7 +34,8 @@ const STORES = Number(process.env.STORES ?? 100_000);
 const TEAMS = 10;
 const PLANTS_PER_TEAM = 1000;
 const VARIANTS = (process.env.BENCH_VARIANTS ?? 'metrics').split(',').map((v) => v.trim());
-for (const v of VARIANTS) if (!['metrics', 'plain', 'tracing'].includes(v) && !/^[\w-]+=.+\.js$/.test(v)) throw new Error(`BENCH_VARIANTS: unknown variant ${v}`);
+for (const v of VARIANTS)
+  if (!['metrics', 'plain', 'tracing'].includes(v) && !/^[\w-]+=.+\.js$/.test(v)) throw new Error(`BENCH_VARIANTS: unknown variant ${v}`);
 const SCENARIOS = process.env.BENCH_SCENARIOS?.split(',').map((s) => s.trim());
 const wanted = (name) => !SCENARIOS || SCENARIOS.some((prefix) => name.startsWith(prefix));
 
@@ -80,7 +81,13 @@ function combine(runs) {
   const mean = (f) => runs.reduce((sum, r) => sum + f(r), 0) / runs.length;
   const statusCodes = {};
   for (const r of runs) for (const [code, { count }] of Object.entries(r.statusCodes)) statusCodes[code] = { count: (statusCodes[code]?.count ?? 0) + count };
-  return { rps: mean((r) => r.rps), p50: mean((r) => r.p50), p99: Math.max(...runs.map((r) => r.p99)), errors: mean((r) => r.errors) * runs.length, statusCodes };
+  return {
+    rps: mean((r) => r.rps),
+    p50: mean((r) => r.p50),
+    p99: Math.max(...runs.map((r) => r.p99)),
+    errors: mean((r) => r.errors) * runs.length,
+    statusCodes,
+  };
 }
 
 // The machine is shared with MariaDB and autocannon, and its speed drifts from minute to
@@ -120,12 +127,24 @@ const eventsStream = `BENCH${process.pid}`;
 const writes = benchScenarios({ tokens, duration: EVENTS_SECONDS, firstId: 50_000_000 }).find((s) => s.name.startsWith('POST + DELETE'));
 let eventsResult;
 if (wanted('POST + DELETE with change events')) {
-  const eventsService = await startProcess(`${ROOT}dist/main.js`, { ...env, METRICS_PORT: '0', EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: eventsStream }, { logFile: join(logDir, 'events.log') });
+  const eventsService = await startProcess(
+    `${ROOT}dist/main.js`,
+    { ...env, METRICS_PORT: '0', EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: eventsStream },
+    { logFile: join(logDir, 'events.log') },
+  );
   const noEventsService = await startProcess(`${ROOT}dist/main.js`, { ...env, METRICS_PORT: '0' }, { logFile: join(logDir, 'no-events.log') });
   console.error('running POST + DELETE with change events on and off…');
   const counter = await mysql.createConnection(DATABASE_URL);
   const outboxRows = async () => Number((await counter.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n);
-  eventsResult = await writesWithEvents({ on: { url: eventsService.url, pid: eventsService.pid, writes }, off: { url: noEventsService.url, pid: noEventsService.pid, writes }, natsUrl, stream: eventsStream, rounds: ROUNDS, outboxRows, label: 'MySQL' });
+  eventsResult = await writesWithEvents({
+    on: { url: eventsService.url, pid: eventsService.pid, writes },
+    off: { url: noEventsService.url, pid: noEventsService.pid, writes },
+    natsUrl,
+    stream: eventsStream,
+    rounds: ROUNDS,
+    outboxRows,
+    label: 'MySQL',
+  });
   await counter.end();
   await noEventsService.stop();
   await eventsService.stop();
@@ -138,7 +157,12 @@ sink.close();
 const dataDir = mkdtempSync(join(tmpdir(), 'plant-store-cold-'));
 if (wanted('cold start')) await cli({ DATA_DIR: dataDir, DEMO_SEED: 'false' }, 'tokens', 'list');
 const cold = [];
-for (const [label, coldEnv] of wanted('cold start') ? [['embedded SQLite', { DATA_DIR: dataDir, DEMO_SEED: 'false', DATABASE_URL: '' }], [`MySQL, ${STORES} stores`, env]] : []) {
+for (const [label, coldEnv] of wanted('cold start')
+  ? [
+      ['embedded SQLite', { DATA_DIR: dataDir, DEMO_SEED: 'false', DATABASE_URL: '' }],
+      [`MySQL, ${STORES} stores`, env],
+    ]
+  : []) {
   const times = [];
   for (let i = 0; i < 3; i++) {
     const p = await startProcess(`${ROOT}dist/main.js`, { NODE_ENV: 'production', ...coldEnv }, { nodeArgs: ['--import', `${ROOT}dist/instrumentation.js`] });
@@ -148,20 +172,32 @@ for (const [label, coldEnv] of wanted('cold start') ? [['embedded SQLite', { DAT
   cold.push([label, Math.min(...times), times.sort((a, b) => a - b)[1]]);
 }
 
-const errorsOf = (r, expect) => r.errors + Object.entries(r.statusCodes).filter(([code]) => !expect.includes(Number(code))).reduce((n, [, v]) => n + v.count, 0);
+const errorsOf = (r, expect) =>
+  r.errors +
+  Object.entries(r.statusCodes)
+    .filter(([code]) => !expect.includes(Number(code)))
+    .reduce((n, [, v]) => n + v.count, 0);
 if (results.length) {
-  console.log(`\n${STORES} stores, ${TEAMS * PLANTS_PER_TEAM} plants over ${TEAMS} teams; 32 connections, ${ROUNDS} × ${DURATION} s per scenario and server (alternating; mean req/s and p50, worst p99); store import took ${fmt(importSeconds, 1)} s.\n`);
+  console.log(
+    `\n${STORES} stores, ${TEAMS * PLANTS_PER_TEAM} plants over ${TEAMS} teams; 32 connections, ${ROUNDS} × ${DURATION} s per scenario and server (alternating; mean req/s and p50, worst p99); store import took ${fmt(importSeconds, 1)} s.\n`,
+  );
   const variantColumn = VARIANTS.length > 1 || VARIANTS[0] !== 'metrics';
-  console.log(`| scenario |${variantColumn ? ' service set-up |' : ''} service req/s | p50 ms | p99 ms | errors | baseline req/s | baseline p99 ms | service / baseline |`);
+  console.log(
+    `| scenario |${variantColumn ? ' service set-up |' : ''} service req/s | p50 ms | p99 ms | errors | baseline req/s | baseline p99 ms | service / baseline |`,
+  );
   console.log(`|---|${variantColumn ? '---|' : ''}---:|---:|---:|---:|---:|---:|---:|`);
   for (const { scenario, variant, s, b } of results) {
     const ratio = b ? fmt(s.rps / b.rps, 2) : '-';
-    console.log(`| ${scenario.name} |${variantColumn ? ` ${variant.split('=')[0]} |` : ''} ${fmt(s.rps)} | ${fmt(s.p50)} | ${s.p99} | ${errorsOf(s, scenario.expect)} | ${b ? fmt(b.rps) : '-'} | ${b ? b.p99 : '-'} | ${ratio} |`);
+    console.log(
+      `| ${scenario.name} |${variantColumn ? ` ${variant.split('=')[0]} |` : ''} ${fmt(s.rps)} | ${fmt(s.p50)} | ${s.p99} | ${errorsOf(s, scenario.expect)} | ${b ? fmt(b.rps) : '-'} | ${b ? b.p99 : '-'} | ${ratio} |`,
+    );
   }
   const plantsBaseline = results.find((r) => r.scenario === scenarios[0])?.b.rps;
   const searchRps = (scenario) => results.find((r) => r.scenario === scenario && r.variant === VARIANTS[0])?.s.rps;
   if (plantsBaseline && searchRps(scenarios[1]) && searchRps(scenarios[2])) {
-    console.log(`\nSearch vs the baseline's GET /plants: 5 mi ${fmt(searchRps(scenarios[1]) / plantsBaseline, 2)}, 50 mi ${fmt(searchRps(scenarios[2]) / plantsBaseline, 2)}.`);
+    console.log(
+      `\nSearch vs the baseline's GET /plants: 5 mi ${fmt(searchRps(scenarios[1]) / plantsBaseline, 2)}, 50 mi ${fmt(searchRps(scenarios[2]) / plantsBaseline, 2)}.`,
+    );
   }
   if (VARIANTS.includes('tracing')) console.log(`The tracing set-up exported ${fmt(exportedBytes / 1e6, 1)} MB of spans to the OTLP sink.`);
   console.log(`Service RSS (max during the runs): ${fmt(serviceRss)} MB. The service logged one line per request into ${logDir}/<set-up>.log.`);

@@ -16,8 +16,18 @@ export function benchScenarios({ tokens, duration, firstId = 1_000_000 }) {
   let nextId = firstId;
   return [
     { name: 'GET /plants?limit=20', baseline: true, expect: [200], run: (url) => load({ url, duration, path: '/plants?limit=20', headers: auth() }) },
-    { name: 'POST /locations/nearest 5 mi', baseline: true, expect: [200], run: (url) => load({ url, duration, method: 'POST', path: '/locations/nearest', body: nearest(5), headers: { ...auth(), ...json } }) },
-    { name: 'POST /locations/nearest 50 mi', baseline: true, expect: [200], run: (url) => load({ url, duration, method: 'POST', path: '/locations/nearest', body: nearest(50), headers: { ...auth(), ...json } }) },
+    {
+      name: 'POST /locations/nearest 5 mi',
+      baseline: true,
+      expect: [200],
+      run: (url) => load({ url, duration, method: 'POST', path: '/locations/nearest', body: nearest(5), headers: { ...auth(), ...json } }),
+    },
+    {
+      name: 'POST /locations/nearest 50 mi',
+      baseline: true,
+      expect: [200],
+      run: (url) => load({ url, duration, method: 'POST', path: '/locations/nearest', body: nearest(50), headers: { ...auth(), ...json } }),
+    },
     {
       name: 'POST + DELETE /plants',
       baseline: false,
@@ -27,12 +37,22 @@ export function benchScenarios({ tokens, duration, firstId = 1_000_000 }) {
           url,
           duration,
           requests: [
-            { method: 'POST', path: '/plants', headers: { ...auth(1), ...json }, setupRequest: (req, ctx) => ((ctx.id = nextId++), { ...req, body: JSON.stringify({ id: ctx.id, name: 'bench plant', tag: 'b' }) }) },
+            {
+              method: 'POST',
+              path: '/plants',
+              headers: { ...auth(1), ...json },
+              setupRequest: (req, ctx) => ((ctx.id = nextId++), { ...req, body: JSON.stringify({ id: ctx.id, name: 'bench plant', tag: 'b' }) }),
+            },
             { method: 'DELETE', headers: auth(1), setupRequest: (req, ctx) => ({ ...req, path: `/plants/${ctx.id}` }) },
           ],
         }),
     },
-    { name: 'invalid token (401)', baseline: true, expect: [401], run: (url) => load({ url, duration, path: '/plants?limit=20', headers: { authorization: `Bearer pst_${'A'.repeat(49)}` } }) },
+    {
+      name: 'invalid token (401)',
+      baseline: true,
+      expect: [401],
+      run: (url) => load({ url, duration, path: '/plants?limit=20', headers: { authorization: `Bearer pst_${'A'.repeat(49)}` } }),
+    },
   ];
 }
 
@@ -53,7 +73,11 @@ export async function searchDuringImport({ url, teamToken, adminToken, csvFile, 
       body: JSON.stringify({ customer_address: { zip: '10001' }, max_distance: 5 }),
       headers: { authorization: `Bearer ${teamToken}`, 'content-type': 'application/json' },
     });
-  const failed = (r) => r.errors + Object.entries(r.statusCodes).filter(([code]) => code !== '200').reduce((n, [, s]) => n + s.count, 0);
+  const failed = (r) =>
+    r.errors +
+    Object.entries(r.statusCodes)
+      .filter(([code]) => code !== '200')
+      .reduce((n, [, s]) => n + s.count, 0);
   const idle = await search(idleSeconds);
   const started = Date.now();
   let done = false;

@@ -61,7 +61,18 @@ for (const size of SIZES) {
     const probe = await (await fetch(`${service.url}/locations/nearest`, { method: 'POST', headers, body })).json();
     const single = await load({ url: service.url, connections: 1, duration: DURATION, method: 'POST', path: '/locations/nearest', body, headers });
     const many = await load({ url: service.url, connections: 32, duration: DURATION, method: 'POST', path: '/locations/nearest', body, headers });
-    rows.push({ size, miles, found: probe.locations.length, mean_1: single.meanMs, p99_1: single.p99, rps_32: many.rps, p99_32: many.p99, errors: single.errors + many.errors + single.non2xx + many.non2xx, importSeconds, rss: service.rssMb() });
+    rows.push({
+      size,
+      miles,
+      found: probe.locations.length,
+      mean_1: single.meanMs,
+      p99_1: single.p99,
+      rps_32: many.rps,
+      p99_32: many.p99,
+      errors: single.errors + many.errors + single.non2xx + many.non2xx,
+      importSeconds,
+      rss: service.rssMb(),
+    });
   }
   if (size === Math.max(...SIZES) && OPEN_AT_ROUNDS > 0) openAt = { size, cases: await openAtSearches(service.url, headers), inRange: storesInRange(file) };
   if (size === Math.max(...SIZES) && SCOPE_ROUNDS > 0) scopes = { size, ...(await scopeSearches(service.url, headers, file)) };
@@ -79,7 +90,11 @@ if (openAt) {
   console.log(
     `\n${openAt.size} stores, around ZIP 10001 (limit 25); ${OPEN_AT_ROUNDS} rounds of ${DURATION} s per case, the cases alternating (mean req/s and p50 of the rounds, worst p99; "× plain": the mean of the rounds' ratios to the plain search at the same distance, run in the same round)\n`,
   );
-  console.log(`Stores in range (the most an \`open_only\` walk passes over): ${Object.entries(openAt.inRange).map(([miles, n]) => `${fmt(n)} within ${miles} mi`).join(', ')}.\n`);
+  console.log(
+    `Stores in range (the most an \`open_only\` walk passes over): ${Object.entries(openAt.inRange)
+      .map(([miles, n]) => `${fmt(n)} within ${miles} mi`)
+      .join(', ')}.\n`,
+  );
   console.log('| search | results | open | req/s (32 conn) | by round | p50 ms | p99 ms | mean ms (1 conn) | × plain | × plain by round | errors |');
   console.log('|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|');
   for (const c of openAt.cases) {
@@ -87,7 +102,13 @@ if (openAt) {
     const ratios = c.many.map((r, i) => r.rps / plain.many[i].rps);
     const mean = (list, f) => list.reduce((n, r) => n + f(r), 0) / list.length;
     console.log(
-      `| ${c.name} | ${c.found} | ${c.open ?? '-'} | ${fmt(mean(c.many, (r) => r.rps))} | ${c.many.map((r) => fmt(r.rps)).join(', ')} | ${fmt(mean(c.many, (r) => r.p50))} | ${Math.max(...c.many.map((r) => r.p99))} | ${fmt(mean(c.single, (r) => r.meanMs), 3)} | ${fmt(mean(ratios, (r) => r), 2)} | ${ratios.map((r) => fmt(r, 2)).join(', ')} | ${c.errors} |`,
+      `| ${c.name} | ${c.found} | ${c.open ?? '-'} | ${fmt(mean(c.many, (r) => r.rps))} | ${c.many.map((r) => fmt(r.rps)).join(', ')} | ${fmt(mean(c.many, (r) => r.p50))} | ${Math.max(...c.many.map((r) => r.p99))} | ${fmt(
+        mean(c.single, (r) => r.meanMs),
+        3,
+      )} | ${fmt(
+        mean(ratios, (r) => r),
+        2,
+      )} | ${ratios.map((r) => fmt(r, 2)).join(', ')} | ${c.errors} |`,
     );
   }
 }
@@ -96,7 +117,9 @@ if (scopes) {
   console.log(
     `\n${scopes.size} stores; ${SCOPE_ROUNDS} rounds of ${DURATION} s per case, the cases alternating (mean req/s and p50 of the rounds, worst p99; "× plain": the mean of the rounds' ratios to the plain 5-mile search run in the same round)\n`,
   );
-  console.log(`Region: ${scopes.region.state} (${fmt(scopes.region.stores)} stores), its city ${scopes.region.city} (${fmt(scopes.region.cityStores)} stores); nearest_if_none from ${scopes.far.lat}, ${scopes.far.lng}: the nearest store ${fmt(scopes.far.miles, 1)} miles away.\n`);
+  console.log(
+    `Region: ${scopes.region.state} (${fmt(scopes.region.stores)} stores), its city ${scopes.region.city} (${fmt(scopes.region.cityStores)} stores); nearest_if_none from ${scopes.far.lat}, ${scopes.far.lng}: the nearest store ${fmt(scopes.far.miles, 1)} miles away.\n`,
+  );
   console.log('| search | scope | results | req/s (32 conn) | by round | p50 ms | p99 ms | mean ms (1 conn) | × plain | × plain by round | errors |');
   console.log('|---|---|---:|---:|---|---:|---:|---:|---:|---|---:|');
   const plain = scopes.cases[0];
@@ -104,7 +127,13 @@ if (scopes) {
     const ratios = c.many.map((r, i) => r.rps / plain.many[i].rps);
     const mean = (list, f) => list.reduce((n, r) => n + f(r), 0) / list.length;
     console.log(
-      `| ${c.name} | ${c.scope} | ${c.found} | ${fmt(mean(c.many, (r) => r.rps))} | ${c.many.map((r) => fmt(r.rps)).join(', ')} | ${fmt(mean(c.many, (r) => r.p50))} | ${Math.max(...c.many.map((r) => r.p99))} | ${fmt(mean(c.single, (r) => r.meanMs), 3)} | ${fmt(mean(ratios, (r) => r), 2)} | ${ratios.map((r) => fmt(r, 2)).join(', ')} | ${c.errors} |`,
+      `| ${c.name} | ${c.scope} | ${c.found} | ${fmt(mean(c.many, (r) => r.rps))} | ${c.many.map((r) => fmt(r.rps)).join(', ')} | ${fmt(mean(c.many, (r) => r.p50))} | ${Math.max(...c.many.map((r) => r.p99))} | ${fmt(
+        mean(c.single, (r) => r.meanMs),
+        3,
+      )} | ${fmt(
+        mean(ratios, (r) => r),
+        2,
+      )} | ${ratios.map((r) => fmt(r, 2)).join(', ')} | ${c.errors} |`,
     );
   }
 }
@@ -170,7 +199,10 @@ function farPoint(stores, miles) {
 
 /** How many stores of the CSV lie within each distance of OPEN_AT_CASES from ZIP 10001's point (the service's own ZIP point and haversine). */
 function storesInRange(file) {
-  const [lat, lng] = /^10001,([^,]+),([^,]+),/m.exec(readFileSync(`${ROOT}assets/zip-points.csv`, 'utf8')).slice(1).map(Number);
+  const [lat, lng] = /^10001,([^,]+),([^,]+),/m
+    .exec(readFileSync(`${ROOT}assets/zip-points.csv`, 'utf8'))
+    .slice(1)
+    .map(Number);
   const counts = Object.fromEntries([...new Set(OPEN_AT_CASES.map((c) => c.miles))].map((miles) => [miles, 0]));
   for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
     if (!line) continue;

@@ -29,7 +29,13 @@ execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' 
 const services = [];
 for (const variant of VARIANTS) {
   const [name, main] = variant === 'current' ? ['current', `${ROOT}dist/main.js`] : variant.split('=');
-  const env = { DATA_DIR: mkdtempSync(join(tmpdir(), `plant-store-bench-sqlite-${name}-`)), NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', DEMO_SEED: 'false' };
+  const env = {
+    DATA_DIR: mkdtempSync(join(tmpdir(), `plant-store-bench-sqlite-${name}-`)),
+    NODE_ENV: 'production',
+    TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+    AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
+    DEMO_SEED: 'false',
+  };
   const tokens = [];
   // The command line migrates the new file; the server then opens it as it is.
   for (let i = 0; i < TEAMS; i++) tokens.push(await cli(env, 'tokens', 'create', '--team', `team${i}`));
@@ -45,7 +51,12 @@ for (const variant of VARIANTS) {
       if (res.status !== 201) throw new Error(`seeding: POST /plants answered ${res.status}`);
     }
   }
-  services.push({ name, service, tokens, scenarios: benchScenarios({ tokens, duration: DURATION }).filter((s) => /plants/.test(s.name) && !/401/.test(s.name)) });
+  services.push({
+    name,
+    service,
+    tokens,
+    scenarios: benchScenarios({ tokens, duration: DURATION }).filter((s) => /plants/.test(s.name) && !/401/.test(s.name)),
+  });
 }
 
 const results = new Map();
@@ -54,7 +65,11 @@ for (let round = 1; round <= ROUNDS; round++) {
     for (const { name, service, scenarios } of services) {
       const scenario = scenarios[index];
       const result = await scenario.run(service.url);
-      const errors = result.errors + Object.entries(result.statusCodes).filter(([code]) => !scenario.expect.includes(Number(code))).reduce((n, [, s]) => n + s.count, 0);
+      const errors =
+        result.errors +
+        Object.entries(result.statusCodes)
+          .filter(([code]) => !scenario.expect.includes(Number(code)))
+          .reduce((n, [, s]) => n + s.count, 0);
       const key = `${scenario.name}\t${name}`;
       results.set(key, [...(results.get(key) ?? []), { ...result, errors }]);
       console.error(`round ${round}: ${scenario.name} [${name}] ${fmt(result.rps)} req/s, p99 ${result.p99} ms, ${errors} errors`);
@@ -67,24 +82,45 @@ console.log('|---|---|---:|---:|---:|---:|');
 for (const [key, runs] of results) {
   const [scenario, name] = key.split('\t');
   const rss = services.find((s) => s.name === name).service.rssMb();
-  console.log(`| ${scenario} | ${name} | ${fmt(runs.reduce((n, r) => n + r.rps, 0) / runs.length)} | ${Math.max(...runs.map((r) => r.p99))} | ${runs.reduce((n, r) => n + r.errors, 0)} | ${fmt(rss)} |`);
+  console.log(
+    `| ${scenario} | ${name} | ${fmt(runs.reduce((n, r) => n + r.rps, 0) / runs.length)} | ${Math.max(...runs.map((r) => r.p99))} | ${runs.reduce((n, r) => n + r.errors, 0)} | ${fmt(rss)} |`,
+  );
 }
 
 // Change events on the embedded default: POST + DELETE for EVENTS_SECONDS (default 60)
 // with the relay to NATS JetStream (BENCH_NATS_URL), alternating with this tree's build without.
 const natsUrl = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 const EVENTS_SECONDS = Number(process.env.EVENTS_SECONDS ?? 60);
-const eventsEnv = { DATA_DIR: mkdtempSync(join(tmpdir(), 'plant-store-bench-sqlite-events-')), NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', DEMO_SEED: 'false' };
+const eventsEnv = {
+  DATA_DIR: mkdtempSync(join(tmpdir(), 'plant-store-bench-sqlite-events-')),
+  NODE_ENV: 'production',
+  TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+  AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
+  DEMO_SEED: 'false',
+};
 const eventsTokens = [await cli(eventsEnv, 'tokens', 'create', '--team', 'team0'), await cli(eventsEnv, 'tokens', 'create', '--team', 'team1')];
 const stream = `BENCH${process.pid}`;
-const eventsService = await startProcess(`${ROOT}dist/main.js`, { ...eventsEnv, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: stream }, { logFile: join(eventsEnv.DATA_DIR, 'service.log') });
+const eventsService = await startProcess(
+  `${ROOT}dist/main.js`,
+  { ...eventsEnv, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: stream },
+  { logFile: join(eventsEnv.DATA_DIR, 'service.log') },
+);
 const current = services.find((s) => s.name === 'current') ?? services[0];
 const eventWrites = benchScenarios({ tokens: eventsTokens, duration: EVENTS_SECONDS }).find((s) => s.name.startsWith('POST + DELETE'));
 const offWrites = benchScenarios({ tokens: current.tokens, duration: EVENTS_SECONDS, firstId: 50_000_000 }).find((s) => s.name.startsWith('POST + DELETE'));
 const outbox = new Database(join(eventsEnv.DATA_DIR, 'plant-store.sqlite'), { readonly: true });
 const outboxRows = async () => Number(outbox.prepare('SELECT COUNT(*) AS n FROM event_outbox').get().n);
 console.error('running POST + DELETE with change events on and off…');
-const events = await writesWithEvents({ on: { url: eventsService.url, pid: eventsService.pid, writes: eventWrites }, off: { url: current.service.url, pid: current.service.pid, writes: offWrites }, natsUrl, stream, rounds: ROUNDS, outboxRows, label: 'SQLite', servers: ['nats-server'] });
+const events = await writesWithEvents({
+  on: { url: eventsService.url, pid: eventsService.pid, writes: eventWrites },
+  off: { url: current.service.url, pid: current.service.pid, writes: offWrites },
+  natsUrl,
+  stream,
+  rounds: ROUNDS,
+  outboxRows,
+  label: 'SQLite',
+  servers: ['nats-server'],
+});
 outbox.close();
 await eventsService.stop();
 console.log(`\n${describeEvents(events, { natsUrl, seconds: EVENTS_SECONDS, expect: eventWrites.expect })}`);

@@ -36,7 +36,10 @@ const ENGINES = (process.env.ENGINES ?? 'sqlite,mysql').split(',').map((e) => e.
 for (const e of ENGINES) if (!['sqlite', 'mysql'].includes(e)) throw new Error(`ENGINES: unknown engine ${e}`);
 const SERVER_ROUNDS = Number(process.env.SERVER_ROUNDS ?? 2);
 const SERVER = SERVER_ROUNDS > 0;
-const VARIANTS = (process.env.BENCH_VARIANTS ?? '').split(',').filter(Boolean).map((v) => v.trim());
+const VARIANTS = (process.env.BENCH_VARIANTS ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((v) => v.trim());
 for (const v of VARIANTS) if (!/^[\w-]+=.+\.js$/.test(v)) throw new Error(`BENCH_VARIANTS: unknown variant ${v}`);
 
 console.error('building…');
@@ -80,7 +83,10 @@ function readsZones(cli) {
   const probe = join(probeDir, 'one.csv');
   writeFileSync(probe, readFileSync(zonedFile, 'utf8').split('\n').slice(0, 2).join('\n') + '\n');
   try {
-    execFileSync(process.execPath, [cli, 'locations', 'import', '--dry-run', probe], { env: { ...process.env, DATA_DIR: probeDir, DATABASE_URL: '', DEMO_SEED: 'false' }, stdio: 'ignore' });
+    execFileSync(process.execPath, [cli, 'locations', 'import', '--dry-run', probe], {
+      env: { ...process.env, DATA_DIR: probeDir, DATABASE_URL: '', DEMO_SEED: 'false' },
+      stdio: 'ignore',
+    });
     return true;
   } catch {
     return false;
@@ -126,7 +132,10 @@ const perSecond = (count, ms) => Math.round((count / ms) * 1000).toLocaleString(
 console.log(
   `\nzoneOf, ${STORES.toLocaleString('en-US')} points in file order: ${fmt(zoneOfCold)} ms first (${perSecond(STORES, zoneOfCold)}/s, geo-tz loaded on the way), ${fmt(zoneOfWarm)} ms again (${perSecond(STORES, zoneOfWarm)}/s).`,
 );
-if (ROUNDS > 0) console.log(`\n\`locations import\` of ${STORES.toLocaleString('en-US')} stores on a new database, process start to exit; ${ROUNDS} rounds, the cases alternating (median, and each round in order)\n`);
+if (ROUNDS > 0)
+  console.log(
+    `\n\`locations import\` of ${STORES.toLocaleString('en-US')} stores on a new database, process start to exit; ${ROUNDS} rounds, the cases alternating (median, and each round in order)\n`,
+  );
 if (ROUNDS > 0) console.log('| engine | case | median s | rounds, s | median − start-up, s | × this build, zones derived |');
 if (ROUNDS > 0) console.log('|---|---|---:|---|---:|---:|');
 for (const engine of ROUNDS > 0 ? ENGINES : []) {
@@ -135,7 +144,9 @@ for (const engine of ROUNDS > 0 ? ENGINES : []) {
   cases.forEach((c, index) => {
     const list = runs.get(`${engine}\t${index}`);
     const last = index === cases.length - 1;
-    console.log(`| ${engine} | ${c.name} | ${fmt(median(list), 1)} | ${list.map((s) => fmt(s, 1)).join(', ')} | ${last ? '-' : fmt(median(list) - startUp, 1)} | ${last ? '-' : fmt(median(list) / first, 2)} |`);
+    console.log(
+      `| ${engine} | ${c.name} | ${fmt(median(list), 1)} | ${list.map((s) => fmt(s, 1)).join(', ')} | ${last ? '-' : fmt(median(list) - startUp, 1)} | ${last ? '-' : fmt(median(list) / first, 2)} |`,
+    );
   });
 }
 
@@ -154,13 +165,27 @@ if (SERVER) {
       }
     }
   }
-  rows.sort((a, b) => ENGINES.indexOf(a.engine) - ENGINES.indexOf(b.engine) || a.order - b.order || builds.findIndex((x) => x.name === a.build) - builds.findIndex((x) => x.name === b.build) || a.round - b.round);
-  console.log(`\nThe import through a server (POST /admin/stores.csv, ${STORES.toLocaleString('en-US')} rows) while four clients create plants one after the other\n`);
-  console.log(`${SERVER_ROUNDS} rounds, the builds alternating; load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(', ')}\n`);
+  rows.sort(
+    (a, b) =>
+      ENGINES.indexOf(a.engine) - ENGINES.indexOf(b.engine) ||
+      a.order - b.order ||
+      builds.findIndex((x) => x.name === a.build) - builds.findIndex((x) => x.name === b.build) ||
+      a.round - b.round,
+  );
+  console.log(
+    `\nThe import through a server (POST /admin/stores.csv, ${STORES.toLocaleString('en-US')} rows) while four clients create plants one after the other\n`,
+  );
+  console.log(
+    `${SERVER_ROUNDS} rounds, the builds alternating; load average at the end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(', ')}\n`,
+  );
   console.log('| engine | step | build | round | s | status | plant creates | p50 ms | p99 ms | max ms | 5xx | write transaction s |');
   console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
-    console.log(`| ${r.engine} | ${r.step} | ${r.build} | ${r.round} | ${r.seconds === undefined ? '-' : fmt(r.seconds, 1)} | ${r.status ?? '-'} | ${r.creates} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${r.failures} | ${r.writeSeconds === undefined ? '-' : fmt(r.writeSeconds, 3)} |`);
+    console.log(
+      `| ${r.engine} | ${r.step} | ${r.build} | ${r.round} | ${r.seconds === undefined ? '-' : fmt(r.seconds, 1)} | ${r.status ?? '-'} | ${r.creates} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${r.failures} | ${r.writeSeconds === undefined ? '-' : fmt(r.writeSeconds, 3)} |`,
+    );
   }
 }
 rmSync(dir, { recursive: true, force: true });
@@ -177,8 +202,17 @@ async function throughServer(engine, build) {
     env = { DATABASE_URL: await freshDatabase(`import_server`) };
   }
   const metricsPort = await freePort();
-  env = { ...env, NODE_ENV: 'production', DEMO_SEED: 'false', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', REDIS_URL: '', EVENTS_NATS_URL: '' };
-  const token = async (...args) => (await promisify(execFile)(process.execPath, [build.cli, 'tokens', 'create', ...args], { env: { ...process.env, ...env } })).stdout.trim();
+  env = {
+    ...env,
+    NODE_ENV: 'production',
+    DEMO_SEED: 'false',
+    TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+    AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
+    REDIS_URL: '',
+    EVENTS_NATS_URL: '',
+  };
+  const token = async (...args) =>
+    (await promisify(execFile)(process.execPath, [build.cli, 'tokens', 'create', ...args], { env: { ...process.env, ...env } })).stdout.trim();
   const server = await startProcess(main, { ...env, METRICS_PORT: String(metricsPort) });
   const admin = await token('--team', 'ops', '--scope', 'admin');
   const shop = await token('--team', 'shop');
@@ -197,7 +231,11 @@ async function throughServer(engine, build) {
     const client = async (c) => {
       for (let i = 0; !done; i++) {
         const begin = performance.now();
-        const res = await fetch(`${server.url}/plants`, { method: 'POST', headers: { authorization: `Bearer ${shop}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: `Fern ${c}-${i}` }) }).catch(() => undefined);
+        const res = await fetch(`${server.url}/plants`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${shop}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: `Fern ${c}-${i}` }),
+        }).catch(() => undefined);
         latencies.push(performance.now() - begin);
         if (!res || res.status >= 500) failures++;
         await res?.arrayBuffer();
@@ -221,7 +259,12 @@ async function throughServer(engine, build) {
     await res.arrayBuffer();
     const seconds = (performance.now() - begin) / 1000;
     const after = await writeSeconds();
-    return { status: res.status, seconds, etag: res.headers.get('etag'), writeSeconds: before === undefined || after === undefined ? undefined : after - before };
+    return {
+      status: res.status,
+      seconds,
+      etag: res.headers.get('etag'),
+      writeSeconds: before === undefined || after === undefined ? undefined : after - before,
+    };
   };
   const figures = [];
   try {
@@ -230,7 +273,10 @@ async function throughServer(engine, build) {
     const dry = await withCreates(() => upload(renamedFile, '?dry_run=true'));
     figures.push({ step: 'dry run, one store renamed', ...dry });
     figures.push({ step: 'its apply (If-Match), one store changed', ...(await withCreates(() => upload(renamedFile, '', dry.etag))) });
-    for (const f of figures) console.error(`${engine}, ${build.name}: ${f.step}: ${f.seconds === undefined ? '' : `${fmt(f.seconds, 1)} s, `}${f.creates} creates, p99 ${fmt(f.p99)} ms, max ${fmt(f.max)} ms, ${f.failures} 5xx`);
+    for (const f of figures)
+      console.error(
+        `${engine}, ${build.name}: ${f.step}: ${f.seconds === undefined ? '' : `${fmt(f.seconds, 1)} s, `}${f.creates} creates, p99 ${fmt(f.p99)} ms, max ${fmt(f.max)} ms, ${f.failures} 5xx`,
+      );
   } finally {
     await server.stop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });

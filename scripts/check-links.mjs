@@ -40,7 +40,8 @@ function linksOf(file) {
   const links = [];
   const walk = (tokens) => {
     for (const token of tokens) {
-      if (token.type === 'link_open' || token.type === 'image') links.push({ href: token.attrGet(token.type === 'image' ? 'src' : 'href'), line: token.map?.[0] });
+      if (token.type === 'link_open' || token.type === 'image')
+        links.push({ href: token.attrGet(token.type === 'image' ? 'src' : 'href'), line: token.map?.[0] });
       if (token.children) walk(token.children);
     }
   };

@@ -28,9 +28,13 @@ if (!file) {
 // eslint-disable-next-line no-control-regex
 const plain = (line) => line.replace(/\u001b\[[0-9;]*m/g, '');
 const lines = readFileSync(file, 'utf8').split('\n').map(plain);
-const found = lines.flatMap((line, index) => (WARNING.some((pattern) => pattern.test(line)) && !ALLOWED.some((pattern) => pattern.test(line)) ? [`${file}:${index + 1}: ${line.trim().slice(0, 300)}`] : []));
+const found = lines.flatMap((line, index) =>
+  WARNING.some((pattern) => pattern.test(line)) && !ALLOWED.some((pattern) => pattern.test(line)) ? [`${file}:${index + 1}: ${line.trim().slice(0, 300)}`] : [],
+);
 if (found.length > 0) {
-  console.error(`${found.length} warning line(s) in the test output that no test captures and the allow-list of scripts/check-test-output.mjs does not name:\n${found.join('\n')}`);
+  console.error(
+    `${found.length} warning line(s) in the test output that no test captures and the allow-list of scripts/check-test-output.mjs does not name:\n${found.join('\n')}`,
+  );
   process.exit(1);
 }
 console.log(`test output: no warning lines (${lines.length} lines read)`);

@@ -150,10 +150,19 @@ export function unknownFieldProblems(docs) {
     }
   });
   const text = lines.join('\n');
-  const options = { strict: true, noEmit: true, skipLibCheck: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, types: [] };
+  const options = {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    types: [],
+  };
   const host = ts.createCompilerHost(options);
   const { getSourceFile, fileExists, readFile } = host;
-  host.getSourceFile = (name, version, ...rest) => (name === fileName ? ts.createSourceFile(name, text, version) : getSourceFile.call(host, name, version, ...rest));
+  host.getSourceFile = (name, version, ...rest) =>
+    name === fileName ? ts.createSourceFile(name, text, version) : getSourceFile.call(host, name, version, ...rest);
   host.fileExists = (name) => name === fileName || fileExists.call(host, name);
   host.readFile = (name) => (name === fileName ? text : readFile.call(host, name));
   const program = ts.createProgram([fileName], options, host);
@@ -199,7 +208,9 @@ export function renderProblems(dir = MANIFEST_DIR, kubectl = 'kubectl') {
     if (error.code === 'ENOENT') return { skipped: true, problems: [] };
     return { skipped: false, problems: [`kubectl kustomize failed: ${String(error.stderr || error.message).trim()}`] };
   }
-  const docs = parseAllDocuments(rendered).map((d) => d.toJS()).filter(Boolean);
+  const docs = parseAllDocuments(rendered)
+    .map((d) => d.toJS())
+    .filter(Boolean);
   const [kustomization] = readManifests([join(dir, 'kustomization.yaml')]).map((d) => d.object);
   const source = readManifests((kustomization.resources ?? []).map((r) => join(dir, r))).map((d) => d.object);
   const key = (o) => `${o.apiVersion} ${o.kind} ${o.metadata?.name}`;
@@ -215,7 +226,12 @@ export function renderProblems(dir = MANIFEST_DIR, kubectl = 'kubectl') {
       }
     }
   }
-  return { skipped: false, problems, rendered: docs.length, kubectl: execFileSync(kubectl, ['version', '--client'], { encoding: 'utf8' }).split('\n').join(', ') };
+  return {
+    skipped: false,
+    problems,
+    rendered: docs.length,
+    kubectl: execFileSync(kubectl, ['version', '--client'], { encoding: 'utf8' }).split('\n').join(', '),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -226,7 +242,10 @@ function podSpec(object) {
 }
 
 const containersOf = (object) => [...(podSpec(object)?.initContainers ?? []), ...(podSpec(object)?.containers ?? [])];
-const keysOf = (object) => (object?.kind === 'Secret' ? [...Object.keys(object.data ?? {}), ...Object.keys(object.stringData ?? {})] : [...Object.keys(object?.data ?? {}), ...Object.keys(object?.binaryData ?? {})]);
+const keysOf = (object) =>
+  object?.kind === 'Secret'
+    ? [...Object.keys(object.data ?? {}), ...Object.keys(object.stringData ?? {})]
+    : [...Object.keys(object?.data ?? {}), ...Object.keys(object?.binaryData ?? {})];
 const find = (docs, kind, name) => docs.find((d) => d.object?.kind === kind && d.object?.metadata?.name === name)?.object;
 
 /** The environment of one container: name → { value, from } (env wins over envFrom, later envFrom over earlier). */
@@ -241,14 +260,16 @@ export function containerEnvironment(container, docs) {
       if (!ref?.optional) problems.push(`envFrom ${kind} ${ref?.name} is not among the manifests`);
       continue;
     }
-    for (const key of keysOf(object)) environment.set(`${source.prefix ?? ''}${key}`, { value: object.data?.[key] ?? object.stringData?.[key], from: `${kind} ${ref.name}` });
+    for (const key of keysOf(object))
+      environment.set(`${source.prefix ?? ''}${key}`, { value: object.data?.[key] ?? object.stringData?.[key], from: `${kind} ${ref.name}` });
   }
   for (const variable of container.env ?? []) {
     const ref = variable.valueFrom?.configMapKeyRef ?? variable.valueFrom?.secretKeyRef;
     if (ref) {
       const kind = variable.valueFrom.configMapKeyRef ? 'ConfigMap' : 'Secret';
       const object = find(docs, kind, ref.name);
-      if (!ref.optional && !keysOf(object).includes(ref.key)) problems.push(`env ${variable.name} refers to key ${ref.key} of ${kind} ${ref.name}, which is not among the manifests`);
+      if (!ref.optional && !keysOf(object).includes(ref.key))
+        problems.push(`env ${variable.name} refers to key ${ref.key} of ${kind} ${ref.name}, which is not among the manifests`);
     }
     environment.set(variable.name, { value: variable.value, from: 'env' });
   }
@@ -263,7 +284,10 @@ export function environmentProblems(docs, known = environmentVariables()) {
       const { environment, problems: refs } = containerEnvironment(container, docs);
       for (const p of refs) problems.push(`${label(doc)} container ${container.name}: ${p}`);
       for (const [name, { from }] of environment) {
-        if (!isKnownVariable(name, known)) problems.push(`${label(doc)} container ${container.name}: ${name} (from ${from}) is not a setting of the service (src/config/environment.ts) nor a standard one (${[...STANDARD_VARIABLES, ...STANDARD_PREFIXES.map((p) => `${p}*`)].join(', ')})`);
+        if (!isKnownVariable(name, known))
+          problems.push(
+            `${label(doc)} container ${container.name}: ${name} (from ${from}) is not a setting of the service (src/config/environment.ts) nor a standard one (${[...STANDARD_VARIABLES, ...STANDARD_PREFIXES.map((p) => `${p}*`)].join(', ')})`,
+          );
       }
     }
   }
@@ -290,10 +314,13 @@ function securityProblems(object) {
     if (container.securityContext?.allowPrivilegeEscalation !== false) problems.push(`${where}: allowPrivilegeEscalation must be false`);
     if (container.securityContext?.readOnlyRootFilesystem !== true) problems.push(`${where}: readOnlyRootFilesystem must be true`);
     if (container.securityContext?.privileged === true) problems.push(`${where}: must not be privileged`);
-    if (!container.securityContext?.capabilities?.drop?.includes('ALL') || (container.securityContext?.capabilities?.add ?? []).length > 0) problems.push(`${where}: capabilities must drop ALL and add none`);
-    if ((s.seccompProfile?.type ?? '') !== 'RuntimeDefault' && s.seccompProfile?.type !== 'Localhost') problems.push(`${where}: seccompProfile must be RuntimeDefault`);
+    if (!container.securityContext?.capabilities?.drop?.includes('ALL') || (container.securityContext?.capabilities?.add ?? []).length > 0)
+      problems.push(`${where}: capabilities must drop ALL and add none`);
+    if ((s.seccompProfile?.type ?? '') !== 'RuntimeDefault' && s.seccompProfile?.type !== 'Localhost')
+      problems.push(`${where}: seccompProfile must be RuntimeDefault`);
     if (!container.resources?.requests?.memory || !container.resources?.limits?.memory) problems.push(`${where}: memory requests and limits must be set`);
-    if (!(container.volumeMounts ?? []).some((m) => m.mountPath === '/tmp')) problems.push(`${where}: a writable /tmp (emptyDir) is needed with a read-only root file system`);
+    if (!(container.volumeMounts ?? []).some((m) => m.mountPath === '/tmp'))
+      problems.push(`${where}: a writable /tmp (emptyDir) is needed with a read-only root file system`);
   }
   if (pod?.automountServiceAccountToken !== false) problems.push('automountServiceAccountToken must be false (the service never calls the Kubernetes API)');
   return problems;
@@ -315,7 +342,8 @@ export function consistencyProblems(docs, defaults = environmentVariables()) {
     const target = hpa.object.spec?.scaleTargetRef;
     const scaled = workloads.find((d) => d.object.kind === target?.kind && d.object.metadata?.name === target?.name);
     if (!scaled) problems.push(`${label(hpa)}: scaleTargetRef ${target?.kind} ${target?.name} is not among the manifests`);
-    else if (scaled.object.spec?.replicas !== undefined) problems.push(`${label(scaled)}: spec.replicas must be left out: ${label(hpa)} owns the number of replicas, and kubectl apply would reset it`);
+    else if (scaled.object.spec?.replicas !== undefined)
+      problems.push(`${label(scaled)}: spec.replicas must be left out: ${label(hpa)} owns the number of replicas, and kubectl apply would reset it`);
   }
   for (const doc of workloads) {
     const { object } = doc;
@@ -326,26 +354,38 @@ export function consistencyProblems(docs, defaults = environmentVariables()) {
     const get = (name) => setting(environment, defaults, name);
     if (object.kind === 'Job') {
       const command = [...(app.command ?? []), ...(app.args ?? [])].join(' ');
-      if (!/dist\/database\/migrate\.js run$/.test(command)) problems.push(`${label(doc)}: runs "${command}", not dist/database/migrate.js run (the migrations under the migration lock)`);
-      if (podSpec(object).restartPolicy !== 'Never' && podSpec(object).restartPolicy !== 'OnFailure') problems.push(`${label(doc)}: restartPolicy must be Never or OnFailure`);
+      if (!/dist\/database\/migrate\.js run$/.test(command))
+        problems.push(`${label(doc)}: runs "${command}", not dist/database/migrate.js run (the migrations under the migration lock)`);
+      if (podSpec(object).restartPolicy !== 'Never' && podSpec(object).restartPolicy !== 'OnFailure')
+        problems.push(`${label(doc)}: restartPolicy must be Never or OnFailure`);
       continue;
     }
     const where = label(doc);
-    if (get('MIGRATIONS_RUN') !== 'false' && get('MIGRATIONS_RUN') !== false) problems.push(`${where}: MIGRATIONS_RUN must be "false" (the Job migrates), is ${JSON.stringify(get('MIGRATIONS_RUN'))}`);
+    if (get('MIGRATIONS_RUN') !== 'false' && get('MIGRATIONS_RUN') !== false)
+      problems.push(`${where}: MIGRATIONS_RUN must be "false" (the Job migrates), is ${JSON.stringify(get('MIGRATIONS_RUN'))}`);
     const ports = new Map((app.ports ?? []).map((p) => [p.name, p.containerPort]));
     if (ports.get('http') !== Number(get('PORT'))) problems.push(`${where}: container port "http" is ${ports.get('http')}, PORT is ${get('PORT')}`);
-    if (ports.get('metrics') !== Number(get('METRICS_PORT'))) problems.push(`${where}: container port "metrics" is ${ports.get('metrics')}, METRICS_PORT is ${get('METRICS_PORT')}`);
+    if (ports.get('metrics') !== Number(get('METRICS_PORT')))
+      problems.push(`${where}: container port "metrics" is ${ports.get('metrics')}, METRICS_PORT is ${get('METRICS_PORT')}`);
     const scrapePort = object.spec.template.metadata?.annotations?.['prometheus.io/port'];
-    if (scrapePort !== undefined && Number(scrapePort) !== Number(get('METRICS_PORT'))) problems.push(`${where}: annotation prometheus.io/port is ${scrapePort}, METRICS_PORT is ${get('METRICS_PORT')}`);
+    if (scrapePort !== undefined && Number(scrapePort) !== Number(get('METRICS_PORT')))
+      problems.push(`${where}: annotation prometheus.io/port is ${scrapePort}, METRICS_PORT is ${get('METRICS_PORT')}`);
     const httpGet = (probe) => `${probe?.httpGet?.path} on ${probe?.httpGet?.port}`;
     const onHttp = (probe) => probe?.httpGet?.port === 'http' || probe?.httpGet?.port === Number(get('PORT'));
-    if (app.readinessProbe?.httpGet?.path !== '/health/ready' || !onHttp(app.readinessProbe)) problems.push(`${where}: readinessProbe must be GET /health/ready on the http port (is ${httpGet(app.readinessProbe)})`);
-    if (app.livenessProbe?.httpGet?.path !== '/health/live' || !onHttp(app.livenessProbe)) problems.push(`${where}: livenessProbe must be GET /health/live on the http port (is ${httpGet(app.livenessProbe)})`);
-    if (!['/health/live', '/health/ready'].includes(app.startupProbe?.httpGet?.path) || !onHttp(app.startupProbe)) problems.push(`${where}: startupProbe must be GET /health/live or /health/ready on the http port (is ${httpGet(app.startupProbe)})`);
-    else if (probeSeconds(app.startupProbe) * 1000 <= get('DB_STARTUP_TIMEOUT_MS')) problems.push(`${where}: startupProbe allows ${probeSeconds(app.startupProbe)} s, less than the database retry window DB_STARTUP_TIMEOUT_MS=${get('DB_STARTUP_TIMEOUT_MS')} ms`);
+    if (app.readinessProbe?.httpGet?.path !== '/health/ready' || !onHttp(app.readinessProbe))
+      problems.push(`${where}: readinessProbe must be GET /health/ready on the http port (is ${httpGet(app.readinessProbe)})`);
+    if (app.livenessProbe?.httpGet?.path !== '/health/live' || !onHttp(app.livenessProbe))
+      problems.push(`${where}: livenessProbe must be GET /health/live on the http port (is ${httpGet(app.livenessProbe)})`);
+    if (!['/health/live', '/health/ready'].includes(app.startupProbe?.httpGet?.path) || !onHttp(app.startupProbe))
+      problems.push(`${where}: startupProbe must be GET /health/live or /health/ready on the http port (is ${httpGet(app.startupProbe)})`);
+    else if (probeSeconds(app.startupProbe) * 1000 <= get('DB_STARTUP_TIMEOUT_MS'))
+      problems.push(
+        `${where}: startupProbe allows ${probeSeconds(app.startupProbe)} s, less than the database retry window DB_STARTUP_TIMEOUT_MS=${get('DB_STARTUP_TIMEOUT_MS')} ms`,
+      );
     const grace = object.spec.template.spec.terminationGracePeriodSeconds ?? 30;
     const shutdownMs = get('SHUTDOWN_DRAIN_MS') + get('SHUTDOWN_GRACE_MS');
-    if (grace * 1000 <= shutdownMs) problems.push(`${where}: terminationGracePeriodSeconds ${grace} s does not cover SHUTDOWN_DRAIN_MS + SHUTDOWN_GRACE_MS = ${shutdownMs} ms`);
+    if (grace * 1000 <= shutdownMs)
+      problems.push(`${where}: terminationGracePeriodSeconds ${grace} s does not cover SHUTDOWN_DRAIN_MS + SHUTDOWN_GRACE_MS = ${shutdownMs} ms`);
   }
   return problems;
 }
@@ -380,7 +420,11 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   // KUBECTL: another kubectl binary for the rendering (e.g. Debian's kubernetes-client).
   const { docs, render, sections } = checkAll(MANIFEST_DIR, { kubectl: process.env.KUBECTL ?? 'kubectl' });
   console.log(`${docs.length} objects in ${new Set(docs.map((d) => d.file)).size} files of deploy/kubernetes`);
-  console.log(render.skipped ? 'kubectl kustomize: skipped (no kubectl on the PATH); listed resources checked against the folder' : `kubectl kustomize: ${render.rendered} objects rendered (${render.kubectl})`);
+  console.log(
+    render.skipped
+      ? 'kubectl kustomize: skipped (no kubectl on the PATH); listed resources checked against the folder'
+      : `kubectl kustomize: ${render.rendered} objects rendered (${render.kubectl})`,
+  );
   let failed = 0;
   for (const [name, problems] of sections) {
     console.log(`${problems.length === 0 ? 'ok  ' : 'FAIL'} ${name}`);

@@ -66,7 +66,10 @@ describe('schema and unknown fields', () => {
   it('reports a wrong type', () => {
     const docs = fresh();
     app(docs).ports[0].containerPort = '3000';
-    assert.match(schemaProblems(docs).join('\n'), /deployment\.yaml \(Deployment plant-store\): \/spec\/template\/spec\/containers\/0\/ports\/0\/containerPort must be integer/);
+    assert.match(
+      schemaProblems(docs).join('\n'),
+      /deployment\.yaml \(Deployment plant-store\): \/spec\/template\/spec\/containers\/0\/ports\/0\/containerPort must be integer/,
+    );
   });
 
   it('reports a missing required field', () => {

@@ -11,7 +11,8 @@ import { URL } from 'node:url';
 
 const LOCK = new URL('../package-lock.json', import.meta.url);
 const lock = JSON.parse(readFileSync(LOCK, 'utf8'));
-const PLATFORM = /-(android|darwin|freebsd|linux|openharmony|win32)-(arm64|arm|x64|ia32|loong64|ppc64|riscv64|s390x)(?:-(gnu|musl|gnueabihf|musleabihf|eabi|msvc))?$/;
+const PLATFORM =
+  /-(android|darwin|freebsd|linux|openharmony|win32)-(arm64|arm|x64|ia32|loong64|ppc64|riscv64|s390x)(?:-(gnu|musl|gnueabihf|musleabihf|eabi|msvc))?$/;
 
 /**
  * The lockfile as npm itself writes it, byte for byte, so that a later `npm install` finds

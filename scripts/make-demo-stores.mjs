@@ -33,94 +33,236 @@ const EARTH_RADIUS_MILES = 3958.8; // same radius the service uses (src/geo/geo.
 // is used. Big metros get more stores, roughly following population.
 // ---------------------------------------------------------------------------------------------
 const METROS = [
-  ['New York', [
-    // Manhattan: a dense cluster around 10001 for the "several stores nearby" tests.
-    '10001 Chelsea', '10018 Garment District', '10036 Times Square', '10010 Flatiron', '10016 Murray Hill',
-    '10014 West Village', '10019 Hell\'s Kitchen', '10003 East Village', '10012 SoHo', '10013 Tribeca',
-    '10002 Lower East Side', '10022 Midtown East', '10023 Lincoln Square', '10024 Upper West Side',
-    '10028 Upper East Side', '10027 Harlem',
-    '11201 Brooklyn Heights', '11211 Williamsburg', '11215 Park Slope', '11222 Greenpoint',
-    '11101 Long Island City', '11375 Forest Hills', '11354 Flushing', '10463 Riverdale', '10301 St. George',
-    '07302 Jersey City', '07030 Hoboken', '07102 Newark', '07042 Montclair', '10601 White Plains', '06901 Stamford',
-  ]],
-  ['Los Angeles', [
-    '90012 Downtown LA', '90026 Echo Park', '90027 Los Feliz', '90028 Hollywood', '90039 Atwater Village',
-    '90042 Highland Park', '90291 Venice', '90401 Santa Monica', '90069 West Hollywood', '91101 Pasadena',
-    '91423 Sherman Oaks', '90802 Long Beach', '92805 Anaheim', '92618 Irvine',
-  ]],
-  ['Chicago', [
-    '60614 Lincoln Park', '60622 Wicker Park', '60647 Logan Square', '60657 Lakeview', '60640 Uptown',
-    '60607 West Loop', '60605 South Loop', '60615 Hyde Park', '60626 Rogers Park', '60608 Pilsen',
-    '60201 Evanston', '60302 Oak Park', '60540 Naperville',
-  ]],
-  ['Houston', [
-    '77002 Downtown Houston', '77006 Montrose', '77008 Houston Heights', '77019 River Oaks',
-    '77005 West University', '77098 Upper Kirby', '77024 Memorial', '77056 Galleria', '77494 Katy',
-    '77380 The Woodlands',
-  ]],
-  ['Dallas-Fort Worth', [
-    '75201 Downtown Dallas', '75204 Uptown Dallas', '75206 Lower Greenville', '75214 Lakewood',
-    '75208 Bishop Arts', '76104 Near Southside', '76107 West 7th', '75024 Plano', '76011 Arlington',
-    '76201 Denton',
-  ]],
-  ['Washington', [
-    '20001 Shaw', '20009 Adams Morgan', '20003 Capitol Hill', '20007 Georgetown', '20010 Columbia Heights',
-    '20002 H Street', '22201 Clarendon', '22314 Old Town Alexandria', '20814 Bethesda', '20910 Silver Spring',
-    '21701 Frederick',
-  ]],
-  ['Miami', [
-    '33131 Brickell', '33137 Design District', '33127 Wynwood', '33133 Coconut Grove', '33134 Coral Gables',
-    '33139 South Beach', '33301 Fort Lauderdale', '33401 West Palm Beach', '33020 Downtown Hollywood',
-    '33432 Boca Raton',
-  ]],
-  ['Philadelphia', [
-    '19103 Rittenhouse', '19106 Old City', '19123 Northern Liberties', '19147 Queen Village', '19125 Fishtown',
-    '19104 University City', '19119 Mount Airy', '19010 Bryn Mawr', '19801 Wilmington',
-  ]],
-  ['Atlanta', [
-    '30306 Virginia-Highland', '30307 Inman Park', '30308 Midtown Atlanta', '30312 Grant Park',
-    '30318 West Midtown', '30305 Buckhead', '30030 Decatur', '30060 Marietta',
-  ]],
-  ['Phoenix', [
-    '85004 Downtown Phoenix', '85003 Roosevelt Row', '85018 Arcadia', '85281 Tempe', '85251 Scottsdale',
-    '85201 Mesa', '85225 Chandler', '85301 Glendale',
-  ]],
-  ['Boston', [
-    '02116 Back Bay', '02118 South End', '02114 Beacon Hill', '02130 Jamaica Plain', '02139 Central Square',
-    '02138 Harvard Square', '02143 Somerville', '02446 Brookline',
-  ]],
-  ['San Francisco', [
-    '94110 Mission District', '94117 Haight-Ashbury', '94114 Noe Valley', '94103 SoMa', '94123 Marina',
-    '94122 Inner Sunset', '94612 Downtown Oakland', '94609 Temescal', '94704 Berkeley',
-  ]],
+  [
+    'New York',
+    [
+      // Manhattan: a dense cluster around 10001 for the "several stores nearby" tests.
+      '10001 Chelsea',
+      '10018 Garment District',
+      '10036 Times Square',
+      '10010 Flatiron',
+      '10016 Murray Hill',
+      '10014 West Village',
+      "10019 Hell's Kitchen",
+      '10003 East Village',
+      '10012 SoHo',
+      '10013 Tribeca',
+      '10002 Lower East Side',
+      '10022 Midtown East',
+      '10023 Lincoln Square',
+      '10024 Upper West Side',
+      '10028 Upper East Side',
+      '10027 Harlem',
+      '11201 Brooklyn Heights',
+      '11211 Williamsburg',
+      '11215 Park Slope',
+      '11222 Greenpoint',
+      '11101 Long Island City',
+      '11375 Forest Hills',
+      '11354 Flushing',
+      '10463 Riverdale',
+      '10301 St. George',
+      '07302 Jersey City',
+      '07030 Hoboken',
+      '07102 Newark',
+      '07042 Montclair',
+      '10601 White Plains',
+      '06901 Stamford',
+    ],
+  ],
+  [
+    'Los Angeles',
+    [
+      '90012 Downtown LA',
+      '90026 Echo Park',
+      '90027 Los Feliz',
+      '90028 Hollywood',
+      '90039 Atwater Village',
+      '90042 Highland Park',
+      '90291 Venice',
+      '90401 Santa Monica',
+      '90069 West Hollywood',
+      '91101 Pasadena',
+      '91423 Sherman Oaks',
+      '90802 Long Beach',
+      '92805 Anaheim',
+      '92618 Irvine',
+    ],
+  ],
+  [
+    'Chicago',
+    [
+      '60614 Lincoln Park',
+      '60622 Wicker Park',
+      '60647 Logan Square',
+      '60657 Lakeview',
+      '60640 Uptown',
+      '60607 West Loop',
+      '60605 South Loop',
+      '60615 Hyde Park',
+      '60626 Rogers Park',
+      '60608 Pilsen',
+      '60201 Evanston',
+      '60302 Oak Park',
+      '60540 Naperville',
+    ],
+  ],
+  [
+    'Houston',
+    [
+      '77002 Downtown Houston',
+      '77006 Montrose',
+      '77008 Houston Heights',
+      '77019 River Oaks',
+      '77005 West University',
+      '77098 Upper Kirby',
+      '77024 Memorial',
+      '77056 Galleria',
+      '77494 Katy',
+      '77380 The Woodlands',
+    ],
+  ],
+  [
+    'Dallas-Fort Worth',
+    [
+      '75201 Downtown Dallas',
+      '75204 Uptown Dallas',
+      '75206 Lower Greenville',
+      '75214 Lakewood',
+      '75208 Bishop Arts',
+      '76104 Near Southside',
+      '76107 West 7th',
+      '75024 Plano',
+      '76011 Arlington',
+      '76201 Denton',
+    ],
+  ],
+  [
+    'Washington',
+    [
+      '20001 Shaw',
+      '20009 Adams Morgan',
+      '20003 Capitol Hill',
+      '20007 Georgetown',
+      '20010 Columbia Heights',
+      '20002 H Street',
+      '22201 Clarendon',
+      '22314 Old Town Alexandria',
+      '20814 Bethesda',
+      '20910 Silver Spring',
+      '21701 Frederick',
+    ],
+  ],
+  [
+    'Miami',
+    [
+      '33131 Brickell',
+      '33137 Design District',
+      '33127 Wynwood',
+      '33133 Coconut Grove',
+      '33134 Coral Gables',
+      '33139 South Beach',
+      '33301 Fort Lauderdale',
+      '33401 West Palm Beach',
+      '33020 Downtown Hollywood',
+      '33432 Boca Raton',
+    ],
+  ],
+  [
+    'Philadelphia',
+    [
+      '19103 Rittenhouse',
+      '19106 Old City',
+      '19123 Northern Liberties',
+      '19147 Queen Village',
+      '19125 Fishtown',
+      '19104 University City',
+      '19119 Mount Airy',
+      '19010 Bryn Mawr',
+      '19801 Wilmington',
+    ],
+  ],
+  [
+    'Atlanta',
+    [
+      '30306 Virginia-Highland',
+      '30307 Inman Park',
+      '30308 Midtown Atlanta',
+      '30312 Grant Park',
+      '30318 West Midtown',
+      '30305 Buckhead',
+      '30030 Decatur',
+      '30060 Marietta',
+    ],
+  ],
+  [
+    'Phoenix',
+    ['85004 Downtown Phoenix', '85003 Roosevelt Row', '85018 Arcadia', '85281 Tempe', '85251 Scottsdale', '85201 Mesa', '85225 Chandler', '85301 Glendale'],
+  ],
+  [
+    'Boston',
+    [
+      '02116 Back Bay',
+      '02118 South End',
+      '02114 Beacon Hill',
+      '02130 Jamaica Plain',
+      '02139 Central Square',
+      '02138 Harvard Square',
+      '02143 Somerville',
+      '02446 Brookline',
+    ],
+  ],
+  [
+    'San Francisco',
+    [
+      '94110 Mission District',
+      '94117 Haight-Ashbury',
+      '94114 Noe Valley',
+      '94103 SoMa',
+      '94123 Marina',
+      '94122 Inner Sunset',
+      '94612 Downtown Oakland',
+      '94609 Temescal',
+      '94704 Berkeley',
+    ],
+  ],
   ['Riverside-San Bernardino', ['92501 Riverside', '92401 San Bernardino', '92262 Palm Springs']],
-  ['Detroit', [
-    '48201 Midtown Detroit', '48207 Lafayette Park', '48226 Downtown Detroit', '48216 Corktown', '48067 Royal Oak',
-  ]],
-  ['Seattle', [
-    '98101 Downtown Seattle', '98122 Capitol Hill', '98103 Fremont', '98107 Ballard', '98105 University District',
-    '98116 West Seattle', '98004 Bellevue', '98052 Redmond', '98402 Tacoma',
-  ]],
-  ['Minneapolis-St. Paul', [
-    '55401 North Loop', '55408 Lyn-Lake', '55414 Dinkytown', '55104 Hamline-Midway', '55102 Cathedral Hill',
-  ]],
-  ['San Diego', [
-    '92101 Gaslamp', '92103 Hillcrest', '92104 North Park', '92107 Ocean Beach', '92109 Pacific Beach',
-    '92037 La Jolla', '92024 Encinitas', '91910 Chula Vista',
-  ]],
+  ['Detroit', ['48201 Midtown Detroit', '48207 Lafayette Park', '48226 Downtown Detroit', '48216 Corktown', '48067 Royal Oak']],
+  [
+    'Seattle',
+    [
+      '98101 Downtown Seattle',
+      '98122 Capitol Hill',
+      '98103 Fremont',
+      '98107 Ballard',
+      '98105 University District',
+      '98116 West Seattle',
+      '98004 Bellevue',
+      '98052 Redmond',
+      '98402 Tacoma',
+    ],
+  ],
+  ['Minneapolis-St. Paul', ['55401 North Loop', '55408 Lyn-Lake', '55414 Dinkytown', '55104 Hamline-Midway', '55102 Cathedral Hill']],
+  [
+    'San Diego',
+    [
+      '92101 Gaslamp',
+      '92103 Hillcrest',
+      '92104 North Park',
+      '92107 Ocean Beach',
+      '92109 Pacific Beach',
+      '92037 La Jolla',
+      '92024 Encinitas',
+      '91910 Chula Vista',
+    ],
+  ],
   ['Tampa', ['33602 Downtown Tampa', '33606 Hyde Park Village', '33701 St. Petersburg']],
-  ['Denver', [
-    '80202 LoDo', '80205 Five Points', '80206 Cherry Creek', '80209 Washington Park', '80211 Highland',
-    '80401 Golden',
-  ]],
+  ['Denver', ['80202 LoDo', '80205 Five Points', '80206 Cherry Creek', '80209 Washington Park', '80211 Highland', '80401 Golden']],
   ['Baltimore', ['21231 Fells Point', '21211 Hampden', '21230 Federal Hill', '21201 Mount Vernon', '21401 Annapolis']],
   ['St. Louis', ['63104 Soulard', '63110 The Grove', '63130 Delmar Loop', '63108 Central West End']],
   ['Orlando', ['32801 Downtown Orlando', '32803 Mills 50', '32789 Winter Park']],
   ['Charlotte', ['28202 Uptown Charlotte', '28203 Dilworth', '28205 Plaza Midwood']],
-  ['San Antonio', [
-    '78205 Downtown San Antonio', '78209 Alamo Heights', '78212 Monte Vista', '78204 King William',
-    '78258 Stone Oak',
-  ]],
+  ['San Antonio', ['78205 Downtown San Antonio', '78209 Alamo Heights', '78212 Monte Vista', '78204 King William', '78258 Stone Oak']],
   ['Portland', ['97209 Pearl District', '97214 Hawthorne', '97211 Alberta Arts', '97202 Sellwood', '98660 Vancouver']],
   ['Sacramento', ['95814 Downtown Sacramento', '95816 Midtown Sacramento']],
   ['Pittsburgh', ['15222 Strip District', '15232 Shadyside', '15201 Lawrenceville']],
@@ -230,7 +372,7 @@ const METROS = [
   ['Provo', ['84601 Provo']],
   ['Ogden', ['84401 Ogden']],
   ['Boise', ['83702 Boise']],
-  ['Coeur d\'Alene', ['83814 Coeur d\'Alene']],
+  ["Coeur d'Alene", ["83814 Coeur d'Alene"]],
   ['Spokane', ['99201 Spokane']],
   ['Eugene', ['97401 Eugene']],
   ['Bend', ['97701 Bend']],
@@ -262,17 +404,34 @@ const METROS = [
 ];
 
 // Invented banner names (checked against the big US garden/plant chains; none of those).
-const BRANDS = [
-  'Fern & Fig', 'Greenhouse Row', 'Leaf & Loam', 'Moss Lantern', 'Willow & Wren', 'Terracotta Lane',
-  'Canopy Corner', 'Pothos & Pine',
-];
+const BRANDS = ['Fern & Fig', 'Greenhouse Row', 'Leaf & Loam', 'Moss Lantern', 'Willow & Wren', 'Terracotta Lane', 'Canopy Corner', 'Pothos & Pine'];
 
 // Generic street names for invented addresses.
 const STREETS = [
-  'Linden Avenue', 'Maple Street', 'Cedar Lane', 'Juniper Road', 'Magnolia Boulevard', 'Aspen Way',
-  'Hawthorn Street', 'Birch Avenue', 'Sycamore Drive', 'Laurel Street', 'Chestnut Avenue', 'Willow Road',
-  'Hazel Court', 'Rowan Avenue', 'Alder Street', 'Poplar Lane', 'Cypress Avenue', 'Orchard Street',
-  'Garden Terrace', 'Larkspur Way', 'Primrose Lane', 'Clover Street', 'Fernwood Drive', 'Ivy Place',
+  'Linden Avenue',
+  'Maple Street',
+  'Cedar Lane',
+  'Juniper Road',
+  'Magnolia Boulevard',
+  'Aspen Way',
+  'Hawthorn Street',
+  'Birch Avenue',
+  'Sycamore Drive',
+  'Laurel Street',
+  'Chestnut Avenue',
+  'Willow Road',
+  'Hazel Court',
+  'Rowan Avenue',
+  'Alder Street',
+  'Poplar Lane',
+  'Cypress Avenue',
+  'Orchard Street',
+  'Garden Terrace',
+  'Larkspur Way',
+  'Primrose Lane',
+  'Clover Street',
+  'Fernwood Drive',
+  'Ivy Place',
 ];
 
 // Opening-hours templates: [weight, [monday..sunday]], each day a list of [open, close] in
@@ -282,15 +441,69 @@ const SCHEDULES = [
   // Standard: six days, short Sunday.
   [30, [[[h(9), h(18)]], [[h(9), h(18)]], [[h(9), h(18)]], [[h(9), h(18)]], [[h(9), h(18)]], [[h(9), h(18)]], [[h(10), h(16)]]]],
   // Closed Monday, lunch break on Saturday.
-  [15, [[], [[h(10), h(19)]], [[h(10), h(19)]], [[h(10), h(19)]], [[h(10), h(19)]], [[h(9), h(12)], [h(13), h(17)]], [[h(11), h(16)]]]],
+  [
+    15,
+    [
+      [],
+      [[h(10), h(19)]],
+      [[h(10), h(19)]],
+      [[h(10), h(19)]],
+      [[h(10), h(19)]],
+      [
+        [h(9), h(12)],
+        [h(13), h(17)],
+      ],
+      [[h(11), h(16)]],
+    ],
+  ],
   // Closed Sunday, long weekdays.
   [15, [[[h(8), h(20)]], [[h(8), h(20)]], [[h(8), h(20)]], [[h(8), h(20)]], [[h(8), h(20)]], [[h(9), h(18)]], []]],
   // Late opener, half-hour times, Saturday break, Sunday from noon.
-  [10, [[[h(10, 30), h(18, 30)]], [[h(10, 30), h(18, 30)]], [[h(10, 30), h(18, 30)]], [[h(10, 30), h(18, 30)]], [[h(10, 30), h(19, 30)]], [[h(9), h(12, 30)], [h(13, 30), h(17)]], [[h(12), h(17)]]]],
+  [
+    10,
+    [
+      [[h(10, 30), h(18, 30)]],
+      [[h(10, 30), h(18, 30)]],
+      [[h(10, 30), h(18, 30)]],
+      [[h(10, 30), h(18, 30)]],
+      [[h(10, 30), h(19, 30)]],
+      [
+        [h(9), h(12, 30)],
+        [h(13, 30), h(17)],
+      ],
+      [[h(12), h(17)]],
+    ],
+  ],
   // Seven days, early to late.
   [10, [[[h(7, 30), h(21)]], [[h(7, 30), h(21)]], [[h(7, 30), h(21)]], [[h(7, 30), h(21)]], [[h(7, 30), h(22)]], [[h(7, 30), h(22)]], [[h(8), h(20)]]]],
   // Small-town shop: lunch break every weekday, Saturday mornings, closed Sunday.
-  [10, [[[h(9), h(13)], [h(14), h(18)]], [[h(9), h(13)], [h(14), h(18)]], [[h(9), h(13)], [h(14), h(18)]], [[h(9), h(13)], [h(14), h(18)]], [[h(9), h(13)], [h(14), h(18)]], [[h(9), h(13)]], []]],
+  [
+    10,
+    [
+      [
+        [h(9), h(13)],
+        [h(14), h(18)],
+      ],
+      [
+        [h(9), h(13)],
+        [h(14), h(18)],
+      ],
+      [
+        [h(9), h(13)],
+        [h(14), h(18)],
+      ],
+      [
+        [h(9), h(13)],
+        [h(14), h(18)],
+      ],
+      [
+        [h(9), h(13)],
+        [h(14), h(18)],
+      ],
+      [[h(9), h(13)]],
+      [],
+    ],
+  ],
   // Boutique: closed Sunday and Monday.
   [10, [[], [[h(11), h(19)]], [[h(11), h(19)]], [[h(11), h(19)]], [[h(11), h(20)]], [[h(10), h(18)]], []]],
 ];
@@ -428,9 +641,57 @@ for (const [metro, entries] of METROS) {
 // --- coverage checks the tests rely on ---------------------------------------------------------
 
 const REQUIRED_STATES = [
-  'AL', 'AK', 'AZ', 'AR', 'CA', 'CO', 'CT', 'DE', 'FL', 'GA', 'HI', 'ID', 'IL', 'IN', 'IA', 'KS', 'KY', 'LA', 'ME',
-  'MD', 'MA', 'MI', 'MN', 'MS', 'MO', 'MT', 'NE', 'NV', 'NH', 'NJ', 'NM', 'NY', 'NC', 'ND', 'OH', 'OK', 'OR', 'PA',
-  'RI', 'SC', 'SD', 'TN', 'TX', 'UT', 'VT', 'VA', 'WA', 'WV', 'WI', 'WY', 'DC',
+  'AL',
+  'AK',
+  'AZ',
+  'AR',
+  'CA',
+  'CO',
+  'CT',
+  'DE',
+  'FL',
+  'GA',
+  'HI',
+  'ID',
+  'IL',
+  'IN',
+  'IA',
+  'KS',
+  'KY',
+  'LA',
+  'ME',
+  'MD',
+  'MA',
+  'MI',
+  'MN',
+  'MS',
+  'MO',
+  'MT',
+  'NE',
+  'NV',
+  'NH',
+  'NJ',
+  'NM',
+  'NY',
+  'NC',
+  'ND',
+  'OH',
+  'OK',
+  'OR',
+  'PA',
+  'RI',
+  'SC',
+  'SD',
+  'TN',
+  'TX',
+  'UT',
+  'VT',
+  'VA',
+  'WA',
+  'WV',
+  'WI',
+  'WY',
+  'DC',
 ];
 const states = new Set(stores.map((s) => s.state));
 const metros = new Set(stores.map((s) => s.metro));
@@ -456,14 +717,8 @@ for (const s of stores) {
 }
 if (maxJitter > 0.6) problems.push(`a store is ${maxJitter.toFixed(3)} miles from its ZIP point (max 0.6)`);
 
-console.error(
-  `demo-stores: ${stores.length} stores, ${states.size} states/territories (${[...states].sort().join(' ')}), ` +
-    `${metros.size} metro areas`,
-);
-console.error(
-  `demo-stores: ${manhattan.length} in Manhattan, ${near10001.length} within 2 miles of 10001, ` +
-    `max jitter ${maxJitter.toFixed(3)} miles`,
-);
+console.error(`demo-stores: ${stores.length} stores, ${states.size} states/territories (${[...states].sort().join(' ')}), ` + `${metros.size} metro areas`);
+console.error(`demo-stores: ${manhattan.length} in Manhattan, ${near10001.length} within 2 miles of 10001, ` + `max jitter ${maxJitter.toFixed(3)} miles`);
 
 if (problems.length) {
   for (const p of problems) console.error(`demo-stores: FAILED: ${p}`);

@@ -31,7 +31,19 @@ export class AppModule {
     return {
       module: AppModule,
       // This order is the order of the paths in the OpenAPI document (tokens, plants, search, stores).
-      imports: [config, database, MetricsModule, EventsModule, TokensModule, AuthModule, PlantsModule, LocationsModule, StoresModule, HealthModule, ConsoleModule],
+      imports: [
+        config,
+        database,
+        MetricsModule,
+        EventsModule,
+        TokensModule,
+        AuthModule,
+        PlantsModule,
+        LocationsModule,
+        StoresModule,
+        HealthModule,
+        ConsoleModule,
+      ],
       providers: [
         // Guards run in this order: who is calling first, then whether the body could be read.
         { provide: APP_GUARD, useClass: BearerAuthGuard },

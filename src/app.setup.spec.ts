@@ -18,9 +18,15 @@ describe('packageInfo', () => {
   });
 
   it.each([
-    [{ author: 'Ana Ruiz <ana@example.com> (https://example.com/ana)' }, { contact: { name: 'Ana Ruiz', email: 'ana@example.com', url: 'https://example.com/ana' } }],
+    [
+      { author: 'Ana Ruiz <ana@example.com> (https://example.com/ana)' },
+      { contact: { name: 'Ana Ruiz', email: 'ana@example.com', url: 'https://example.com/ana' } },
+    ],
     [{ author: 'Ana Ruiz' }, { contact: { name: 'Ana Ruiz' } }],
-    [{ author: { name: 'Ops', email: 'ops@example.com' }, homepage: 'https://example.com' }, { contact: { name: 'Ops', email: 'ops@example.com', url: 'https://example.com' } }],
+    [
+      { author: { name: 'Ops', email: 'ops@example.com' }, homepage: 'https://example.com' },
+      { contact: { name: 'Ops', email: 'ops@example.com', url: 'https://example.com' } },
+    ],
     [{ license: 'MIT' }, { license: { name: 'MIT' } }],
     [{}, {}],
   ])('%j -> %j', (pkg, expected) => {

@@ -25,9 +25,16 @@ interface PackageInfo {
  * `info.license` and `info.contact` come from package.json (found beside dist/ and src/ alike),
  * so that they are written in one place. An npm author string is "Name <email> (url)".
  */
-export function packageInfo(pkg: PackageInfo = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as PackageInfo): Pick<OpenAPIObject['info'], 'license' | 'contact'> {
-  const author = typeof pkg.author === 'string' ? /^(?<name>[^<(]*?)\s*(?:<(?<email>[^>]+)>)?\s*(?:\((?<url>[^)]+)\))?$/.exec(pkg.author.trim())?.groups ?? {} : (pkg.author ?? {});
-  const contact = Object.fromEntries(Object.entries({ name: author.name || undefined, email: author.email, url: author.url ?? pkg.homepage }).filter(([, v]) => v));
+export function packageInfo(
+  pkg: PackageInfo = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as PackageInfo,
+): Pick<OpenAPIObject['info'], 'license' | 'contact'> {
+  const author =
+    typeof pkg.author === 'string'
+      ? (/^(?<name>[^<(]*?)\s*(?:<(?<email>[^>]+)>)?\s*(?:\((?<url>[^)]+)\))?$/.exec(pkg.author.trim())?.groups ?? {})
+      : (pkg.author ?? {});
+  const contact = Object.fromEntries(
+    Object.entries({ name: author.name || undefined, email: author.email, url: author.url ?? pkg.homepage }).filter(([, v]) => v),
+  );
   return { ...(pkg.license ? { license: { name: pkg.license } } : {}), ...(Object.keys(contact).length ? { contact } : {}) };
 }
 
@@ -40,11 +47,20 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
     .setVersion('1.0.0')
     // Relative: the document describes the host that serves it, whatever its name or port.
     .addServer('/', 'This service: the host serving this document.')
-    .addTag('locations', 'Store locations nearest to a customer\'s US ZIP code.')
+    .addTag('locations', "Store locations nearest to a customer's US ZIP code.")
     .addTag('plants', "The caller's team's plant catalogue: create, list (paged), delete.")
     .addTag('health', 'Probes for load balancers and orchestrators; no token needed.')
-    .addTag('admin', 'For operators, not part of the Plant Store Service interface: tokens of every team and the store list. Needs a token with scope admin, which the other operations refuse.')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque (pst_…)', description: 'An opaque token `pst_…` issued by `npm run cli -- tokens create`, or (when the service is configured for single sign-on) a JWT access token of the OIDC issuer.' });
+    .addTag(
+      'admin',
+      'For operators, not part of the Plant Store Service interface: tokens of every team and the store list. Needs a token with scope admin, which the other operations refuse.',
+    )
+    .addBearerAuth({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'opaque (pst_…)',
+      description:
+        'An opaque token `pst_…` issued by `npm run cli -- tokens create`, or (when the service is configured for single sign-on) a JWT access token of the OIDC issuer.',
+    });
   const config = builder.build();
   // DocumentBuilder starts with an empty contact; package.json may have none to give.
   delete config.info.contact;
@@ -86,7 +102,12 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   app.use(helmet(HELMET_OPTIONS));
   const corsOrigins = config.get('CORS_ORIGINS', { infer: true });
   // CORS stays off (no Access-Control-* headers at all) unless origins are listed.
-  if (corsOrigins) app.enableCors({ origin: corsOrigins.split(',').map((o) => o.trim()), exposedHeaders: ['Location', 'Link', 'X-Request-Id', 'RateLimit-Policy', 'RateLimit', 'Retry-After', 'Customer-Position', 'ETag'], maxAge: 600 });
+  if (corsOrigins)
+    app.enableCors({
+      origin: corsOrigins.split(',').map((o) => o.trim()),
+      exposedHeaders: ['Location', 'Link', 'X-Request-Id', 'RateLimit-Policy', 'RateLimit', 'Retry-After', 'Customer-Position', 'ETag'],
+      maxAge: 600,
+    });
   app.use(jsonBody(config.get('BODY_LIMIT_BYTES', { infer: true }), [`POST ${STORE_IMPORT_PATH}`]));
   if (options.docs) {
     SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json', yamlDocumentUrl: 'docs-yaml' });

@@ -33,7 +33,7 @@ describe('documentation', () => {
           "The README's [Quick start](development.md#commands) section moved.",
           '',
           '```sh',
-          "echo \"the README's \\\"Nowhere\\\" in code is not prose\"",
+          'echo "the README\'s \\"Nowhere\\" in code is not prose"',
           '```',
         ].join('\n'),
       );

@@ -57,7 +57,10 @@ function startupSummary(env: EnvironmentVariables): string[] {
   const events = broker ? `change events: publishing to ${broker} stream ${env.EVENTS_STREAM}` : 'change events: off (EVENTS_NATS_URL not set)';
   // Where street addresses go, if anywhere: the engine and its host, never a password of the URL. On the
   // same line as the events, so that the start still fits on a screen.
-  const geocoder = env.GEOCODER === 'off' ? "geocoder: off (GEOCODER not set), searches measure from the ZIP code's point" : `geocoder: ${env.GEOCODER} at ${new URL(env.GEOCODER_URL!).host}`;
+  const geocoder =
+    env.GEOCODER === 'off'
+      ? "geocoder: off (GEOCODER not set), searches measure from the ZIP code's point"
+      : `geocoder: ${env.GEOCODER} at ${new URL(env.GEOCODER_URL!).host}`;
   lines.push(`${events}; ${geocoder}`);
   return lines;
 }

@@ -21,13 +21,14 @@ if (!process.env.OTEL_SERVICE_NAME && !/(^|,)\s*service\.name=/.test(process.env
   process.env.OTEL_SERVICE_NAME = 'plant-store-service';
 }
 
-const [{ NodeSDK }, { HttpInstrumentation }, { ExpressInstrumentation, ExpressLayerType }, { MySQL2Instrumentation }, { IORedisInstrumentation }] = await Promise.all([
-  import('@opentelemetry/sdk-node'),
-  import('@opentelemetry/instrumentation-http'),
-  import('@opentelemetry/instrumentation-express'),
-  import('@opentelemetry/instrumentation-mysql2'),
-  import('@opentelemetry/instrumentation-ioredis'),
-]);
+const [{ NodeSDK }, { HttpInstrumentation }, { ExpressInstrumentation, ExpressLayerType }, { MySQL2Instrumentation }, { IORedisInstrumentation }] =
+  await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/instrumentation-http'),
+    import('@opentelemetry/instrumentation-express'),
+    import('@opentelemetry/instrumentation-mysql2'),
+    import('@opentelemetry/instrumentation-ioredis'),
+  ]);
 
 const sdk = new NodeSDK({
   instrumentations: [
@@ -42,4 +43,3 @@ const sdk = new NodeSDK({
 });
 sdk.start();
 await waitForAllMessagesAcknowledged();
-

@@ -24,7 +24,11 @@ const root = new URL('..', import.meta.url).pathname;
 /** The files git tracks or would add (new, not ignored); without git, a walk of the tree. */
 function projectFiles(): string[] {
   try {
-    const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     return listed.split('\0').filter((file) => file && existsSync(join(root, file)));
   } catch {
     const walk = (dir: string): string[] =>
@@ -57,10 +61,25 @@ function issueReferences(files: string[]): string[] {
 describe('the text of the tree', () => {
   it('recognises a reference to an issue by number, and leaves other numbers alone', () => {
     const refers = (text: string) => REFERENCE.some((pattern) => pattern.test(text));
-    for (const text of [`(${ISSUE} 22)`, `${ISSUE[0].toUpperCase()}${ISSUE.slice(1)} 26: the console`, `${ISSUE}s 20 and 25`, `${ISSUE} #` + '7', `${ISSUE}-13`, 'fixed in #' + '25', '(#' + '25)']) {
+    for (const text of [
+      `(${ISSUE} 22)`,
+      `${ISSUE[0].toUpperCase()}${ISSUE.slice(1)} 26: the console`,
+      `${ISSUE}s 20 and 25`,
+      `${ISSUE} #` + '7',
+      `${ISSUE}-13`,
+      'fixed in #' + '25',
+      '(#' + '25)',
+    ]) {
       expect([text, refers(text)]).toEqual([text, true]);
     }
-    for (const text of ["strokeStyle = '#111'", '## Heading', 'token issue and last-use update', `${ISSUE}s a token for 30 days`, 'the README#quick-start', 'HTTP 404']) {
+    for (const text of [
+      "strokeStyle = '#111'",
+      '## Heading',
+      'token issue and last-use update',
+      `${ISSUE}s a token for 30 days`,
+      'the README#quick-start',
+      'HTTP 404',
+    ]) {
       expect([text, refers(text)]).toEqual([text, false]);
     }
   });

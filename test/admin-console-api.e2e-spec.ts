@@ -6,7 +6,14 @@ import { importStores, storesCsv, type StoreInput } from './support/stores.js';
 import { startServer } from './support/server.js';
 import { bearer, createTestApp, createTestDatabase, type TestApp } from './support/test-app.js';
 
-const ENV = { TOKEN_CACHE_SECONDS: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', TOKEN_RATE_LIMIT_PER_MINUTE: '0', OIDC_ISSUER: '', REDIS_URL: '', EVENTS_NATS_URL: '' };
+const ENV = {
+  TOKEN_CACHE_SECONDS: '0',
+  AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
+  TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+  OIDC_ISSUER: '',
+  REDIS_URL: '',
+  EVENTS_NATS_URL: '',
+};
 
 const STORES: StoreInput[] = [
   { code: 'NY-1', name: 'Chelsea Ferns', city: 'New York', state: 'NY', zip: '10001' },
@@ -66,25 +73,55 @@ describe('admin API: status, search, ZIP points, store filters and export column
   });
 
   it('POST /admin/locations/nearest answers what POST /locations/nearest answers, byte for byte, errors included', async () => {
-    for (const body of [{ customer_address: { zip: '10001' }, max_distance: 30 }, { customer_address: { zip: '07030' }, max_distance: 2, limit: 1 }, { customer_address: { zip: '00000' } }, { customer_address: { zip: 'abc' } }, { max_distance: 5 }]) {
+    for (const body of [
+      { customer_address: { zip: '10001' }, max_distance: 30 },
+      { customer_address: { zip: '07030' }, max_distance: 2, limit: 1 },
+      { customer_address: { zip: '00000' } },
+      { customer_address: { zip: 'abc' } },
+      { max_distance: 5 },
+    ]) {
       const customer = await t.http.post('/locations/nearest').set(bearer(team)).send(body);
       const operator = await t.http.post('/admin/locations/nearest').set(bearer(admin)).send(body);
       expect({ body, status: operator.status, text: operator.text }).toEqual({ body, status: customer.status, text: customer.text });
     }
     // An admin token stays refused at the team's door.
-    await t.http.post('/locations/nearest').set(bearer(admin)).send({ customer_address: { zip: '10001' } }).expect(403);
+    await t.http
+      .post('/locations/nearest')
+      .set(bearer(admin))
+      .send({ customer_address: { zip: '10001' } })
+      .expect(403);
   });
 
   it("GET /admin/zips/{zip}: the search's point for the ZIP code, 400 otherwise", async () => {
     const point = t.app.get(ZipGeocoder).lookup('10001')!;
-    await expect(t.http.get('/admin/zips/10001').set(bearer(admin)).expect(200).then((r) => r.body)).resolves.toEqual({ zip: '10001', lat: point.lat, lng: point.lng });
-    await expect(t.http.get('/admin/zips/10001-1234').set(bearer(admin)).expect(200).then((r) => r.body.zip)).resolves.toBe('10001');
+    await expect(
+      t.http
+        .get('/admin/zips/10001')
+        .set(bearer(admin))
+        .expect(200)
+        .then((r) => r.body),
+    ).resolves.toEqual({ zip: '10001', lat: point.lat, lng: point.lng });
+    await expect(
+      t.http
+        .get('/admin/zips/10001-1234')
+        .set(bearer(admin))
+        .expect(200)
+        .then((r) => r.body.zip),
+    ).resolves.toBe('10001');
     expect((await t.http.get('/admin/zips/00000').set(bearer(admin)).expect(400)).body).toEqual({ error: 400, message: 'unknown ZIP code 00000' });
-    expect((await t.http.get('/admin/zips/1234').set(bearer(admin)).expect(400)).body).toEqual({ error: 400, message: 'zip must be a US ZIP code such as 12345 or 12345-6789' });
+    expect((await t.http.get('/admin/zips/1234').set(bearer(admin)).expect(400)).body).toEqual({
+      error: 400,
+      message: 'zip must be a US ZIP code such as 12345 or 12345-6789',
+    });
   });
 
   describe('GET /admin/stores with state and q', () => {
-    const codes = (query: string) => t.http.get(`/admin/stores?${query}`).set(bearer(admin)).expect(200).then((r) => (r.body as Array<{ code: string }>).map((s) => s.code));
+    const codes = (query: string) =>
+      t.http
+        .get(`/admin/stores?${query}`)
+        .set(bearer(admin))
+        .expect(200)
+        .then((r) => (r.body as Array<{ code: string }>).map((s) => s.code));
 
     it('narrows by state (any case) and by text in code, name, address, city or ZIP, ignoring case', async () => {
       await expect(codes('state=nj')).resolves.toEqual(['=HACK', 'NJ-1', 'NJ-2']);
@@ -123,7 +160,12 @@ describe('admin API: status, search, ZIP points, store filters and export column
   });
 
   describe('GET /admin/stores.csv?columns', () => {
-    const csv = (query: string) => t.http.get(`/admin/stores.csv${query}`).set(bearer(admin)).expect(200).then((r) => r.text);
+    const csv = (query: string) =>
+      t.http
+        .get(`/admin/stores.csv${query}`)
+        .set(bearer(admin))
+        .expect(200)
+        .then((r) => r.text);
 
     it('gives the chosen columns in their order, guarded like the full export', async () => {
       const records: string[][] = parse(await csv('?columns=code,lat,lng'));

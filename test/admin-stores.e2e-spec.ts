@@ -11,9 +11,17 @@ import { importStores, storesCsv, WEEK_OPEN, type StoreInput } from './support/s
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 import { AuditCapture } from './support/audit.js';
 
-const ENV = { TOKEN_CACHE_SECONDS: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', TOKEN_RATE_LIMIT_PER_MINUTE: '0', OIDC_ISSUER: '', REDIS_URL: '', STORE_INDEX_REFRESH_MS: '500' };
+const ENV = {
+  TOKEN_CACHE_SECONDS: '0',
+  AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
+  TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+  OIDC_ISSUER: '',
+  REDIS_URL: '',
+  STORE_INDEX_REFRESH_MS: '500',
+};
 const BODY = { name: 'Fern & Fig Chelsea', address: '1083 Cedar Lane', city: 'New York', state: 'ny', zip: '10001', ...WEEK_OPEN };
-const many = (count: number, prefix = 'S'): StoreInput[] => Array.from({ length: count }, (_, i) => ({ code: `${prefix}${String(i).padStart(6, '0')}`, name: `Store ${i}` }));
+const many = (count: number, prefix = 'S'): StoreInput[] =>
+  Array.from({ length: count }, (_, i) => ({ code: `${prefix}${String(i).padStart(6, '0')}`, name: `Store ${i}` }));
 
 /** Every admin store route, with a body where it takes one. */
 const ROUTES: Array<[method: 'get' | 'put' | 'delete' | 'post', path: string, body: object | string | undefined]> = [
@@ -33,9 +41,17 @@ describe('admin API: stores', () => {
   const repo = () => t.dataSource.getRepository(Store);
   const version = async () => Number((await t.dataSource.query('SELECT version FROM store_catalog WHERE id = 1'))[0].version);
   /** The stores table as one digest: "exactly as before" means the same digest. */
-  const checksum = async () => createHash('sha256').update(JSON.stringify(await repo().find({ order: { code: 'ASC' } }))).digest('hex');
+  const checksum = async () =>
+    createHash('sha256')
+      .update(JSON.stringify(await repo().find({ order: { code: 'ASC' } })))
+      .digest('hex');
   const search = (zip: string) =>
-    t.http.post('/locations/nearest').set(bearer(team)).send({ customer_address: { zip }, max_distance: 5 }).expect(200).then((r) => (r.body as { locations: Array<{ name: string }> }).locations.map((l) => l.name));
+    t.http
+      .post('/locations/nearest')
+      .set(bearer(team))
+      .send({ customer_address: { zip }, max_distance: 5 })
+      .expect(200)
+      .then((r) => (r.body as { locations: Array<{ name: string }> }).locations.map((l) => l.name));
   const upload = (csv: string, query = '') => t.http.post(`/admin/stores.csv${query}`).set(bearer(admin)).set('Content-Type', 'text/csv').send(csv);
 
   beforeAll(async () => {
@@ -72,19 +88,34 @@ describe('admin API: stores', () => {
       const v0 = await version();
       const created = await t.http.put('/admin/stores/NY-1').set(bearer(admin)).send(BODY).expect(201);
       expect(created.headers.location).toBe('/admin/stores/NY-1');
-      expect(created.body).toMatchObject({ code: 'NY-1', name: 'Fern & Fig Chelsea', state: 'NY', zip: '10001', lat: expect.stringMatching(/^40\.\d{6}$/) as string, warnings: [] });
+      expect(created.body).toMatchObject({
+        code: 'NY-1',
+        name: 'Fern & Fig Chelsea',
+        state: 'NY',
+        zip: '10001',
+        lat: expect.stringMatching(/^40\.\d{6}$/) as string,
+        warnings: [],
+      });
       await expect(repo().findOneByOrFail({ code: 'NY-1' })).resolves.toMatchObject({ name: 'Fern & Fig Chelsea', state: 'NY', monday: WEEK_OPEN.monday });
       await expect(version()).resolves.toBe(v0 + 1);
       await expect(search('10001')).resolves.toEqual(['Fern & Fig Chelsea']);
 
-      const replaced = await t.http.put('/admin/stores/NY-1').set(bearer(admin)).send({ ...BODY, name: 'Renamed', lat: '40.750000', lng: '-73.990000' }).expect(200);
+      const replaced = await t.http
+        .put('/admin/stores/NY-1')
+        .set(bearer(admin))
+        .send({ ...BODY, name: 'Renamed', lat: '40.750000', lng: '-73.990000' })
+        .expect(200);
       expect(replaced.headers.location).toBeUndefined();
       expect(replaced.body).toMatchObject({ name: 'Renamed', lat: '40.750000', lng: '-73.990000' });
       await expect(repo().findOneByOrFail({ code: 'NY-1' })).resolves.toMatchObject({ name: 'Renamed', lat: 40.75, lng: -73.99 });
       await expect(version()).resolves.toBe(v0 + 2);
       await expect(search('10001')).resolves.toEqual(['Renamed']);
 
-      await t.http.put('/admin/stores/NY-1').set(bearer(admin)).send({ ...BODY, name: 'Renamed', lat: '40.75', lng: '-73.99' }).expect(200);
+      await t.http
+        .put('/admin/stores/NY-1')
+        .set(bearer(admin))
+        .send({ ...BODY, name: 'Renamed', lat: '40.75', lng: '-73.99' })
+        .expect(200);
       await expect(version()).resolves.toBe(v0 + 2);
       expect(audit.entries).toEqual([
         { event: 'admin.store.upserted', team: 'ops', tokenId: expect.any(Number), target: { code: 'NY-1', created: true } },
@@ -110,8 +141,16 @@ describe('admin API: stores', () => {
     });
 
     it('PUT refuses a code that is too long or has white space around it', async () => {
-      await expect(t.http.put(`/admin/stores/${'x'.repeat(65)}`).set(bearer(admin)).send(BODY).expect(400)).resolves.toMatchObject({ body: { message: 'code: is longer than 64 characters' } });
-      await expect(t.http.put('/admin/stores/%20A1').set(bearer(admin)).send(BODY).expect(400)).resolves.toMatchObject({ body: { message: 'code: has white space around it' } });
+      await expect(
+        t.http
+          .put(`/admin/stores/${'x'.repeat(65)}`)
+          .set(bearer(admin))
+          .send(BODY)
+          .expect(400),
+      ).resolves.toMatchObject({ body: { message: 'code: is longer than 64 characters' } });
+      await expect(t.http.put('/admin/stores/%20A1').set(bearer(admin)).send(BODY).expect(400)).resolves.toMatchObject({
+        body: { message: 'code: has white space around it' },
+      });
       await expect(repo().count()).resolves.toBe(0);
     });
 
@@ -123,7 +162,9 @@ describe('admin API: stores', () => {
       await expect(repo().count()).resolves.toBe(0);
       await expect(version()).resolves.toBe(v0 + 1);
       await expect(search('10001')).resolves.toEqual([]);
-      await expect(t.http.delete('/admin/stores/NY-1').set(bearer(admin)).expect(404)).resolves.toMatchObject({ body: { error: 404, message: 'store "NY-1" not found' } });
+      await expect(t.http.delete('/admin/stores/NY-1').set(bearer(admin)).expect(404)).resolves.toMatchObject({
+        body: { error: 404, message: 'store "NY-1" not found' },
+      });
       await t.http.get('/admin/stores/NY-1').set(bearer(admin)).expect(404);
     });
 
@@ -142,7 +183,18 @@ describe('admin API: stores', () => {
   describe('the whole list', () => {
     it('imports a CSV upload (200 with the summary), dry_run writes nothing, prune deletes the rest', async () => {
       const dry = await upload(storesCsv(many(3)), '?dry_run=true').expect(200);
-      expect(dry.body).toMatchObject({ read: 3, inserted: 3, updated: 0, unchanged: 0, pruned: 0, dry_run: true, warnings: [], catalog_size: 0, changes_truncated: false, removals_need_confirmation: false });
+      expect(dry.body).toMatchObject({
+        read: 3,
+        inserted: 3,
+        updated: 0,
+        unchanged: 0,
+        pruned: 0,
+        dry_run: true,
+        warnings: [],
+        catalog_size: 0,
+        changes_truncated: false,
+        removals_need_confirmation: false,
+      });
       expect(dry.body.changes).toHaveLength(3);
       await expect(repo().count()).resolves.toBe(0);
       const real = await upload(storesCsv(many(3))).expect(200);
@@ -161,7 +213,8 @@ describe('admin API: stores', () => {
       const res = await upload(csv).expect(422);
       expect(res.body).toEqual({
         error: 422,
-        message: 'the file was not imported, 2 problems found:\n  line 5, state: "XX" is not a US state or territory code\n  line 6, zip: "1" is not a ZIP code like 12345 or 12345-6789',
+        message:
+          'the file was not imported, 2 problems found:\n  line 5, state: "XX" is not a US state or territory code\n  line 6, zip: "1" is not a ZIP code like 12345 or 12345-6789',
       });
       await expect(checksum()).resolves.toBe(before);
     });
@@ -213,10 +266,14 @@ describe('admin API: stores', () => {
         '@F': '@SUM(A1)',
         "'F": "'=already quoted",
         "''F": "''@twice",
-        'OK': "O'Neil's Garden",
+        OK: "O'Neil's Garden",
       };
       for (const [code, name] of Object.entries(formulas)) {
-        await t.http.put(`/admin/stores/${encodeURIComponent(code)}`).set(bearer(admin)).send({ ...BODY, name, city: name.startsWith('=') ? '=1+1' : BODY.city }).expect(201);
+        await t.http
+          .put(`/admin/stores/${encodeURIComponent(code)}`)
+          .set(bearer(admin))
+          .send({ ...BODY, name, city: name.startsWith('=') ? '=1+1' : BODY.city })
+          .expect(201);
       }
       const exported = (await t.http.get('/admin/stores.csv').set(bearer(admin)).expect(200)).text;
       expect(exported).toContain(`'=F,"'=HYPERLINK(""http://evil.example"",""click"")",1083 Cedar Lane,'=1+1,NY,`);
@@ -233,7 +290,12 @@ describe('admin API: stores', () => {
       await expect(upload(exported).expect(200)).resolves.toMatchObject({ body: { read: 7, inserted: 0, updated: 0, unchanged: 7 } });
       await expect(checksum()).resolves.toBe(before);
       for (const [code, name] of Object.entries(formulas)) {
-        await expect(t.http.get(`/admin/stores/${encodeURIComponent(code)}`).set(bearer(admin)).expect(200)).resolves.toMatchObject({ body: { code, name } });
+        await expect(
+          t.http
+            .get(`/admin/stores/${encodeURIComponent(code)}`)
+            .set(bearer(admin))
+            .expect(200),
+        ).resolves.toMatchObject({ body: { code, name } });
       }
     });
 
@@ -244,13 +306,20 @@ describe('admin API: stores', () => {
       const csv = storesCsv(many(5000));
       const before = readdirSync(tmpdir()).filter((f) => f.startsWith('plant-store-import-')).length;
       await new Promise<void>((resolve) => {
-        const req = httpRequest({ port, host: '127.0.0.1', method: 'POST', path: '/admin/stores.csv', headers: { ...bearer(admin), 'Content-Type': 'text/csv', 'Content-Length': String(csv.length) } });
+        const req = httpRequest({
+          port,
+          host: '127.0.0.1',
+          method: 'POST',
+          path: '/admin/stores.csv',
+          headers: { ...bearer(admin), 'Content-Type': 'text/csv', 'Content-Length': String(csv.length) },
+        });
         req.on('error', () => resolve());
         req.write(csv.slice(0, csv.length / 2), () => setTimeout(() => req.destroy(), 100));
         req.on('close', () => resolve());
       });
       // The server notices the cut on its side; give it the time to clean up, by count of checks.
-      for (let i = 0; i < 50 && readdirSync(tmpdir()).filter((f) => f.startsWith('plant-store-import-')).length > before; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 50 && readdirSync(tmpdir()).filter((f) => f.startsWith('plant-store-import-')).length > before; i++)
+        await new Promise((r) => setTimeout(r, 50));
       expect(readdirSync(tmpdir()).filter((f) => f.startsWith('plant-store-import-')).length).toBe(before);
       await expect(repo().count()).resolves.toBe(0);
     });
@@ -280,7 +349,13 @@ describe('admin API: store limits and replicas', () => {
       const server = t.app.getHttpServer();
       if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const chunked = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
-        const req = httpRequest({ port: (server.address() as AddressInfo).port, host: '127.0.0.1', method: 'POST', path: '/admin/stores.csv', headers: { ...bearer(admin), 'Content-Type': 'text/csv' } });
+        const req = httpRequest({
+          port: (server.address() as AddressInfo).port,
+          host: '127.0.0.1',
+          method: 'POST',
+          path: '/admin/stores.csv',
+          headers: { ...bearer(admin), 'Content-Type': 'text/csv' },
+        });
         req.on('response', (res) => {
           let body = '';
           res.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -290,10 +365,17 @@ describe('admin API: store limits and replicas', () => {
         for (let i = 0; i < csv.length; i += 1000) req.write(csv.slice(i, i + 1000));
         req.end();
       });
-      expect(chunked).toEqual({ status: 413, body: JSON.stringify({ error: 413, message: 'the file exceeds the limit of 4096 bytes (STORE_IMPORT_MAX_BYTES)' }) });
+      expect(chunked).toEqual({
+        status: 413,
+        body: JSON.stringify({ error: 413, message: 'the file exceeds the limit of 4096 bytes (STORE_IMPORT_MAX_BYTES)' }),
+      });
       await expect(t.dataSource.getRepository(Store).count()).resolves.toBe(0);
       // The JSON limit of the other routes is unchanged.
-      await t.http.put('/admin/stores/A1').set(bearer(admin)).send({ ...BODY, name: 'x'.repeat(20_000) }).expect(413);
+      await t.http
+        .put('/admin/stores/A1')
+        .set(bearer(admin))
+        .send({ ...BODY, name: 'x'.repeat(20_000) })
+        .expect(413);
     } finally {
       await t.close();
     }
@@ -307,7 +389,15 @@ describe('admin API: store limits and replicas', () => {
       const admin = (await a.app.get(TokensService).create({ team: 'ops', scope: 'admin' })).token;
       const team = await a.tokenFor('acme');
       const names = async () =>
-        ((await b.http.post('/locations/nearest').set(bearer(team)).send({ customer_address: { zip: '10001' }, max_distance: 5 }).expect(200)).body as { locations: Array<{ name: string }> }).locations.map((l) => l.name);
+        (
+          (
+            await b.http
+              .post('/locations/nearest')
+              .set(bearer(team))
+              .send({ customer_address: { zip: '10001' }, max_distance: 5 })
+              .expect(200)
+          ).body as { locations: Array<{ name: string }> }
+        ).locations.map((l) => l.name);
       await expect(names()).resolves.toEqual([]);
       await a.http.put('/admin/stores/NY-1').set(bearer(admin)).send(BODY).expect(201);
       // Polled every 100 ms; the bound is the refresh interval (500 ms here) plus the reload: 30 tries.

@@ -12,7 +12,15 @@ import { bearer, createTestApp, createTestDatabase, type TestApp } from './suppo
 import { AuditCapture } from './support/audit.js';
 
 /** This file's settings, given each time: createTestApp keeps what an earlier app set. */
-const ENV = { TOKEN_DEFAULT_TTL_DAYS: '0', TOKEN_CACHE_SECONDS: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', TOKEN_RATE_LIMIT_PER_MINUTE: '0', OIDC_ISSUER: '', REDIS_URL: '', ADMIN_TOKEN_FILE: '' };
+const ENV = {
+  TOKEN_DEFAULT_TTL_DAYS: '0',
+  TOKEN_CACHE_SECONDS: '0',
+  AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
+  TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+  OIDC_ISSUER: '',
+  REDIS_URL: '',
+  ADMIN_TOKEN_FILE: '',
+};
 const DAY = 86_400_000;
 
 /** Keeps the audit lines: what Nest's Logger is given, before any formatting. */
@@ -57,7 +65,10 @@ describe('admin API: tokens', () => {
       for (const scope of ['read', 'write'] as const) {
         const { token } = await t.app.get(TokensService).create({ team: 'acme', scope });
         const refused = await send(method, path, token, body).expect(403);
-        expect(refused.body).toEqual({ error: 403, message: expect.stringMatching(/^this token is not an admin token; \w+ tokens needs scope admin$/) as string });
+        expect(refused.body).toEqual({
+          error: 403,
+          message: expect.stringMatching(/^this token is not an admin token; \w+ tokens needs scope admin$/) as string,
+        });
       }
       await expect(rows().count()).resolves.toBe(count + 2);
       expect(audit.entries).toEqual([]);
@@ -149,7 +160,19 @@ describe('admin API: tokens', () => {
       expect((all.body as unknown[]).length).toBe(await rows().count());
       const digests = (await rows().find()).map((r) => r.tokenHash);
       for (const digest of digests) expect(JSON.stringify(all.body)).not.toContain(digest);
-      for (const row of all.body as object[]) expect(Object.keys(row).sort()).toEqual(['created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'replaced_by', 'revoked_at', 'scope', 'team']);
+      for (const row of all.body as object[])
+        expect(Object.keys(row).sort()).toEqual([
+          'created_at',
+          'expires_at',
+          'id',
+          'last_used_at',
+          'name',
+          'prefix',
+          'replaced_by',
+          'revoked_at',
+          'scope',
+          'team',
+        ]);
     });
 
     it.each(['limit=0', 'limit=1001', 'team=NOPE', 'after=-1', 'colour=red'])('refuses ?%s with 400', async (query) => {
@@ -161,7 +184,9 @@ describe('admin API: tokens', () => {
       const res = await send('get', `/admin/tokens/${adminId}`, admin).expect(200);
       expect(res.body).toMatchObject({ id: adminId, team: 'ops', name: 'operator', scope: 'admin' });
       await expect(send('get', '/admin/tokens/987654', admin).expect(404)).resolves.toMatchObject({ body: { error: 404, message: 'token 987654 not found' } });
-      await expect(send('get', '/admin/tokens/01', admin).expect(400)).resolves.toMatchObject({ body: { error: 400, message: 'token id must be a positive integer' } });
+      await expect(send('get', '/admin/tokens/01', admin).expect(400)).resolves.toMatchObject({
+        body: { error: 400, message: 'token id must be a positive integer' },
+      });
     });
   });
 
@@ -203,7 +228,9 @@ describe('admin API: tokens', () => {
       const again = await send('post', `/admin/tokens/${record.id}/rotate`, admin, { grace_seconds: 0 }).expect(409);
       expect(again.body).toEqual({ error: 409, message: `token ${record.id} was already rotated; its replacement is token ${body.id}` });
       await expect(rows().count()).resolves.toBe(count);
-      expect(audit.entries).toEqual([{ event: 'admin.token.rotated', team: 'ops', tokenId: adminId, target: { tokenId: record.id, team: 'acme', replacement: body.id } }]);
+      expect(audit.entries).toEqual([
+        { event: 'admin.token.rotated', team: 'ops', tokenId: adminId, target: { tokenId: record.id, team: 'acme', replacement: body.id } },
+      ]);
     });
 
     it('of concurrent rotates of one token exactly one is 201 and the rest 409, with one replacement written', async () => {
@@ -247,7 +274,9 @@ describe('admin tokens from elsewhere', () => {
     const t = await createTestApp({ env: { ...ENV, ADMIN_TOKEN_FILE: file }, logger: audit });
     try {
       const res = await t.http.post('/admin/tokens').set(bearer(token)).send({ team: 'acme' }).expect(201);
-      expect(audit.entries).toEqual([{ event: 'admin.token.created', team: 'admin', tokenId: 'admin-file', target: { tokenId: res.body.id, team: 'acme', scope: 'write' } }]);
+      expect(audit.entries).toEqual([
+        { event: 'admin.token.created', team: 'admin', tokenId: 'admin-file', target: { tokenId: res.body.id, team: 'acme', scope: 'write' } },
+      ]);
       await t.http.get('/plants').set(bearer(token)).expect(403);
       await expect(t.dataSource.getRepository(ApiToken).countBy({ tokenHash: hashToken(token) })).resolves.toBe(0);
     } finally {

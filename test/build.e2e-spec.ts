@@ -30,7 +30,9 @@ describe('npm run build', () => {
     // Every compiled file has its source in src/ (the console's bundle aside), and the entry points are there.
     const orphans = built.filter((file) => !file.startsWith('console/public/') && !existsSync(join(ROOT, 'src', file.replace(/\.js(\.map)?$/, '.ts'))));
     expect(orphans).toEqual([]);
-    expect(built).toEqual(expect.arrayContaining(['main.js', 'cli.js', 'instrumentation.js', 'database/migrate.js', 'console/public/index.html', 'console/public/console.js']));
+    expect(built).toEqual(
+      expect.arrayContaining(['main.js', 'cli.js', 'instrumentation.js', 'database/migrate.js', 'console/public/index.html', 'console/public/console.js']),
+    );
     expect(readFileSync(join(DIST, 'console/public/index.html'), 'utf8')).toContain('console.js');
   });
 });

@@ -70,7 +70,16 @@ describe('command line', () => {
       expect(mine.stdout.trim().split('\n')).toHaveLength(1);
       const [id, team, name, prefix, created, expires, lastUsed, revoked, scope] = mine.stdout.trim().split('\t');
       const row = await t.dataSource.getRepository(ApiToken).findOneByOrFail({ team: 'listed' });
-      expect([Number(id), team, name, prefix, expires, lastUsed, revoked, scope]).toEqual([row.id, 'listed', 'to list', token.slice(0, 10), row.expiresAt!.toISOString(), '-', '-', 'write']);
+      expect([Number(id), team, name, prefix, expires, lastUsed, revoked, scope]).toEqual([
+        row.id,
+        'listed',
+        'to list',
+        token.slice(0, 10),
+        row.expiresAt!.toISOString(),
+        '-',
+        '-',
+        'write',
+      ]);
       expect(new Date(created).getTime()).toBe(row.createdAt.getTime());
       expect(all.stdout).not.toContain(token.slice(10));
       expect(all.stdout).not.toContain(row.tokenHash);
@@ -99,10 +108,13 @@ describe('command line', () => {
     beforeEach(() => t.dataSource.getRepository(Store).clear());
 
     it('imports a valid file, upserting by code', async () => {
-      const first = file('first.csv', storesCsv([
-        { code: 'S1', name: 'One', lat: 40.75, lng: -73.99 },
-        { code: 'S2', name: 'Two, with a comma', zip: '02108', city: 'Boston', state: 'ma' },
-      ]));
+      const first = file(
+        'first.csv',
+        storesCsv([
+          { code: 'S1', name: 'One', lat: 40.75, lng: -73.99 },
+          { code: 'S2', name: 'Two, with a comma', zip: '02108', city: 'Boston', state: 'ma' },
+        ]),
+      );
       const result = await runCli(t.database, ['locations', 'import', first]);
       expect(result.code).toBe(0);
       expect(result.stderr).toContain('2 rows read, 2 inserted, 0 updated, 0 unchanged');
@@ -111,25 +123,38 @@ describe('command line', () => {
       // No coordinates given: the ZIP's point is used.
       expect(boston.lat).toBeCloseTo(42.357, 2);
 
-      const second = file('second.csv', storesCsv([
-        { code: 'S1', name: 'One', lat: 40.75, lng: -73.99 },
-        { code: 'S2', name: 'Two renamed', zip: '02108', city: 'Boston', state: 'MA' },
-        { code: 'S3', name: 'Three', zip: '10001' },
-      ]));
+      const second = file(
+        'second.csv',
+        storesCsv([
+          { code: 'S1', name: 'One', lat: 40.75, lng: -73.99 },
+          { code: 'S2', name: 'Two renamed', zip: '02108', city: 'Boston', state: 'MA' },
+          { code: 'S3', name: 'Three', zip: '10001' },
+        ]),
+      );
       const again = await runCli(t.database, ['locations', 'import', second]);
       expect(again.code).toBe(0);
       expect(again.stderr).toContain('3 rows read, 1 inserted, 1 updated, 1 unchanged');
-      expect((await stores()).map((s) => [s.code, s.name])).toEqual([['S1', 'One'], ['S2', 'Two renamed'], ['S3', 'Three']]);
+      expect((await stores()).map((s) => [s.code, s.name])).toEqual([
+        ['S1', 'One'],
+        ['S2', 'Two renamed'],
+        ['S3', 'Three'],
+      ]);
     });
 
     it('export guards spreadsheet formulas, import takes the guard off: the command line round trip is lossless', async () => {
-      const source = file('formulas.csv', storesCsv([
-        { code: '=F', name: '=HYPERLINK("http://evil.example","click")', zip: '10001' },
-        { code: 'Q', name: "'@quoted", zip: '10001', city: '-Dash' },
-      ]));
+      const source = file(
+        'formulas.csv',
+        storesCsv([
+          { code: '=F', name: '=HYPERLINK("http://evil.example","click")', zip: '10001' },
+          { code: 'Q', name: "'@quoted", zip: '10001', city: '-Dash' },
+        ]),
+      );
       // A hand-written file means what it says unless a ' is the guard: `'@quoted` is read as `@quoted`.
       expect((await runCli(t.database, ['locations', 'import', source])).code).toBe(0);
-      expect((await stores()).map((s) => [s.code, s.name, s.city])).toEqual([['=F', '=HYPERLINK("http://evil.example","click")', 'New York'], ['Q', '@quoted', '-Dash']]);
+      expect((await stores()).map((s) => [s.code, s.name, s.city])).toEqual([
+        ['=F', '=HYPERLINK("http://evil.example","click")', 'New York'],
+        ['Q', '@quoted', '-Dash'],
+      ]);
       const exported = join(dir, 'exported.csv');
       expect((await runCli(t.database, ['locations', 'export', exported])).code).toBe(0);
       const text = readFileSync(exported, 'utf8');
@@ -147,14 +172,17 @@ describe('command line', () => {
 
     it('writes nothing when any row is bad, naming every bad line', async () => {
       await runCli(t.database, ['locations', 'import', file('base.csv', storesCsv([{ code: 'KEEP', name: 'Kept', zip: '10001' }]))]);
-      const bad = file('bad.csv', storesCsv([
-        { code: 'N1', name: 'Fine', zip: '10001' },
-        { code: 'N2', name: 'Bad state', zip: '10001', state: 'XX' },
-        { code: 'N3', name: '', zip: '00000' },
-        { code: 'N4', name: 'Bad hours', zip: '10001', hours: { monday: '6:00 PM - 9:00 AM' } },
-        { code: 'N1', name: 'Duplicate code', zip: '10001' },
-        { code: 'N6', name: 'Bad lat', zip: '10001', lat: '91', lng: '-73' },
-      ]));
+      const bad = file(
+        'bad.csv',
+        storesCsv([
+          { code: 'N1', name: 'Fine', zip: '10001' },
+          { code: 'N2', name: 'Bad state', zip: '10001', state: 'XX' },
+          { code: 'N3', name: '', zip: '00000' },
+          { code: 'N4', name: 'Bad hours', zip: '10001', hours: { monday: '6:00 PM - 9:00 AM' } },
+          { code: 'N1', name: 'Duplicate code', zip: '10001' },
+          { code: 'N6', name: 'Bad lat', zip: '10001', lat: '91', lng: '-73' },
+        ]),
+      );
       const result = await runCli(t.database, ['locations', 'import', bad]);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain('line 3, state: "XX" is not a US state or territory code');

@@ -40,7 +40,14 @@ describe('a client generated from the OpenAPI document', () => {
         } catch {
           body = undefined;
         }
-        const problem = checker.problem({ method: request.method, url: request.url, status: response.status, headers: Object.fromEntries(response.headers), body, text });
+        const problem = checker.problem({
+          method: request.method,
+          url: request.url,
+          status: response.status,
+          headers: Object.fromEntries(response.headers),
+          body,
+          text,
+        });
         if (problem) problems.push(problem);
       },
     });
@@ -123,7 +130,10 @@ describe('a client generated from the OpenAPI document', () => {
     const listed = await admin.GET('/admin/tokens', { params: { query: { team: 'partner' } } });
     expect(listed.data?.map((row) => row.id)).toEqual([issued.data!.id]);
     const hours = { monday: 'Closed', tuesday: 'Closed', wednesday: 'Closed', thursday: 'Closed', friday: 'Closed', saturday: 'Closed', sunday: 'Closed' };
-    const put = await admin.PUT('/admin/stores/{code}', { params: { path: { code: 'CL-1' } }, body: { name: 'Client Store', address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...hours } });
+    const put = await admin.PUT('/admin/stores/{code}', {
+      params: { path: { code: 'CL-1' } },
+      body: { name: 'Client Store', address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...hours },
+    });
     expect(put.response.status).toBe(201);
     const read = await admin.GET('/admin/stores/{code}', { params: { path: { code: 'CL-1' } } });
     expect(read.data).toMatchObject({ code: 'CL-1', name: 'Client Store', sunday: 'Closed' });

@@ -62,7 +62,12 @@ describe('instances started together on an empty database', () => {
       const servers: ServerProcess[] = [];
       try {
         const job = migrate(database);
-        const [a, b, cliA, cliB] = await Promise.allSettled([start(database), start(database), runCli(database, ['tokens', 'list']), runCli(database, ['tokens', 'list'])]);
+        const [a, b, cliA, cliB] = await Promise.allSettled([
+          start(database),
+          start(database),
+          runCli(database, ['tokens', 'list']),
+          runCli(database, ['tokens', 'list']),
+        ]);
         for (const result of [a, b]) if (result.status === 'fulfilled') servers.push(result.value);
         expect([a.status, b.status]).toEqual(['fulfilled', 'fulfilled']);
         expect([cliA, cliB]).toEqual([
@@ -86,7 +91,10 @@ describe('instances started together on an empty database', () => {
   it('migration:run waits while another process holds the lock, then migrates', async () => {
     const database = await createTestDatabase();
     try {
-      await queryDatabase(database.env, [LOCK_TABLE, `INSERT INTO migration_lock (id, owner, expires_at) VALUES (1, 'other-host:42:live', ${Date.now() + 600_000})`]);
+      await queryDatabase(database.env, [
+        LOCK_TABLE,
+        `INSERT INTO migration_lock (id, owner, expires_at) VALUES (1, 'other-host:42:live', ${Date.now() + 600_000})`,
+      ]);
       const job = migrate(database);
       await waitFor(() => job.output().includes('waiting for the migrations run by other-host:42:live'), 'migration:run reports the holder');
       // Nothing migrated while the lock is held by someone else.
@@ -104,7 +112,10 @@ describe('instances started together on an empty database', () => {
   it('a lock whose holder stopped renewing it (crashed) is taken over; a second run finds nothing to do', async () => {
     const database = await createTestDatabase();
     try {
-      await queryDatabase(database.env, [LOCK_TABLE, `INSERT INTO migration_lock (id, owner, expires_at) VALUES (1, 'crashed-host:7:gone', ${Date.now() - 1000})`]);
+      await queryDatabase(database.env, [
+        LOCK_TABLE,
+        `INSERT INTO migration_lock (id, owner, expires_at) VALUES (1, 'crashed-host:7:gone', ${Date.now() - 1000})`,
+      ]);
       const job = migrate(database);
       await expect(job.exited).resolves.toBe(0);
       await expect(schemaOf(database.env)).resolves.toBe(reference);

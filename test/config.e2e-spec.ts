@@ -6,8 +6,11 @@ const dist = (file: string) => fileURLToPath(new URL(`../dist/${file}`, import.m
 /** Runs a built entry point to its exit; the timeout only stops one that hangs (a start on two busy cores can take seconds). */
 function run(file: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [dist(file), ...args], { env: { PATH: process.env.PATH, NODE_ENV: 'test', PORT: '0', METRICS_PORT: '0', ...env }, timeout: 45_000 }, (error, _stdout, stderr) =>
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stderr }),
+    execFile(
+      process.execPath,
+      [dist(file), ...args],
+      { env: { PATH: process.env.PATH, NODE_ENV: 'test', PORT: '0', METRICS_PORT: '0', ...env }, timeout: 45_000 },
+      (error, _stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stderr }),
     );
   });
 }

@@ -24,8 +24,11 @@ const at = (url: string): TestDatabase => ({ env: { DATABASE_URL: url }, drop: (
 /** Runs a built entry point with only the given environment; resolves with its exit code and stderr. */
 function run(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, args, { env: { PATH: process.env.PATH, NODE_ENV: 'test', LOG_LEVEL: 'warn', PORT: '0', METRICS_PORT: '0', ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      args,
+      { env: { PATH: process.env.PATH, NODE_ENV: 'test', LOG_LEVEL: 'warn', PORT: '0', METRICS_PORT: '0', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
     );
   });
 }
@@ -169,7 +172,9 @@ describe('TLS to the database', () => {
     try {
       const server = await run([dist('main.js')], tls);
       expect(server.code).toBe(1);
-      expect(server.stderr).toContain("DATABASE_TLS=verify-full: the database server's certificate does not name the host of DATABASE_URL (Hostname/IP does not match");
+      expect(server.stderr).toContain(
+        "DATABASE_TLS=verify-full: the database server's certificate does not name the host of DATABASE_URL (Hostname/IP does not match",
+      );
       expect(server.stderr).toContain('Host: localhost.');
       // The same certificate is fine for verify-ca, which checks the signature only.
       const byIp = await startServer(at(`mysql://service:service-password@127.0.0.1:${db.port}/plantstore`), { ...tls, DATABASE_TLS: 'verify-ca' });
@@ -194,9 +199,17 @@ describe('TLS to the database', () => {
     });
 
     it('connects with the client certificate and key', async () => {
-      const server = await startServer(at(certified().DATABASE_URL), { ...certified(), DATABASE_TLS_CERT_FILE: certs.clientCert, DATABASE_TLS_KEY_FILE: certs.clientKey });
+      const server = await startServer(at(certified().DATABASE_URL), {
+        ...certified(),
+        DATABASE_TLS_CERT_FILE: certs.clientCert,
+        DATABASE_TLS_KEY_FILE: certs.clientKey,
+      });
       try {
-        const issued = await run([dist('cli.js'), 'tokens', 'create', '--team', 'green'], { ...certified(), DATABASE_TLS_CERT_FILE: certs.clientCert, DATABASE_TLS_KEY_FILE: certs.clientKey });
+        const issued = await run([dist('cli.js'), 'tokens', 'create', '--team', 'green'], {
+          ...certified(),
+          DATABASE_TLS_CERT_FILE: certs.clientCert,
+          DATABASE_TLS_KEY_FILE: certs.clientKey,
+        });
         expect(issued.code).toBe(0);
         const created = await server.http
           .post('/plants')

@@ -25,7 +25,10 @@ describe('first start', () => {
         expect(token).toBeDefined();
         await expect(first.dataSource.getRepository(Store).count()).resolves.toBeGreaterThanOrEqual(200);
         await expect(first.dataSource.getRepository(ApiToken).find()).resolves.toMatchObject([{ team: 'demo' }]);
-        const res = await first.http.post('/locations/nearest').set(bearer(token!)).send({ customer_address: { zip: '10001' } });
+        const res = await first.http
+          .post('/locations/nearest')
+          .set(bearer(token!))
+          .send({ customer_address: { zip: '10001' } });
         expect(res.status).toBe(200);
         expect(res.body.locations.length).toBeGreaterThan(0);
         await first.close();

@@ -8,7 +8,22 @@ type Schema = { type?: string; format?: string; properties?: Record<string, Sche
 
 describe('OpenAPI document and Swagger UI', () => {
   let t: TestApp;
-  let doc: { openapi: string; info: { version: string }; paths: Record<string, Record<string, { security?: unknown; parameters?: Array<{ name: string; in: string; schema: Schema }>; responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>; components: { schemas: Record<string, Schema>; securitySchemes: Record<string, { type: string; scheme: string }> } };
+  let doc: {
+    openapi: string;
+    info: { version: string };
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          security?: unknown;
+          parameters?: Array<{ name: string; in: string; schema: Schema }>;
+          responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
+        }
+      >
+    >;
+    components: { schemas: Record<string, Schema>; securitySchemes: Record<string, { type: string; scheme: string }> };
+  };
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -39,9 +54,14 @@ describe('OpenAPI document and Swagger UI', () => {
   });
 
   it('documents the success of each operation as the spec and contract say', () => {
-    expect(doc.paths['/locations/nearest'].post.responses['200'].content!['application/json'].schema).toEqual({ $ref: '#/components/schemas/NearestLocationsResponse' });
+    expect(doc.paths['/locations/nearest'].post.responses['200'].content!['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/NearestLocationsResponse',
+    });
     expect(doc.paths['/plants'].post.responses['201'].content!['application/json'].schema).toEqual({ $ref: '#/components/schemas/PlantResponse' });
-    expect(doc.paths['/plants'].get.responses['200'].content!['application/json'].schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/PlantResponse' } });
+    expect(doc.paths['/plants'].get.responses['200'].content!['application/json'].schema).toEqual({
+      type: 'array',
+      items: { $ref: '#/components/schemas/PlantResponse' },
+    });
     expect(doc.paths['/plants/{id}'].delete.responses['204'].content).toBeUndefined();
     expect(doc.paths['/plants'].post.responses['409']).toBeDefined();
     expect(doc.paths['/plants/{id}'].delete.responses['404']).toBeDefined();
@@ -49,16 +69,34 @@ describe('OpenAPI document and Swagger UI', () => {
 
   it('documents the limit query parameter of the plant list, its default in words', () => {
     const limit = doc.paths['/plants'].get.parameters!.find((p) => p.name === 'limit');
-    expect(limit).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 }, description: expect.stringContaining('Default: 100.') });
+    expect(limit).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { type: 'integer', minimum: 1, maximum: 1000 },
+      description: expect.stringContaining('Default: 100.'),
+    });
   });
 
-  it('has the spec\'s schemas with their fields and types', () => {
+  it("has the spec's schemas with their fields and types", () => {
     const s = doc.components.schemas;
     expect(s.Error).toMatchObject({ required: ['error', 'message'], properties: { error: { type: 'integer', format: 'int32' }, message: { type: 'string' } } });
     expect(Object.keys(s.NearestLocationsResponse.properties!)).toEqual(['Code', 'locations']);
     expect(s.NearestLocationsResponse.properties!.locations).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Location' } });
     // The spec's fields, then the three that only a search with open_at carries.
-    expect(Object.keys(s.Location.properties!)).toEqual(['name', 'address', 'city', 'state', 'zip', 'business_hours', 'lat', 'lng', 'distance', 'open', 'time_zone', 'next_change']);
+    expect(Object.keys(s.Location.properties!)).toEqual([
+      'name',
+      'address',
+      'city',
+      'state',
+      'zip',
+      'business_hours',
+      'lat',
+      'lng',
+      'distance',
+      'open',
+      'time_zone',
+      'next_change',
+    ]);
     expect(s.Location.required).toEqual(['name', 'address', 'city', 'state', 'zip', 'business_hours', 'lat', 'lng', 'distance']);
     expect(s.Location.properties!.lat.type).toBe('string');
     expect(s.Location.properties!.lng.type).toBe('string');
@@ -68,7 +106,10 @@ describe('OpenAPI document and Swagger UI', () => {
     expect(s.NearestLocationsRequest.required).toEqual(['customer_address']);
     expect(s.CustomerAddress.required).toEqual(['zip']);
     expect(s.CustomerAddress.properties!.zip.type).toBe('string');
-    expect(s.Plant).toMatchObject({ required: ['name'], properties: { name: { type: 'string' }, id: { type: 'integer', writeOnly: true }, tag: { type: 'string' } } });
+    expect(s.Plant).toMatchObject({
+      required: ['name'],
+      properties: { name: { type: 'string' }, id: { type: 'integer', writeOnly: true }, tag: { type: 'string' } },
+    });
     expect(s.PlantResponse).toEqual(expect.objectContaining({ type: 'object', required: ['name'] }));
     expect(Object.keys(s.PlantResponse.properties!)).toEqual(['name', 'tag']);
   });
@@ -78,7 +119,6 @@ describe('OpenAPI document and Swagger UI', () => {
     expect(res.status).toBe(200);
     expect(res.text).toContain('swagger-ui');
   });
-
 });
 
 // Apart from the block above, so that its app is closed first: one app at a time in the process.
@@ -130,7 +170,9 @@ describe('the published OpenAPI document, as a client team meets it', () => {
   };
   /** The body Swagger UI fills in: the first of the body's named examples when it has some, else its sample of the schema. */
   const bodyExample = (op: OperationObject) => {
-    const { schema: bodySchema, examples } = (op.requestBody as { content: Record<string, { schema: SchemaObject; examples?: Record<string, { value: unknown }> }> }).content['application/json'];
+    const { schema: bodySchema, examples } = (
+      op.requestBody as { content: Record<string, { schema: SchemaObject; examples?: Record<string, { value: unknown }> }> }
+    ).content['application/json'];
     return examples ? Object.values(examples)[0].value : sample(bodySchema);
   };
   /** The value Swagger UI prefills a parameter with: its example(s), else the schema's example, else the schema's default. */
@@ -180,7 +222,8 @@ describe('the published OpenAPI document, as a client team meets it', () => {
         if (status === '401') expected.push('WWW-Authenticate');
         if (status === '429') expected.push('Retry-After');
         if (method === 'get' && path === '/plants' && status === '200') expected.push('Link');
-        if (['/locations/nearest', '/admin/locations/nearest'].includes(path) && status === '200') expected.push('Customer-Position', 'Distance-Unit', 'Search-Scope');
+        if (['/locations/nearest', '/admin/locations/nearest'].includes(path) && status === '200')
+          expected.push('Customer-Position', 'Distance-Unit', 'Search-Scope');
         if (path === '/admin/stores.csv' && method === 'post' && ['200', '412'].includes(status)) expected.push('ETag');
         const headers = response.headers ?? {};
         const documented = Object.keys(headers).sort();
@@ -189,14 +232,28 @@ describe('the published OpenAPI document, as a client team meets it', () => {
         for (const [name, header] of Object.entries(headers)) {
           const component = admin && ['Location', 'Link'].includes(name) ? `Admin${name}` : name;
           const definition = doc.components!.headers![component] as HeaderObject | undefined;
-          if (!('$ref' in header) || header.$ref !== `#/components/headers/${component}` || !definition?.description || !definition.schema) wrong.push({ where: `${method} ${path} ${status}`, header: name });
+          if (!('$ref' in header) || header.$ref !== `#/components/headers/${component}` || !definition?.description || !definition.schema)
+            wrong.push({ where: `${method} ${path} ${status}`, header: name });
         }
       }
     }
     expect(wrong).toEqual([]);
     // Always sent where documented: required. Sent only sometimes: not required.
-    const required = Object.entries(doc.components!.headers! as Record<string, HeaderObject>).filter(([, h]) => h.required).map(([name]) => name);
-    expect(required.sort()).toEqual(['AdminLocation', 'Cache-Control', 'Customer-Position', 'Distance-Unit', 'ETag', 'Location', 'Retry-After', 'Search-Scope', 'WWW-Authenticate', 'X-Request-Id']);
+    const required = Object.entries(doc.components!.headers! as Record<string, HeaderObject>)
+      .filter(([, h]) => h.required)
+      .map(([name]) => name);
+    expect(required.sort()).toEqual([
+      'AdminLocation',
+      'Cache-Control',
+      'Customer-Position',
+      'Distance-Unit',
+      'ETag',
+      'Location',
+      'Retry-After',
+      'Search-Scope',
+      'WWW-Authenticate',
+      'X-Request-Id',
+    ]);
   });
 
   it('documents the body errors a probe really answers (a probe sent a body)', async () => {
@@ -210,7 +267,11 @@ describe('the published OpenAPI document, as a client team meets it', () => {
 
   it("leaves the list's optional filters empty in Swagger UI and gives DELETE the create example's id", () => {
     const parameters = (operation('get', '/plants').parameters ?? []) as ParameterObject[];
-    expect(parameters.map((p) => [p.name, p.in, p.required])).toEqual([['limit', 'query', false], ['tag', 'query', false], ['after', 'query', false]]);
+    expect(parameters.map((p) => [p.name, p.in, p.required])).toEqual([
+      ['limit', 'query', false],
+      ['tag', 'query', false],
+      ['after', 'query', false],
+    ]);
     for (const p of parameters) expect({ name: p.name, prefill: prefill(p) }).toEqual({ name: p.name, prefill: undefined });
     const [id] = (operation('delete', '/plants/{id}').parameters ?? []) as ParameterObject[];
     expect(id).toMatchObject({ name: 'id', in: 'path', required: true });
@@ -244,14 +305,27 @@ describe('the published OpenAPI document, as a client team meets it', () => {
 
   it('offers search examples that each answer 200 with stores on the demo list, with the unit and scope they show', async () => {
     for (const path of ['/locations/nearest', '/admin/locations/nearest']) {
-      const examples = (operation('post', path).requestBody as { content: Record<string, { examples: Record<string, { value: object }> }> }).content['application/json'].examples;
+      const examples = (operation('post', path).requestBody as { content: Record<string, { examples: Record<string, { value: object }> }> }).content[
+        'application/json'
+      ].examples;
       expect(Object.keys(examples)).toEqual(['radius', 'kilometres', 'nearest', 'region', 'openNow']);
     }
-    const examples = (operation('post', '/locations/nearest').requestBody as { content: Record<string, { examples: Record<string, { value: object }> }> }).content['application/json'].examples;
-    const expected = { radius: ['mi', 'radius'], kilometres: ['km', 'radius'], nearest: ['mi', 'nearest'], region: ['mi', 'region'], openNow: ['mi', 'radius'] };
+    const examples = (operation('post', '/locations/nearest').requestBody as { content: Record<string, { examples: Record<string, { value: object }> }> })
+      .content['application/json'].examples;
+    const expected = {
+      radius: ['mi', 'radius'],
+      kilometres: ['km', 'radius'],
+      nearest: ['mi', 'nearest'],
+      region: ['mi', 'region'],
+      openNow: ['mi', 'radius'],
+    };
     for (const [name, { value }] of Object.entries(examples)) {
       const res = await t.http.post('/locations/nearest').set(bearer(token)).send(value);
-      expect({ name, status: res.status, headers: [res.headers['distance-unit'], res.headers['search-scope']] }).toEqual({ name, status: 200, headers: expected[name as keyof typeof expected] });
+      expect({ name, status: res.status, headers: [res.headers['distance-unit'], res.headers['search-scope']] }).toEqual({
+        name,
+        status: 200,
+        headers: expected[name as keyof typeof expected],
+      });
       // "open now" may find every store closed, whenever the test runs; the others always find some.
       if (name !== 'openNow') expect({ name, found: res.body.locations.length > 0 }).toEqual({ name, found: true });
     }

@@ -29,7 +29,13 @@ describe('change events survive a broker outage and a killed instance', () => {
 
   it('0 of N acknowledged writes lost, 0 duplicates after de-duplication by id, per-plant order kept', async () => {
     const stream = `F${randomBytes(6).toString('hex').toUpperCase()}`;
-    const env = { EVENTS_NATS_URL: nats.url, EVENTS_STREAM: stream, EVENTS_RELAY_INTERVAL_MS: '100', TOKEN_CACHE_SECONDS: '0', TOKEN_RATE_LIMIT_PER_MINUTE: '0' };
+    const env = {
+      EVENTS_NATS_URL: nats.url,
+      EVENTS_STREAM: stream,
+      EVENTS_RELAY_INTERVAL_MS: '100',
+      TOKEN_CACHE_SECONDS: '0',
+      TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+    };
     servers = [await startServer(database, env), await startServer(database, env)];
     const [a, b] = servers;
     const token = await createToken(database, 'acme');
@@ -37,7 +43,13 @@ describe('change events survive a broker outage and a killed instance', () => {
     const acknowledged: Array<{ kind: 'created' | 'deleted'; id: number }> = [];
     const statuses = new Map<number, number>();
     const write = async (server: ServerProcess, kind: 'created' | 'deleted', id: number) => {
-      const res = kind === 'created' ? await server.http.post('/plants').set(bearer(token)).send({ id, name: `plant ${id}` }) : await server.http.delete(`/plants/${id}`).set(bearer(token));
+      const res =
+        kind === 'created'
+          ? await server.http
+              .post('/plants')
+              .set(bearer(token))
+              .send({ id, name: `plant ${id}` })
+          : await server.http.delete(`/plants/${id}`).set(bearer(token));
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       if (res.status === 201 || res.status === 204) acknowledged.push({ kind, id });
     };
@@ -111,7 +123,13 @@ describe('change events at full write rate, through a killed relay and a broker 
 
   it('under full write load: holder SIGKILLed mid-publish, broker down 10 s: 0 lost, 0 duplicates, per-plant order kept', async () => {
     const stream = `L${randomBytes(6).toString('hex').toUpperCase()}`;
-    const env = { EVENTS_NATS_URL: nats.url, EVENTS_STREAM: stream, EVENTS_RELAY_INTERVAL_MS: '200', TOKEN_CACHE_SECONDS: '0', TOKEN_RATE_LIMIT_PER_MINUTE: '0' };
+    const env = {
+      EVENTS_NATS_URL: nats.url,
+      EVENTS_STREAM: stream,
+      EVENTS_RELAY_INTERVAL_MS: '200',
+      TOKEN_CACHE_SECONDS: '0',
+      TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+    };
     servers = [await startServer(database, env), await startServer(database, env)];
     const token = await createToken(database, 'load');
     reader = await createTestApp({ database, env: { EVENTS_NATS_URL: '' } });
@@ -128,7 +146,14 @@ describe('change events at full write rate, through a killed relay and a broker 
         const id = nextId++;
         for (const kind of ['created', 'deleted'] as const) {
           const key = `${kind} ${id}`;
-          const res = await (kind === 'created' ? server.http.post('/plants').set(bearer(token)).send({ id, name: `load ${id}` }) : server.http.delete(`/plants/${id}`).set(bearer(token))).catch(() => undefined);
+          const res = await (
+            kind === 'created'
+              ? server.http
+                  .post('/plants')
+                  .set(bearer(token))
+                  .send({ id, name: `load ${id}` })
+              : server.http.delete(`/plants/${id}`).set(bearer(token))
+          ).catch(() => undefined);
           if (!res) {
             unanswered.add(key); // the instance died with the request under way: it may have committed
             break;

@@ -44,7 +44,14 @@ describe('the relay hands its lease on when its holder stops', () => {
    */
   async function twoInstancesUnderWrites(extraEnv: Record<string, string> = {}) {
     const stream = `H${randomBytes(6).toString('hex').toUpperCase()}`;
-    const env = { EVENTS_NATS_URL: nats.url, EVENTS_STREAM: stream, TOKEN_CACHE_SECONDS: '0', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', ...extraEnv };
+    const env = {
+      EVENTS_NATS_URL: nats.url,
+      EVENTS_STREAM: stream,
+      TOKEN_CACHE_SECONDS: '0',
+      TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+      AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
+      ...extraEnv,
+    };
     servers = [await startServer(database, env), await startServer(database, env)];
     const token = await createToken(database, 'handover');
     reader = await createTestApp({ database, env: { EVENTS_NATS_URL: '' } });
@@ -62,7 +69,14 @@ describe('the relay hands its lease on when its holder stops', () => {
         const id = nextId++;
         for (const kind of ['created', 'deleted'] as const) {
           const key = `${kind} ${id}`;
-          const res = await (kind === 'created' ? server.http.post('/plants').set(bearer(token)).send({ id, name: `handover ${id}` }) : server.http.delete(`/plants/${id}`).set(bearer(token))).catch(() => undefined);
+          const res = await (
+            kind === 'created'
+              ? server.http
+                  .post('/plants')
+                  .set(bearer(token))
+                  .send({ id, name: `handover ${id}` })
+              : server.http.delete(`/plants/${id}`).set(bearer(token))
+          ).catch(() => undefined);
           if (!res) {
             unanswered.add(key); // no answer (a killed instance): it may have committed
             break;

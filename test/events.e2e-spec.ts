@@ -76,9 +76,25 @@ describe('change events through the outbox to NATS JetStream', () => {
       await t.http.post('/plants').set(bearer(token)).set('Idempotency-Key', 'k-2').send({ id: 7, name: 'Taken' }).expect(409);
       await t.http.delete('/plants/7').set(bearer(token)).expect(204);
       await t.http.delete('/plants/7').set(bearer(token)).expect(404);
-      await t.http.put('/admin/stores/NY-1').set(bearer(admin)).send({ name: 'Store', address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...WEEK_OPEN }).expect(201);
-      await importStores(t, storesCsv([{ code: 'A', name: 'A' }, { code: 'B', name: 'B' }]));
-      await importStores(t, storesCsv([{ code: 'A', name: 'A' }, { code: 'B', name: 'B' }])); // unchanged: no event
+      await t.http
+        .put('/admin/stores/NY-1')
+        .set(bearer(admin))
+        .send({ name: 'Store', address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...WEEK_OPEN })
+        .expect(201);
+      await importStores(
+        t,
+        storesCsv([
+          { code: 'A', name: 'A' },
+          { code: 'B', name: 'B' },
+        ]),
+      );
+      await importStores(
+        t,
+        storesCsv([
+          { code: 'A', name: 'A' },
+          { code: 'B', name: 'B' },
+        ]),
+      ); // unchanged: no event
       // An import rolled back (its file changed between the passes) publishes nothing.
       const changing = [storesCsv([{ code: 'C', name: 'C' }]), storesCsv([{ code: 'C', name: 'C', state: 'XX' }])];
       await expect(t.app.get(StoreImportService).import(() => Readable.from([changing.shift()!]))).rejects.toThrow('changed between the two passes');
@@ -86,10 +102,26 @@ describe('change events through the outbox to NATS JetStream', () => {
 
       const events = await nats.events(settings.EVENTS_STREAM);
       expect(events.map(brief)).toEqual([
-        { subject: 'plantstore.acme.plant.created', type: 'com.plantstore.plant.created', data: { team: 'acme', id: 1, name: 'Fern', tag: 'green', tokenId: record.id } },
-        { subject: 'plantstore.acme.plant.created', type: 'com.plantstore.plant.created', data: { team: 'acme', id: 7, name: 'Cactus', tag: null, tokenId: record.id } },
-        { subject: 'plantstore.acme.plant.created', type: 'com.plantstore.plant.created', data: { team: 'acme', id: 8, name: 'Pilea', tag: null, tokenId: record.id } },
-        { subject: 'plantstore.acme.plant.deleted', type: 'com.plantstore.plant.deleted', data: { team: 'acme', id: 7, name: 'Cactus', tag: null, tokenId: record.id } },
+        {
+          subject: 'plantstore.acme.plant.created',
+          type: 'com.plantstore.plant.created',
+          data: { team: 'acme', id: 1, name: 'Fern', tag: 'green', tokenId: record.id },
+        },
+        {
+          subject: 'plantstore.acme.plant.created',
+          type: 'com.plantstore.plant.created',
+          data: { team: 'acme', id: 7, name: 'Cactus', tag: null, tokenId: record.id },
+        },
+        {
+          subject: 'plantstore.acme.plant.created',
+          type: 'com.plantstore.plant.created',
+          data: { team: 'acme', id: 8, name: 'Pilea', tag: null, tokenId: record.id },
+        },
+        {
+          subject: 'plantstore.acme.plant.deleted',
+          type: 'com.plantstore.plant.deleted',
+          data: { team: 'acme', id: 7, name: 'Cactus', tag: null, tokenId: record.id },
+        },
         { subject: 'plantstore.stores.changed', type: 'com.plantstore.stores.changed', data: { added: 1, updated: 0, removed: 0 } },
         { subject: 'plantstore.stores.changed', type: 'com.plantstore.stores.changed', data: { added: 2, updated: 0, removed: 0 } },
       ]);
@@ -97,12 +129,21 @@ describe('change events through the outbox to NATS JetStream', () => {
         expect(event).toMatchObject({ specversion: '1.0', source: EVENT_SOURCE, datacontenttype: 'application/json', id: msgId });
         expect(new Date(event.time).toISOString()).toBe(event.time);
       }
-      expect(events.map((e) => e.event.subject)).toEqual(['teams/acme/plants/1', 'teams/acme/plants/7', 'teams/acme/plants/8', 'teams/acme/plants/7', 'stores', 'stores']);
+      expect(events.map((e) => e.event.subject)).toEqual([
+        'teams/acme/plants/1',
+        'teams/acme/plants/7',
+        'teams/acme/plants/8',
+        'teams/acme/plants/7',
+        'stores',
+        'stores',
+      ]);
       expect(new Set(events.map((e) => e.event.id)).size).toBe(events.length);
       expect(adminRecord.id).toBeGreaterThan(0);
       // The gauge is the relay's count, taken every EVENTS_RELAY_INTERVAL_MS (100 ms here).
       await new Promise((r) => setTimeout(r, 300));
-      await expect(t.app.get(Metrics).registry.getSingleMetricAsString('plant_store_events_backlog_rows')).resolves.toContain('plant_store_events_backlog_rows 0');
+      await expect(t.app.get(Metrics).registry.getSingleMetricAsString('plant_store_events_backlog_rows')).resolves.toContain(
+        'plant_store_events_backlog_rows 0',
+      );
     } finally {
       await t.close();
     }
@@ -115,7 +156,11 @@ describe('change events through the outbox to NATS JetStream', () => {
     try {
       const token = await t.tokenFor('acme');
       const odd = { name: 'Say "hi" \\ to 🌵 Ёлка\n\u0001', tag: 'a"b\\c' };
-      await t.http.post('/plants').set(bearer(token)).send({ id: 1, ...odd }).expect(201);
+      await t.http
+        .post('/plants')
+        .set(bearer(token))
+        .send({ id: 1, ...odd })
+        .expect(201);
       await t.http.post('/plants').set(bearer(token)).send({ id: 2, name: 'Plain' }).expect(201);
       await t.http.post('/plants').set(bearer(token)).send({ id: 3, name: 'Raced', tag: 'x' }).expect(201);
       await t.http.delete('/plants/1').set(bearer(token)).expect(204);
@@ -150,7 +195,12 @@ describe('change events through the outbox to NATS JetStream', () => {
     try {
       await t.http.get('/health/ready').expect(200);
       const token = await t.tokenFor('acme');
-      for (let i = 1; i <= 5; i++) await t.http.post('/plants').set(bearer(token)).send({ id: i, name: `p${i}` }).expect(201);
+      for (let i = 1; i <= 5; i++)
+        await t.http
+          .post('/plants')
+          .set(bearer(token))
+          .send({ id: i, name: `p${i}` })
+          .expect(201);
       await t.http.delete('/plants/3').set(bearer(token)).expect(204);
       await expect(outboxRows(t)).resolves.toBe(6);
       await t.http.get('/health/ready').expect(200);
@@ -158,12 +208,21 @@ describe('change events through the outbox to NATS JetStream', () => {
       const backlog = () => t.app.get(Metrics).registry.getSingleMetricAsString('plant_store_events_backlog_rows');
       for (let i = 0; i < 50 && !(await backlog()).includes('plant_store_events_backlog_rows 6'); i++) await new Promise((r) => setTimeout(r, 100));
       await expect(backlog()).resolves.toContain('plant_store_events_backlog_rows 6');
-      expect(logger.warnings).toEqual([expect.stringMatching(/^\d change events wait in the outbox, the oldest for \d+ s: the broker is unreachable/) as string]);
+      expect(logger.warnings).toEqual([
+        expect.stringMatching(/^\d change events wait in the outbox, the oldest for \d+ s: the broker is unreachable/) as string,
+      ]);
 
       await down.start();
       await drained(t);
       const events = await down.events(settings.EVENTS_STREAM);
-      expect(events.map((e) => `${e.event.type.split('.').pop()} ${String(e.event.data.id)}`)).toEqual(['created 1', 'created 2', 'created 3', 'created 4', 'created 5', 'deleted 3']);
+      expect(events.map((e) => `${e.event.type.split('.').pop()} ${String(e.event.data.id)}`)).toEqual([
+        'created 1',
+        'created 2',
+        'created 3',
+        'created 4',
+        'created 5',
+        'deleted 3',
+      ]);
       await expect(t.dataSource.getRepository(Plant).count()).resolves.toBe(4);
     } finally {
       await t.close();
@@ -187,10 +246,17 @@ describe('change events through the outbox to NATS JetStream', () => {
       await t.dataSource.query(refuse);
       const expected: string[] = [];
       for (let i = 1; i <= 20; i++) {
-        await t.http.post('/plants').set(bearer(token)).send({ id: i, name: `p${i}` }).expect(201);
+        await t.http
+          .post('/plants')
+          .set(bearer(token))
+          .send({ id: i, name: `p${i}` })
+          .expect(201);
         expected.push(`created ${i}`);
         if (i % 4 === 0) {
-          await t.http.delete(`/plants/${i - 1}`).set(bearer(token)).expect(204);
+          await t.http
+            .delete(`/plants/${i - 1}`)
+            .set(bearer(token))
+            .expect(204);
           expected.push(`deleted ${i - 1}`);
         }
       }
@@ -199,7 +265,11 @@ describe('change events through the outbox to NATS JetStream', () => {
       await new Promise((r) => setTimeout(r, 500)); // a few more rounds of the relay, each sending the rows again
       expect(await published()).toEqual(expected);
       await expect(outboxRows(t)).resolves.toBe(expected.length);
-      expect(logger.warnings).toEqual([expect.stringMatching(/change events wait in the outbox, the oldest for \d+ s: deleting published events failed: .*deletes refused by the test/) as string]);
+      expect(logger.warnings).toEqual([
+        expect.stringMatching(
+          /change events wait in the outbox, the oldest for \d+ s: deleting published events failed: .*deletes refused by the test/,
+        ) as string,
+      ]);
 
       await t.dataSource.query('DROP TRIGGER refuse_outbox_delete');
       await t.http.post('/plants').set(bearer(token)).send({ id: 21, name: 'p21' }).expect(201);
@@ -218,7 +288,12 @@ describe('change events through the outbox to NATS JetStream', () => {
     const t = await createTestApp({ env: env(down, { EVENTS_OUTBOX_MAX_ROWS: '100' }), logger: log });
     try {
       const token = await t.tokenFor('acme');
-      for (let i = 1; i <= 100; i++) await t.http.post('/plants').set(bearer(token)).send({ id: i, name: `p${i}` }).expect(201);
+      for (let i = 1; i <= 100; i++)
+        await t.http
+          .post('/plants')
+          .set(bearer(token))
+          .send({ id: i, name: `p${i}` })
+          .expect(201);
       const refused = await t.http.post('/plants').set(bearer(token)).send({ id: 101, name: 'one too many' }).expect(503);
       expect(refused.body.message).toMatch(/^change events cannot be delivered right now and 100 wait already \(EVENTS_OUTBOX_MAX_ROWS\)/);
       await t.http.delete('/plants/1').set(bearer(token)).expect(503);
@@ -254,7 +329,12 @@ describe('change events through the outbox to NATS JetStream', () => {
       servers.push(await startServer(database, settings), await startServer(database, settings));
       const token = (await runCli(database, ['tokens', 'create', '--team', 'acme'])).stdout.trim();
       // 50 writes through each: neither instance alone comes near 100.
-      for (let id = 1; id <= 100; id++) await servers[id % 2].http.post('/plants').set(bearer(token)).send({ id, name: `p${id}` }).expect(201);
+      for (let id = 1; id <= 100; id++)
+        await servers[id % 2].http
+          .post('/plants')
+          .set(bearer(token))
+          .send({ id, name: `p${id}` })
+          .expect(201);
       // Within a count interval (100 ms here) each instance has counted the other's rows.
       await new Promise((r) => setTimeout(r, 500));
       for (const server of servers) {
@@ -310,7 +390,10 @@ describe('change events through the outbox to NATS JetStream', () => {
       const code = ts.transpileModule(example.replace('nats://nats.example.internal:4222', nats.url).replace("'PLANTSTORE'", `'${settings.EVENTS_STREAM}'`), {
         compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
       }).outputText;
-      consumer = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: ['ignore', 'pipe', 'pipe'] });
+      consumer = spawn(process.execPath, ['--input-type=module', '-e', code], {
+        cwd: fileURLToPath(new URL('..', import.meta.url)),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       consumer.stdout!.on('data', (chunk) => (output += chunk));
       consumer.stderr!.on('data', (chunk) => (output += chunk));

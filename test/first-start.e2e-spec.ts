@@ -68,10 +68,23 @@ describe('the first start, as printed', () => {
   it('on a terminal (LOG_FORMAT=auto): one human-readable line each, the curl line as it pastes, no JSON', async () => {
     // `script` (util-linux) gives the service a terminal for stdout, as `npm start` in a shell has.
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', DEMO_SEED: 'true', LOG_LEVEL: 'log', HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: '0', SHUTDOWN_DRAIN_MS: '0', ...database.env };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      NODE_ENV: 'production',
+      DEMO_SEED: 'true',
+      LOG_LEVEL: 'log',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      METRICS_PORT: '0',
+      SHUTDOWN_DRAIN_MS: '0',
+      ...database.env,
+    };
     delete env.DATABASE_URL;
     delete env.LOG_FORMAT;
-    const child = spawn('script', ['-qec', `'${process.execPath}' --import '${INSTRUMENTATION}' '${MAIN}'`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qec', `'${process.execPath}' --import '${INSTRUMENTATION}' '${MAIN}'`, '/dev/null'], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -98,8 +111,20 @@ describe('the first start, as printed', () => {
   it('with LOG_FORMAT=pretty and EVENTS_NATS_URL: human-readable lines to a pipe too, naming the broker and the stream (never its password)', async () => {
     const nats = await TestNats.create();
     const url = new URL(nats.url);
-    const server = await startServer(database, { DEMO_SEED: 'true', LOG_LEVEL: 'log', NODE_ENV: 'production', LOG_FORMAT: 'pretty', EVENTS_NATS_URL: nats.url, EVENTS_STREAM: 'FIRSTSTART' });
-    const withPassword = await startServer(database, { LOG_LEVEL: 'log', LOG_FORMAT: 'pretty', EVENTS_NATS_URL: `nats://user:s3cret@${url.host}`, EVENTS_STREAM: 'FIRSTSTART' }).catch((error: Error) => error);
+    const server = await startServer(database, {
+      DEMO_SEED: 'true',
+      LOG_LEVEL: 'log',
+      NODE_ENV: 'production',
+      LOG_FORMAT: 'pretty',
+      EVENTS_NATS_URL: nats.url,
+      EVENTS_STREAM: 'FIRSTSTART',
+    });
+    const withPassword = await startServer(database, {
+      LOG_LEVEL: 'log',
+      LOG_FORMAT: 'pretty',
+      EVENTS_NATS_URL: `nats://user:s3cret@${url.host}`,
+      EVENTS_STREAM: 'FIRSTSTART',
+    }).catch((error: Error) => error);
     try {
       const screen = await startOutput(server);
       expect(screen.split('\n').filter((line) => line.startsWith('{'))).toEqual([]);

@@ -12,7 +12,15 @@ import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
 const TIGER_DB = fileURLToPath(new URL('../scripts/tiger-fixture-db.sh', import.meta.url));
 /** The ConfigModule writes what it validated back into process.env: each app states its geocoder in full. */
-const ENV = { TOKEN_CACHE_SECONDS: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', TOKEN_RATE_LIMIT_PER_MINUTE: '0', OIDC_ISSUER: '', REDIS_URL: '', GEOCODER: 'off', GEOCODER_URL: '' };
+const ENV = {
+  TOKEN_CACHE_SECONDS: '0',
+  AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
+  TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+  OIDC_ISSUER: '',
+  REDIS_URL: '',
+  GEOCODER: 'off',
+  GEOCODER_URL: '',
+};
 
 /** Every line any logger printed, every level: no address may be among them. */
 class LogCapture extends ConsoleLogger {
@@ -89,7 +97,10 @@ describe('searches from the customer’s street address: the HTTP engines, each 
     /** A street no other test used: the cache knows nothing of it. */
     const street = (label: string) => `${++streets} ${label} St`;
     const search = async (customer: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Answer> => {
-      const res = await t.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: customer, max_distance: 10, limit: 50, ...extra });
+      const res = await t.http
+        .post('/locations/nearest')
+        .set(bearer(token))
+        .send({ customer_address: customer, max_distance: 10, limit: 50, ...extra });
       return { status: res.status, headers: res.headers, body: res.body as Answer['body'] };
     };
     const fromZip = async () => (await search({ zip: '10001' })).body;
@@ -126,10 +137,18 @@ describe('searches from the customer’s street address: the HTTP engines, each 
       expect(answer.body).not.toEqual(await fromZip());
       expect(fake.calls[engine]).toBe(1);
       const sent = Object.fromEntries(fake.queries[0]);
-      const [streetKey, cityKey, stateKey, zipKey] = { census: ['street', 'city', 'state', 'zip'], nominatim: ['street', 'city', 'state', 'postalcode'], pelias: ['address', 'locality', 'region', 'postalcode'] }[engine];
+      const [streetKey, cityKey, stateKey, zipKey] = {
+        census: ['street', 'city', 'state', 'zip'],
+        nominatim: ['street', 'city', 'state', 'postalcode'],
+        pelias: ['address', 'locality', 'region', 'postalcode'],
+      }[engine];
       expect([sent[streetKey], sent[cityKey], sent[stateKey], sent[zipKey]]).toEqual([at, 'New York', 'NY', '10001']);
       expect(fake.userAgents).toEqual(['plant-store-tests/1.0 ops@example.test']);
-      const position = await t.http.post('/admin/locations/position').set(bearer(admin)).send({ customer_address: { address: at, city: 'New York', state: 'NY', zip: '10001' } }).expect(200);
+      const position = await t.http
+        .post('/admin/locations/position')
+        .set(bearer(admin))
+        .send({ customer_address: { address: at, city: 'New York', state: 'NY', zip: '10001' } })
+        .expect(200);
       expect(position.body).toEqual({ source: 'address', ...EMPIRE, zip: { zip: '10001', lat: expect.any(Number), lng: expect.any(Number) }, fallback: null });
     });
 
@@ -145,25 +164,35 @@ describe('searches from the customer’s street address: the HTTP engines, each 
       ['an HTML error page', { kind: 'not-json' }, 'malformed'],
     ];
 
-    it.each(FALLBACKS)('falls back to the ZIP code’s point on %s: 200, the ZIP search’s answer exactly, Customer-Position: zip', async (_label, behaviour, reason) => {
-      const zipOnly = await fromZip();
-      // The Census geocoder has no coarser answer than an address: its "no match" is the same case.
-      const at = street('Fallback');
-      fake.behaviours.set(at, behaviour);
-      const before = await count('plant_store_geocoder_fallbacks_total', { reason });
-      const answer = await search({ address: at, city: 'New York', state: 'NY', zip: '10001' });
-      expect(answer.status).toBe(200);
-      expect(answer.headers['customer-position']).toBe('zip');
-      expect(answer.body).toEqual(zipOnly);
-      expect(await count('plant_store_geocoder_fallbacks_total', { reason })).toBe(before + 1);
-      const position = await t.http.post('/admin/locations/position').set(bearer(admin)).send({ customer_address: { address: at, city: 'New York', state: 'NY', zip: '10001' } }).expect(200);
-      expect(position.body.fallback).toBe(reason);
-    });
+    it.each(FALLBACKS)(
+      'falls back to the ZIP code’s point on %s: 200, the ZIP search’s answer exactly, Customer-Position: zip',
+      async (_label, behaviour, reason) => {
+        const zipOnly = await fromZip();
+        // The Census geocoder has no coarser answer than an address: its "no match" is the same case.
+        const at = street('Fallback');
+        fake.behaviours.set(at, behaviour);
+        const before = await count('plant_store_geocoder_fallbacks_total', { reason });
+        const answer = await search({ address: at, city: 'New York', state: 'NY', zip: '10001' });
+        expect(answer.status).toBe(200);
+        expect(answer.headers['customer-position']).toBe('zip');
+        expect(answer.body).toEqual(zipOnly);
+        expect(await count('plant_store_geocoder_fallbacks_total', { reason })).toBe(before + 1);
+        const position = await t.http
+          .post('/admin/locations/position')
+          .set(bearer(admin))
+          .send({ customer_address: { address: at, city: 'New York', state: 'NY', zip: '10001' } })
+          .expect(200);
+        expect(position.body.fallback).toBe(reason);
+      },
+    );
 
     it('asks the engine once for an address searched again (a digest-keyed cache), and once for concurrent searches of it', async () => {
       const at = street('Cached');
       fake.behaviours.set(at, { kind: 'match', ...EMPIRE, zip: '10001', state: 'NY' });
-      const looked = async () => ({ hit: await count('plant_store_geocoder_cache_lookups_total', { result: 'hit' }), miss: await count('plant_store_geocoder_cache_lookups_total', { result: 'miss' }) });
+      const looked = async () => ({
+        hit: await count('plant_store_geocoder_cache_lookups_total', { result: 'hit' }),
+        miss: await count('plant_store_geocoder_cache_lookups_total', { result: 'miss' }),
+      });
       const before = await looked();
       const answers = await Promise.all(Array.from({ length: 5 }, () => search({ address: at, zip: '10001' })));
       expect(fake.calls[engine]).toBe(1);
@@ -174,7 +203,11 @@ describe('searches from the customer’s street address: the HTTP engines, each 
       const after = await looked();
       expect(after.hit - before.hit + (after.miss - before.miss)).toBe(6);
       expect(after.hit - before.hit).toBeGreaterThanOrEqual(1);
-      expect((await t.http.get('/admin/status').set(bearer(admin)).expect(200)).body.geocoder).toEqual({ engine, breaker: 'closed', cached: expect.any(Number) });
+      expect((await t.http.get('/admin/status').set(bearer(admin)).expect(200)).body.geocoder).toEqual({
+        engine,
+        breaker: 'closed',
+        cached: expect.any(Number),
+      });
 
       // Five searches at once for an address the engine takes 150 ms over: one request to it.
       const slow = street('Slow');
@@ -207,12 +240,25 @@ describe('searches from the customer’s street address: the HTTP engines, each 
       ];
       for (const [fields, message] of refused) {
         const answer = await search({ zip: '10001', ...fields });
-        expect({ fields: Object.keys(fields), status: answer.status, body: answer.body }).toEqual({ fields: Object.keys(fields), status: 400, body: { error: 400, message } });
+        expect({ fields: Object.keys(fields), status: answer.status, body: answer.body }).toEqual({
+          fields: Object.keys(fields),
+          status: 400,
+          body: { error: 400, message },
+        });
       }
       // Guam and the western Aleutians are in range; an unknown ZIP code stays a 400 whatever else is given.
       expect((await search({ zip: '96910', lat: 13.4443, lng: 144.7937 })).status).toBe(200);
       expect((await search({ zip: '00000', lat: 40.75, lng: -73.99 })).body).toEqual({ error: 400, message: 'unknown ZIP code 00000' });
-      const odd = ['350 5th Ave\u0000\u001b[31m', '\u202e1 Main St', '   ', '1 Main St\n\r\t', '💐 1 Flower Rd', "1 O'Brien St; DROP TABLE stores", '%00%0a', '\\u0000'];
+      const odd = [
+        '350 5th Ave\u0000\u001b[31m',
+        '\u202e1 Main St',
+        '   ',
+        '1 Main St\n\r\t',
+        '💐 1 Flower Rd',
+        "1 O'Brien St; DROP TABLE stores",
+        '%00%0a',
+        '\\u0000',
+      ];
       const statuses = await Promise.all(odd.map((address) => search({ address, zip: '10001' }).then((a) => a.status)));
       expect(statuses.filter((s) => s >= 500)).toEqual([]);
       expect(statuses.every((s) => s === 200)).toBe(true);
@@ -222,7 +268,11 @@ describe('searches from the customer’s street address: the HTTP engines, each 
 
     it('never puts an address into a log line, a metric or an error, whatever the engine answers', async () => {
       const secret = street('Confidential Customer Lane 7f3a');
-      for (const behaviour of [{ kind: 'status', status: 500 }, { kind: 'malformed' }, { kind: 'match', ...EMPIRE, zip: '10001', state: 'NY' }] as Behaviour[]) {
+      for (const behaviour of [
+        { kind: 'status', status: 500 },
+        { kind: 'malformed' },
+        { kind: 'match', ...EMPIRE, zip: '10001', state: 'NY' },
+      ] as Behaviour[]) {
         fake.reset();
         const at = `${secret} ${behaviour.kind}`;
         fake.behaviours.set(at, behaviour);
@@ -265,8 +315,16 @@ describe('GEOCODER=off (the default)', () => {
   it('measures from the ZIP code’s point with or without a street address, and says so', async () => {
     const { t, token } = await appWith({}, NYC);
     try {
-      const zip = await t.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: { zip: '10001' } }).expect(200);
-      const withAddress = await t.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: { address: '350 5th Ave', city: 'New York', state: 'NY', zip: '10001' } }).expect(200);
+      const zip = await t.http
+        .post('/locations/nearest')
+        .set(bearer(token))
+        .send({ customer_address: { zip: '10001' } })
+        .expect(200);
+      const withAddress = await t.http
+        .post('/locations/nearest')
+        .set(bearer(token))
+        .send({ customer_address: { address: '350 5th Ave', city: 'New York', state: 'NY', zip: '10001' } })
+        .expect(200);
       expect(zip.headers['customer-position']).toBe('zip');
       expect(withAddress.headers['customer-position']).toBe('zip');
       expect(withAddress.body).toEqual(zip.body);
@@ -303,8 +361,15 @@ describe('GEOCODER=postgis: PostGIS’s TIGER geocoder on a real PostgreSQL, on 
   });
 
   /** The point geocode() itself gives for the address, asked directly. */
-  const engineAnswer = async (line: string) => (await client.query<{ rating: number; lat: number; lng: number }>('SELECT g.rating, ST_Y(g.geomout) AS lat, ST_X(g.geomout) AS lng FROM geocode($1, 1) AS g', [line])).rows[0];
-  const search = (customer: Record<string, unknown>) => t.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: customer, max_distance: 10 });
+  const engineAnswer = async (line: string) =>
+    (
+      await client.query<{ rating: number; lat: number; lng: number }>(
+        'SELECT g.rating, ST_Y(g.geomout) AS lat, ST_X(g.geomout) AS lng FROM geocode($1, 1) AS g',
+        [line],
+      )
+    ).rows[0];
+  const search = (customer: Record<string, unknown>) =>
+    t.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: customer, max_distance: 10 });
 
   it.each([
     ['120 Main St', 'Springfield', 'IL', '62701'],
@@ -332,7 +397,14 @@ describe('GEOCODER=postgis: PostGIS’s TIGER geocoder on a real PostgreSQL, on 
     // A second instance on the same store database, its own process (one Nest app per test process), whose geocoder database is gone.
     const other = await startServer(t.database, { GEOCODER: 'postgis', GEOCODER_URL: 'postgres://postgres@127.0.0.1:9/none', GEOCODER_TIMEOUT_MS: '500' });
     try {
-      const answers = await Promise.all(['120 Main St', '121 Main St', '250 Oak Ave'].map((address) => other.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: { address, zip: '62701' } })));
+      const answers = await Promise.all(
+        ['120 Main St', '121 Main St', '250 Oak Ave'].map((address) =>
+          other.http
+            .post('/locations/nearest')
+            .set(bearer(token))
+            .send({ customer_address: { address, zip: '62701' } }),
+        ),
+      );
       expect(answers.map((res) => [res.status, res.headers['customer-position']])).toEqual(Array(3).fill([200, 'zip']));
     } finally {
       await other.stop();

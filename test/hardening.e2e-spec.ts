@@ -44,7 +44,10 @@ describe('HTTP hardening', () => {
 
     it('refuses a body over 16 KiB by default', async () => {
       const token = await t.tokenFor('acme');
-      const res = await t.http.post('/plants').set(bearer(token)).send({ name: 'x'.repeat(16_400) });
+      const res = await t.http
+        .post('/plants')
+        .set(bearer(token))
+        .send({ name: 'x'.repeat(16_400) });
       expect(res.status).toBe(413);
       expect(res.body).toEqual({ error: 413, message: 'request body exceeds the limit of 16384 bytes' });
     });
@@ -60,9 +63,15 @@ describe('HTTP hardening', () => {
     it('allows exactly the listed origins (CORS_ORIGINS)', async () => {
       const allowed = await t.http.get('/health/live').set('Origin', 'http://localhost:8080');
       expect(allowed.headers['access-control-allow-origin']).toBe('http://localhost:8080');
-      expect(allowed.headers['access-control-expose-headers']?.split(',')).toEqual(expect.arrayContaining(['Location', 'Link', 'X-Request-Id', 'RateLimit-Policy', 'RateLimit', 'Retry-After']));
+      expect(allowed.headers['access-control-expose-headers']?.split(',')).toEqual(
+        expect.arrayContaining(['Location', 'Link', 'X-Request-Id', 'RateLimit-Policy', 'RateLimit', 'Retry-After']),
+      );
 
-      const preflight = await t.http.options('/plants').set({ Origin: 'https://shop.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type,idempotency-key' });
+      const preflight = await t.http.options('/plants').set({
+        Origin: 'https://shop.example.com',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization,content-type,idempotency-key',
+      });
       expect(preflight.status).toBe(204);
       expect(preflight.headers['access-control-allow-origin']).toBe('https://shop.example.com');
       expect(preflight.headers['access-control-allow-headers']).toContain('authorization');
@@ -77,7 +86,10 @@ describe('HTTP hardening', () => {
       const token = await t.tokenFor('acme');
       const small = await t.http.post('/plants').set(bearer(token)).send({ name: 'Fern' });
       expect(small.status).toBe(201);
-      const large = await t.http.post('/plants').set(bearer(token)).send({ name: 'x'.repeat(120) });
+      const large = await t.http
+        .post('/plants')
+        .set(bearer(token))
+        .send({ name: 'x'.repeat(120) });
       expect(large.status).toBe(413);
       expect(large.body).toEqual({ error: 413, message: 'request body exceeds the limit of 100 bytes' });
       const rows: { name: string }[] = await t.dataSource.query('SELECT name FROM plants');

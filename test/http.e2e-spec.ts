@@ -52,7 +52,10 @@ describe('HTTP rules of every endpoint', () => {
   });
 
   it('answers 413 for a body over 16 KiB and takes one of exactly 16 KiB', async () => {
-    const big = await t.http.post('/plants').set(bearer(token)).send({ name: 'x'.repeat(16 * 1024) });
+    const big = await t.http
+      .post('/plants')
+      .set(bearer(token))
+      .send({ name: 'x'.repeat(16 * 1024) });
     expect(big.status).toBe(413);
     expect(big.body).toEqual({ error: 413, message: 'request body exceeds the limit of 16384 bytes' });
     const exact = JSON.stringify({ name: 'fern', tag: 't'.repeat(16 * 1024 - 24) });
@@ -104,7 +107,11 @@ describe('HTTP rules of every endpoint', () => {
   });
 
   it('never answers with more than error and message', async () => {
-    for (const res of [await t.http.get('/plants'), await t.http.get('/nowhere').set(bearer(token)), await t.http.post('/plants').set(bearer(token)).send({})]) {
+    for (const res of [
+      await t.http.get('/plants'),
+      await t.http.get('/nowhere').set(bearer(token)),
+      await t.http.post('/plants').set(bearer(token)).send({}),
+    ]) {
       expect(Object.keys(res.body).sort()).toEqual(['error', 'message']);
       expect(Number.isInteger(res.body.error)).toBe(true);
       expect(res.body.error).toBe(res.status);

@@ -160,7 +160,8 @@ describe('POST /plants with an Idempotency-Key', () => {
       expect(created.length + results.filter((r) => r.status === 409).length).toBe(10);
       for (const res of created) expect(seen(res)).toEqual({ status: 201, location: '/plants/1', body: { name: 'Twin' } });
       // Once the race is over, every instance replays the one response.
-      for (const http of [t.http, other.http]) expect(seen(await create(acme, { name: 'Twin' }, KEY, http))).toEqual({ status: 201, location: '/plants/1', body: { name: 'Twin' } });
+      for (const http of [t.http, other.http])
+        expect(seen(await create(acme, { name: 'Twin' }, KEY, http))).toEqual({ status: 201, location: '/plants/1', body: { name: 'Twin' } });
       await expect(plants()).resolves.toMatchObject([{ id: 1, name: 'Twin' }]);
     } finally {
       await other.stop();

@@ -9,7 +9,11 @@ import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 describe('POST /locations/nearest', () => {
   let t: TestApp;
   let token: string;
-  const search = (body: unknown) => t.http.post('/locations/nearest').set(bearer(token)).send(body as object);
+  const search = (body: unknown) =>
+    t.http
+      .post('/locations/nearest')
+      .set(bearer(token))
+      .send(body as object);
   const names = (res: { body: { locations: Array<{ name: string }> } }) => res.body.locations.map((l) => l.name);
 
   beforeAll(async () => {
@@ -152,7 +156,15 @@ describe('POST /locations/nearest', () => {
     // the text must be exactly what JSON.stringify of the documented object gives.
     const center = { lat: 40.75065, lng: -73.997293 };
     const stores = [
-      { code: 'Q-1', name: 'Fern "Quoted" \\ Back\\slash', address: 'Zweigstraße 5 ½', city: 'Saint-Étienne', lat: center.lat, lng: center.lng, hours: { sunday: '10:00 AM - 2:00 PM' } },
+      {
+        code: 'Q-1',
+        name: 'Fern "Quoted" \\ Back\\slash',
+        address: 'Zweigstraße 5 ½',
+        city: 'Saint-Étienne',
+        lat: center.lat,
+        lng: center.lng,
+        hours: { sunday: '10:00 AM - 2:00 PM' },
+      },
       { code: 'Q-2', name: '植物の店 🌿', address: 'Line\tTab', city: 'Ōsaka', lat: center.lat + 0.01, lng: center.lng, hours: { monday: 'Closed' } },
       { code: 'Q-3', name: 'Plain', lat: center.lat + 0.02, lng: center.lng },
     ];
@@ -178,7 +190,15 @@ describe('POST /locations/nearest', () => {
             city: s.city,
             state: s.state,
             zip: s.zip,
-            business_hours: { Monday: s.monday, Tuesday: s.tuesday, Wednesday: s.wednesday, Thursday: s.thursday, Friday: s.friday, Saturday: s.saturday, Sunday: s.sunday },
+            business_hours: {
+              Monday: s.monday,
+              Tuesday: s.tuesday,
+              Wednesday: s.wednesday,
+              Thursday: s.thursday,
+              Friday: s.friday,
+              Saturday: s.saturday,
+              Sunday: s.sunday,
+            },
             lat: s.lat.toFixed(6),
             lng: s.lng.toFixed(6),
             distance,
@@ -190,7 +210,15 @@ describe('POST /locations/nearest', () => {
       expect(Buffer.byteLength(res.text)).toBe(Number(res.headers['content-length']));
       expect(res.body.locations[0].business_hours.Sunday).toBe('10:00 AM - 2:00 PM');
       expect(res.body.locations[1].business_hours.Monday).toBe('Closed');
-      expect(res.body.locations[2].business_hours).toEqual({ Monday: '9:00 AM - 6:00 PM', Tuesday: '9:00 AM - 6:00 PM', Wednesday: '9:00 AM - 6:00 PM', Thursday: '9:00 AM - 8:00 PM', Friday: '9:00 AM - 8:00 PM', Saturday: '10:00 AM - 12:00 PM, 1:00 PM - 5:00 PM', Sunday: 'Closed' });
+      expect(res.body.locations[2].business_hours).toEqual({
+        Monday: '9:00 AM - 6:00 PM',
+        Tuesday: '9:00 AM - 6:00 PM',
+        Wednesday: '9:00 AM - 6:00 PM',
+        Thursday: '9:00 AM - 8:00 PM',
+        Friday: '9:00 AM - 8:00 PM',
+        Saturday: '10:00 AM - 12:00 PM, 1:00 PM - 5:00 PM',
+        Sunday: 'Closed',
+      });
     });
 
     it('answers an empty list as {"Code":"Success","locations":[]}', async () => {

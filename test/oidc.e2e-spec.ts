@@ -66,7 +66,14 @@ describe('single sign-on with OIDC access tokens', () => {
     await issuer.start();
     key = await issuer.newKey('k1');
     t = await createTestApp({
-      env: { OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: AUDIENCE, OIDC_TEAM_CLAIM: 'team', OIDC_ADMIN_CLAIM: 'roles', OIDC_ADMIN_VALUE: 'plant-store-admin', AUTH_FAILURE_LIMIT_PER_MINUTE: '0' },
+      env: {
+        OIDC_ISSUER: issuer.url,
+        OIDC_AUDIENCE: AUDIENCE,
+        OIDC_TEAM_CLAIM: 'team',
+        OIDC_ADMIN_CLAIM: 'roles',
+        OIDC_ADMIN_VALUE: 'plant-store-admin',
+        AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
+      },
     });
   });
   afterAll(async () => {
@@ -102,7 +109,11 @@ describe('single sign-on with OIDC access tokens', () => {
 
   it('caches the key set', async () => {
     const before = issuer.jwksFetches;
-    for (let i = 0; i < 3; i++) await t.http.get('/plants').set(bearer(await issuer.sign(key, 'k1'))).expect(200);
+    for (let i = 0; i < 3; i++)
+      await t.http
+        .get('/plants')
+        .set(bearer(await issuer.sign(key, 'k1')))
+        .expect(200);
     expect(issuer.jwksFetches).toBe(before);
   });
 
@@ -123,7 +134,10 @@ describe('single sign-on with OIDC access tokens', () => {
 
   it('accepts a token that expired within the clock skew, refuses one beyond it', async () => {
     const now = Math.floor(Date.now() / 1000);
-    await t.http.get('/plants').set(bearer(await issuer.sign(key, 'k1', {}, { expiresIn: now - 10 }))).expect(200);
+    await t.http
+      .get('/plants')
+      .set(bearer(await issuer.sign(key, 'k1', {}, { expiresIn: now - 10 })))
+      .expect(200);
     const res = await t.http.get('/plants').set(bearer(await issuer.sign(key, 'k1', {}, { expiresIn: now - 120 })));
     expect(res.status).toBe(401);
     expect(res.body).toEqual(INVALID);
@@ -135,7 +149,13 @@ describe('single sign-on with OIDC access tokens', () => {
     ['a wrong issuer', () => issuer.sign(key, 'k1', {}, { iss: 'https://evil.example' })],
     ['a key the issuer never published', async () => issuer.sign(await issuer.newKey('stranger', false), 'stranger')],
     ['a known key id with another key', async () => issuer.sign(await issuer.newKey('k1', false), 'k1')],
-    ['alg none', () => Promise.resolve(`${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ iss: issuer.url, aud: AUDIENCE, sub: 'x', team: 'acme', scope: 'write', exp: Math.floor(Date.now() / 1000) + 300 })}.`)],
+    [
+      'alg none',
+      () =>
+        Promise.resolve(
+          `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ iss: issuer.url, aud: AUDIENCE, sub: 'x', team: 'acme', scope: 'write', exp: Math.floor(Date.now() / 1000) + 300 })}.`,
+        ),
+    ],
     [
       'a tampered payload',
       async () => {
@@ -145,10 +165,22 @@ describe('single sign-on with OIDC access tokens', () => {
     ],
     ['no team claim', () => issuer.sign(key, 'k1', { team: undefined })],
     ['a team claim that is not a team slug', () => issuer.sign(key, 'k1', { team: 'Acme Corp' })],
-    ['no expiry', () => new SignJWT({ team: 'acme', scope: 'write' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer.url).setAudience(AUDIENCE).setSubject('a').sign(key)],
+    [
+      'no expiry',
+      () =>
+        new SignJWT({ team: 'acme', scope: 'write' })
+          .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+          .setIssuer(issuer.url)
+          .setAudience(AUDIENCE)
+          .setSubject('a')
+          .sign(key),
+    ],
   ];
   it.each(refused)('answers 401 for %s', async (_, make) => {
-    const res = await t.http.post('/plants').set(bearer(await make())).send({ id: 99, name: 'Intruder' });
+    const res = await t.http
+      .post('/plants')
+      .set(bearer(await make()))
+      .send({ id: 99, name: 'Intruder' });
     expect(res.status).toBe(401);
     expect(res.body).toEqual(INVALID);
     expect(res.headers['www-authenticate']).toBe('Bearer realm="plant-store", error="invalid_token"');
@@ -160,7 +192,10 @@ describe('single sign-on with OIDC access tokens', () => {
     // The key set may be fetched again at most every 5 s (the unknown-key tests above just did).
     await new Promise((resolve) => setTimeout(resolve, 5_100));
     const before = issuer.jwksFetches;
-    await t.http.get('/plants').set(bearer(await issuer.sign(rotated, 'k2'))).expect(200);
+    await t.http
+      .get('/plants')
+      .set(bearer(await issuer.sign(rotated, 'k2')))
+      .expect(200);
     expect(issuer.jwksFetches).toBe(before + 1);
   }, 20_000);
 });

@@ -68,7 +68,11 @@ for (const [name, resource] of Object.entries(RESPONSE_SCHEMAS)) {
 }
 
 /** Names of the fields the spec says are never returned: no response schema may list one. */
-const NOT_RETURNED = Object.values(SPEC).flatMap((fields) => Object.entries(fields).filter(([, field]) => field.returned === false).map(([name]) => name));
+const NOT_RETURNED = Object.values(SPEC).flatMap((fields) =>
+  Object.entries(fields)
+    .filter(([, field]) => field.returned === false)
+    .map(([name]) => name),
+);
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 type Operation = { responses: Record<string, { content?: Record<string, { schema: Schema }> }> };
@@ -79,12 +83,14 @@ const isAdmin = (pathOrSchema: string) => pathOrSchema.startsWith('/admin/') || 
 
 /** The operations of the spec (and the health probes). */
 function operations(doc: OpenAPIObject): Array<{ where: string; operation: Operation }> {
-  return Object.entries(doc.paths).filter(([path]) => !isAdmin(path)).flatMap(([path, item]) =>
-    METHODS.flatMap((method) => {
-      const operation = (item as Record<string, Operation | undefined>)[method];
-      return operation ? [{ where: `${method.toUpperCase()} ${path}`, operation }] : [];
-    }),
-  );
+  return Object.entries(doc.paths)
+    .filter(([path]) => !isAdmin(path))
+    .flatMap(([path, item]) =>
+      METHODS.flatMap((method) => {
+        const operation = (item as Record<string, Operation | undefined>)[method];
+        return operation ? [{ where: `${method.toUpperCase()} ${path}`, operation }] : [];
+      }),
+    );
 }
 
 /** Every schema a schema reaches (itself, references, items, compositions, properties), each once. */
@@ -123,19 +129,23 @@ describe('the OpenAPI document', () => {
     await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toMatchObject({ info: { version: '1.0.0' } });
   });
 
-  it('has every schema of the spec and the spec\'s name for each (and the response schemas of its resources)', () => {
-    expect(Object.keys(doc.components!.schemas!).filter((name) => !isAdmin(name)).sort()).toEqual(Object.keys(SPEC).sort());
+  it("has every schema of the spec and the spec's name for each (and the response schemas of its resources)", () => {
+    expect(
+      Object.keys(doc.components!.schemas!)
+        .filter((name) => !isAdmin(name))
+        .sort(),
+    ).toEqual(Object.keys(SPEC).sort());
     expect(Object.keys(SPEC)).toEqual(expect.arrayContaining(Object.keys(RESPONSE_SCHEMAS)));
   });
 
   describe.each(Object.entries(SPEC))('schema %s', (name, fields) => {
     const schema = () => doc.components!.schemas![name] as Schema;
 
-    it('has exactly the spec\'s fields (plus documented extensions)', () => {
+    it("has exactly the spec's fields (plus documented extensions)", () => {
       expect(Object.keys(schema().properties!).sort()).toEqual([...Object.keys(fields), ...(EXTENSIONS[name] ?? [])].sort());
     });
 
-    it.each(Object.entries(fields))('field %s has the spec\'s type', (field, spec) => {
+    it.each(Object.entries(fields))("field %s has the spec's type", (field, spec) => {
       const property = schema().properties![field];
       if (spec.ref) {
         // Nest writes a reference either bare or, with a description, wrapped in allOf.
@@ -157,7 +167,11 @@ describe('the OpenAPI document', () => {
   });
 
   it('documents max_distance as optional with the default 5 (the deliberate difference from the spec table)', () => {
-    expect((doc.components!.schemas!.NearestLocationsRequest as Schema).properties!.max_distance).toMatchObject({ type: 'number', format: 'float', default: 5 });
+    expect((doc.components!.schemas!.NearestLocationsRequest as Schema).properties!.max_distance).toMatchObject({
+      type: 'number',
+      format: 'float',
+      default: 5,
+    });
   });
 
   it.each(NOT_RETURNED)('lists %s, which the spec says is not returned, in no schema of any response', (field) => {
@@ -179,7 +193,8 @@ describe('the OpenAPI document', () => {
     const request = doc.components!.schemas!.Plant as Schema;
     for (const { where, operation } of operations(doc)) {
       for (const [status, response] of Object.entries(operation.responses)) {
-        for (const { schema } of Object.values(response.content ?? {})) expect({ where, status, plant: reachable(doc, schema).has(request) }).toEqual({ where, status, plant: false });
+        for (const { schema } of Object.values(response.content ?? {}))
+          expect({ where, status, plant: reachable(doc, schema).has(request) }).toEqual({ where, status, plant: false });
       }
     }
   });
@@ -192,7 +207,12 @@ describe('the OpenAPI document', () => {
   });
 
   it('has bearer security on every operation of the spec', () => {
-    for (const [path, method] of [['/locations/nearest', 'post'], ['/plants', 'post'], ['/plants', 'get'], ['/plants/{id}', 'delete']] as const) {
+    for (const [path, method] of [
+      ['/locations/nearest', 'post'],
+      ['/plants', 'post'],
+      ['/plants', 'get'],
+      ['/plants/{id}', 'delete'],
+    ] as const) {
       expect((doc.paths[path] as Record<string, { security?: unknown }>)[method].security).toEqual([{ bearer: [] }]);
     }
   });
@@ -204,16 +224,38 @@ describe('the response check of the e2e suite', () => {
   beforeAll(async () => {
     const checker = responseChecker(await openApiDocument());
     // The headers every response carries, and a 201's Location.
-    const sent = (status: number) => ({ 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'r-1', 'cache-control': 'no-store', ...(status === 201 ? { location: '/plants/7' } : {}) });
-    problem = (r) => checker.problem({ body: undefined, text: r.body === undefined ? '' : JSON.stringify(r.body), ...r, headers: { ...sent(r.status), ...r.headers } });
+    const sent = (status: number) => ({
+      'content-type': 'application/json; charset=utf-8',
+      'x-request-id': 'r-1',
+      'cache-control': 'no-store',
+      ...(status === 201 ? { location: '/plants/7' } : {}),
+    });
+    problem = (r) =>
+      checker.problem({ body: undefined, text: r.body === undefined ? '' : JSON.stringify(r.body), ...r, headers: { ...sent(r.status), ...r.headers } });
   });
 
   it('accepts what the document describes', () => {
     expect(problem({ method: 'POST', url: '/plants', status: 201, body: { name: 'Fern', tag: 'green' } })).toBeUndefined();
     expect(problem({ method: 'GET', url: 'http://127.0.0.1:1/plants?limit=2', status: 200, body: [{ name: 'Fern' }] })).toBeUndefined();
     expect(problem({ method: 'DELETE', url: '/plants/7', status: 204, headers: { 'content-type': undefined } })).toBeUndefined();
-    expect(problem({ method: 'GET', url: '/plants', status: 200, headers: { link: '</plants?limit=1&after=7>; rel="next"', ratelimit: '"token";r=5;t=9' }, body: [] })).toBeUndefined();
-    expect(problem({ method: 'GET', url: '/plants', status: 401, headers: { 'www-authenticate': 'Bearer realm="plant-store"' }, body: { error: 401, message: 'missing bearer token' } })).toBeUndefined();
+    expect(
+      problem({
+        method: 'GET',
+        url: '/plants',
+        status: 200,
+        headers: { link: '</plants?limit=1&after=7>; rel="next"', ratelimit: '"token";r=5;t=9' },
+        body: [],
+      }),
+    ).toBeUndefined();
+    expect(
+      problem({
+        method: 'GET',
+        url: '/plants',
+        status: 401,
+        headers: { 'www-authenticate': 'Bearer realm="plant-store"' },
+        body: { error: 401, message: 'missing bearer token' },
+      }),
+    ).toBeUndefined();
     expect(problem({ method: 'POST', url: '/plants', status: 409, body: { error: 409, message: 'plant 7 already exists' } })).toBeUndefined();
     expect(problem({ method: 'GET', url: '/nowhere', status: 404, body: { error: 404, message: 'no route for GET /nowhere' } })).toBeUndefined();
     expect(problem({ method: 'PUT', url: '/plants', status: 405, body: { error: 405, message: 'method PUT is not allowed on /plants' } })).toBeUndefined();
@@ -230,14 +272,60 @@ describe('the response check of the e2e suite', () => {
     ['an error without the Error body on an unknown route', { method: 'GET', url: '/nowhere', status: 404, body: { message: 'Not Found' } }],
     ['a success on a route the document does not have', { method: 'GET', url: '/secret', status: 200, body: {} }],
     ['a 5xx on a route the document does not have', { method: 'GET', url: '/nowhere', status: 500, body: { error: 500, message: 'internal server error' } }],
-    ['lat as a number', { method: 'POST', url: '/locations/nearest', status: 200, body: { Code: 'Success', locations: [{ name: 'a', address: 'b', city: 'c', state: 'NY', zip: '10001', business_hours: { Monday: 'Closed', Tuesday: 'Closed', Wednesday: 'Closed', Thursday: 'Closed', Friday: 'Closed', Saturday: 'Closed', Sunday: 'Closed' }, lat: 40.1, lng: '-73.000000', distance: 1 }] } }],
+    [
+      'lat as a number',
+      {
+        method: 'POST',
+        url: '/locations/nearest',
+        status: 200,
+        body: {
+          Code: 'Success',
+          locations: [
+            {
+              name: 'a',
+              address: 'b',
+              city: 'c',
+              state: 'NY',
+              zip: '10001',
+              business_hours: {
+                Monday: 'Closed',
+                Tuesday: 'Closed',
+                Wednesday: 'Closed',
+                Thursday: 'Closed',
+                Friday: 'Closed',
+                Saturday: 'Closed',
+                Sunday: 'Closed',
+              },
+              lat: 40.1,
+              lng: '-73.000000',
+              distance: 1,
+            },
+          ],
+        },
+      },
+    ],
     ['HTML for a JSON response', { method: 'GET', url: '/plants', status: 200, headers: { 'content-type': 'text/html' }, body: undefined }],
     ['a 201 without Location', { method: 'POST', url: '/plants', status: 201, headers: { location: undefined }, body: { name: 'Fern' } }],
     ['a response without X-Request-Id', { method: 'GET', url: '/plants', status: 200, headers: { 'x-request-id': undefined }, body: [] }],
     ['a 401 without WWW-Authenticate', { method: 'GET', url: '/plants', status: 401, body: { error: 401, message: 'missing bearer token' } }],
-    ['a 429 without Retry-After', { method: 'GET', url: '/plants', status: 429, body: { error: 429, message: 'too many requests with this token, try again later' } }],
-    ['a contract header where it is not documented', { method: 'POST', url: '/plants', status: 201, headers: { link: '</plants?after=7>; rel="next"' }, body: { name: 'Fern' } }],
-    ['rate-limit headers on a 401', { method: 'GET', url: '/plants', status: 401, headers: { 'www-authenticate': 'Bearer realm="plant-store"', ratelimit: '"token";r=5;t=9' }, body: { error: 401, message: 'missing bearer token' } }],
+    [
+      'a 429 without Retry-After',
+      { method: 'GET', url: '/plants', status: 429, body: { error: 429, message: 'too many requests with this token, try again later' } },
+    ],
+    [
+      'a contract header where it is not documented',
+      { method: 'POST', url: '/plants', status: 201, headers: { link: '</plants?after=7>; rel="next"' }, body: { name: 'Fern' } },
+    ],
+    [
+      'rate-limit headers on a 401',
+      {
+        method: 'GET',
+        url: '/plants',
+        status: 401,
+        headers: { 'www-authenticate': 'Bearer realm="plant-store"', ratelimit: '"token";r=5;t=9' },
+        body: { error: 401, message: 'missing bearer token' },
+      },
+    ],
   ] as const)('rejects %s', (_, response) => {
     expect(problem(response as never)).toEqual(expect.any(String));
   });

@@ -25,7 +25,13 @@ const STORES: StoreInput[] = [
   { code: 'NY-SUN', name: 'New York Sundays', lat: 40.7606, lng: -73.9973, hours: { sunday: '10:00 AM - 6:00 PM' } },
   { code: 'NY-LATE', name: 'New York Late Saturdays', lat: 40.7706, lng: -73.9973, hours: { saturday: '6:00 PM - 12:00 AM' } },
   { code: 'NY-CHI', name: 'New York On Chicago Time', lat: 40.7806, lng: -73.9973, timeZone: 'America/Chicago' },
-  { code: 'NY-247', name: 'New York Always Open', lat: 40.7906, lng: -73.9973, hours: Object.fromEntries(Object.keys(WEEK_OPEN).map((day) => [day, '12:00 AM - 12:00 AM'])) },
+  {
+    code: 'NY-247',
+    name: 'New York Always Open',
+    lat: 40.7906,
+    lng: -73.9973,
+    hours: Object.fromEntries(Object.keys(WEEK_OPEN).map((day) => [day, '12:00 AM - 12:00 AM'])),
+  },
 ];
 
 type Opening = { name: string; open: boolean; time_zone: string; next_change: string | null };
@@ -70,10 +76,18 @@ describe('opening hours: time zones and the search at a moment', () => {
 
     it('refuses a zone the runtime does not know, naming line and column, and writes nothing', async () => {
       const before = await zones();
-      const res = await upload(storesCsv([{ code: 'X1', name: 'Good', timeZone: 'America/Denver' }, { code: 'X2', name: 'Bad', timeZone: 'Mars/Olympus' }, { code: 'X3', name: 'Lower case', timeZone: 'america/denver' }])).expect(422);
+      const res = await upload(
+        storesCsv([
+          { code: 'X1', name: 'Good', timeZone: 'America/Denver' },
+          { code: 'X2', name: 'Bad', timeZone: 'Mars/Olympus' },
+          { code: 'X3', name: 'Lower case', timeZone: 'america/denver' },
+        ]),
+      ).expect(422);
       expect(res.body).toEqual({
         error: 422,
-        message: expect.stringContaining('line 3, time_zone: "Mars/Olympus" is not an IANA time zone name like America/Denver\n  line 4, time_zone: "america/denver" is not an IANA time zone name like America/Denver') as string,
+        message: expect.stringContaining(
+          'line 3, time_zone: "Mars/Olympus" is not an IANA time zone name like America/Denver\n  line 4, time_zone: "america/denver" is not an IANA time zone name like America/Denver',
+        ) as string,
       });
       await expect(zones()).resolves.toEqual(before);
 
@@ -93,15 +107,35 @@ describe('opening hours: time zones and the search at a moment', () => {
 
     it('the admin API takes a zone, derives one when it is left out or empty, and refuses an unknown one with 400', async () => {
       const body = { name: 'Admin Store', address: '1 Main St', city: 'El Paso', state: 'TX', zip: '79901', ...WEEK_OPEN };
-      await t.http.put('/admin/stores/ADM').set(bearer(admin)).send({ ...body, time_zone: 'Mars/Olympus' }).expect(400, { error: 400, message: 'time_zone: "Mars/Olympus" is not an IANA time zone name like America/Denver' });
-      await t.http.put('/admin/stores/ADM').set(bearer(admin)).send({ ...body, time_zone: 42 }).expect(400, { error: 400, message: 'time_zone must be a string' });
+      await t.http
+        .put('/admin/stores/ADM')
+        .set(bearer(admin))
+        .send({ ...body, time_zone: 'Mars/Olympus' })
+        .expect(400, { error: 400, message: 'time_zone: "Mars/Olympus" is not an IANA time zone name like America/Denver' });
+      await t.http
+        .put('/admin/stores/ADM')
+        .set(bearer(admin))
+        .send({ ...body, time_zone: 42 })
+        .expect(400, { error: 400, message: 'time_zone must be a string' });
       await expect(t.dataSource.getRepository(Store).countBy({ code: 'ADM' })).resolves.toBe(0);
 
-      await expect(t.http.put('/admin/stores/ADM').set(bearer(admin)).send(body).expect(201)).resolves.toMatchObject({ body: { code: 'ADM', time_zone: 'America/Denver' } });
-      await expect(t.http.put('/admin/stores/ADM').set(bearer(admin)).send({ ...body, time_zone: 'America/Chicago' }).expect(200)).resolves.toMatchObject({ body: { time_zone: 'America/Chicago' } });
+      await expect(t.http.put('/admin/stores/ADM').set(bearer(admin)).send(body).expect(201)).resolves.toMatchObject({
+        body: { code: 'ADM', time_zone: 'America/Denver' },
+      });
+      await expect(
+        t.http
+          .put('/admin/stores/ADM')
+          .set(bearer(admin))
+          .send({ ...body, time_zone: 'America/Chicago' })
+          .expect(200),
+      ).resolves.toMatchObject({ body: { time_zone: 'America/Chicago' } });
       await expect(t.dataSource.getRepository(Store).findOneByOrFail({ code: 'ADM' })).resolves.toMatchObject({ time_zone: 'America/Chicago' });
       await expect(t.http.get('/admin/stores/ADM').set(bearer(admin)).expect(200)).resolves.toMatchObject({ body: { time_zone: 'America/Chicago' } });
-      await t.http.put('/admin/stores/ADM').set(bearer(admin)).send({ ...body, time_zone: '' }).expect(200);
+      await t.http
+        .put('/admin/stores/ADM')
+        .set(bearer(admin))
+        .send({ ...body, time_zone: '' })
+        .expect(200);
       await expect(t.dataSource.getRepository(Store).findOneByOrFail({ code: 'ADM' })).resolves.toMatchObject({ time_zone: 'America/Denver' });
       await t.http.delete('/admin/stores/ADM').set(bearer(admin)).expect(204);
     });
@@ -118,7 +152,10 @@ describe('opening hours: time zones and the search at a moment', () => {
 
     it('a file without the column re-derives an edited zone, and the dry run lists it as a change', async () => {
       const check = await upload(storesCsv(STORES.map((store) => ({ ...store, timeZone: undefined }))), '?dry_run=true').expect(200);
-      expect(check.body).toMatchObject({ updated: 1, changes: [{ change: 'update', code: 'NY-CHI', fields: [{ field: 'time_zone', old: 'America/Chicago', new: 'America/New_York' }] }] });
+      expect(check.body).toMatchObject({
+        updated: 1,
+        changes: [{ change: 'update', code: 'NY-CHI', fields: [{ field: 'time_zone', old: 'America/Chicago', new: 'America/New_York' }] }],
+      });
     });
   });
 
@@ -127,7 +164,8 @@ describe('opening hours: time zones and the search at a moment', () => {
       for (const body of [{ customer_address: { zip: '10001' } }, { customer_address: { zip: '10001' }, open_at: null }]) {
         const res = await search(body).expect(200);
         expect(res.body.locations.length).toBeGreaterThan(0);
-        for (const location of res.body.locations) expect(Object.keys(location)).toEqual(['name', 'address', 'city', 'state', 'zip', 'business_hours', 'lat', 'lng', 'distance']);
+        for (const location of res.body.locations)
+          expect(Object.keys(location)).toEqual(['name', 'address', 'city', 'state', 'zip', 'business_hours', 'lat', 'lng', 'distance']);
       }
     });
 
@@ -196,7 +234,9 @@ describe('opening hours: time zones and the search at a moment', () => {
         { name: 'New York On Chicago Time', open: true, time_zone: 'America/Chicago', next_change: '2026-11-25T18:00:00-06:00' },
         { name: 'New York Always Open', open: true, time_zone: 'America/New_York', next_change: null },
       ]);
-      await expect(openings('10001', '2026-11-25T23:30:00Z', { open_only: true, limit: 1 }).then((l) => l.map((s) => s.name))).resolves.toEqual(['New York On Chicago Time']);
+      await expect(openings('10001', '2026-11-25T23:30:00Z', { open_only: true, limit: 1 }).then((l) => l.map((s) => s.name))).resolves.toEqual([
+        'New York On Chicago Time',
+      ]);
       // Without open_only the closed stores are there, nearest first, and say so.
       await expect(openings('10001', '2026-11-25T23:30:00Z', { open_only: false }).then((l) => l.map((s) => [s.name, s.open]))).resolves.toEqual([
         ['New York', false],
@@ -251,11 +291,25 @@ describe('the migration that adds time zones', () => {
         const page = rows.slice(i, i + 250);
         await t.dataSource.query(
           `INSERT INTO stores (code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, created_at, updated_at) VALUES ${page.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-          page.flatMap(([code, lat, lng]) => [code, code, '1 Main St', 'Somewhere', 'ID', '83702', lat, lng, ...week, '2026-01-01 00:00:00.000', '2026-01-01 00:00:00.000']),
+          page.flatMap(([code, lat, lng]) => [
+            code,
+            code,
+            '1 Main St',
+            'Somewhere',
+            'ID',
+            '83702',
+            lat,
+            lng,
+            ...week,
+            '2026-01-01 00:00:00.000',
+            '2026-01-01 00:00:00.000',
+          ]),
         );
       }
       await t.dataSource.runMigrations();
-      const zones = await t.dataSource.query<Array<{ time_zone: string; n: number | string }>>('SELECT time_zone, COUNT(*) AS n FROM stores GROUP BY time_zone ORDER BY time_zone');
+      const zones = await t.dataSource.query<Array<{ time_zone: string; n: number | string }>>(
+        'SELECT time_zone, COUNT(*) AS n FROM stores GROUP BY time_zone ORDER BY time_zone',
+      );
       expect(zones.map(({ time_zone, n }) => [time_zone, Number(n)])).toEqual([
         ['America/Boise', 2500],
         ['America/Denver', 1],

@@ -108,60 +108,78 @@ describe('database outage', () => {
       await server.stop();
     }, TIMEOUT);
 
-    it('answers 503 fast while the database is down, then recovers on its own', async () => {
-      const before = await server.http.post('/plants').set(auth).send({ id: 1, name: 'before' });
-      expect(before.status).toBe(201);
+    it(
+      'answers 503 fast while the database is down, then recovers on its own',
+      async () => {
+        const before = await server.http.post('/plants').set(auth).send({ id: 1, name: 'before' });
+        expect(before.status).toBe(201);
 
-      await db.stop();
+        await db.stop();
 
-      // More requests than pool connections, so waiting for a connection must not hang either.
-      const { result: responses, ms } = await timed(() =>
-        Promise.all([...Array(8).keys()].map((i) => server.http.post('/plants').set(auth).send({ id: 100 + i, name: 'during' }))),
-      );
-      for (const res of responses) {
-        expect(res.status).toBe(503);
-        expect(res.body).toEqual({ error: 503, message: 'the database is unavailable, try again shortly' });
-      }
-      expect(ms).toBeLessThan(10_000);
+        // More requests than pool connections, so waiting for a connection must not hang either.
+        const { result: responses, ms } = await timed(() =>
+          Promise.all(
+            [...Array(8).keys()].map((i) =>
+              server.http
+                .post('/plants')
+                .set(auth)
+                .send({ id: 100 + i, name: 'during' }),
+            ),
+          ),
+        );
+        for (const res of responses) {
+          expect(res.status).toBe(503);
+          expect(res.body).toEqual({ error: 503, message: 'the database is unavailable, try again shortly' });
+        }
+        expect(ms).toBeLessThan(10_000);
 
-      const list = await server.http.get('/plants').set(auth);
-      expect(list.status).toBe(503);
-      expect(list.body).toEqual({ error: 503, message: 'the database is unavailable, try again shortly' });
+        const list = await server.http.get('/plants').set(auth);
+        expect(list.status).toBe(503);
+        expect(list.body).toEqual({ error: 503, message: 'the database is unavailable, try again shortly' });
 
-      const ready = await server.http.get('/health/ready');
-      expect(ready.status).toBe(503);
-      expect(ready.body).toEqual({ error: 503, message: 'the database is not reachable' });
-      const live = await server.http.get('/health/live');
-      expect(live.status).toBe(200);
+        const ready = await server.http.get('/health/ready');
+        expect(ready.status).toBe(503);
+        expect(ready.body).toEqual({ error: 503, message: 'the database is not reachable' });
+        const live = await server.http.get('/health/live');
+        expect(live.status).toBe(200);
 
-      await db.start();
-      await waitFor(async () => (await server.http.get('/health/ready')).status === 200, 20_000);
+        await db.start();
+        await waitFor(async () => (await server.http.get('/health/ready')).status === 200, 20_000);
 
-      const after = await server.http.post('/plants').set(auth).send({ id: 2, name: 'after' });
-      expect(after.status).toBe(201);
-      const listed = await server.http.get('/plants').set(auth);
-      expect(listed.status).toBe(200);
-      expect(listed.body).toEqual([{ name: 'before' }, { name: 'after' }]);
+        const after = await server.http.post('/plants').set(auth).send({ id: 2, name: 'after' });
+        expect(after.status).toBe(201);
+        const listed = await server.http.get('/plants').set(auth);
+        expect(listed.status).toBe(200);
+        expect(listed.body).toEqual([{ name: 'before' }, { name: 'after' }]);
 
-      const connection = await mysql.createConnection(db.url);
-      try {
-        const [rows] = await connection.query<mysql.RowDataPacket[]>('SELECT id, name FROM plants ORDER BY id');
-        expect(rows.map((r) => [Number(r.id), r.name])).toEqual([
-          [1, 'before'],
-          [2, 'after'],
-        ]);
-      } finally {
-        await connection.end();
-      }
-    }, TIMEOUT);
+        const connection = await mysql.createConnection(db.url);
+        try {
+          const [rows] = await connection.query<mysql.RowDataPacket[]>('SELECT id, name FROM plants ORDER BY id');
+          expect(rows.map((r) => [Number(r.id), r.name])).toEqual([
+            [1, 'before'],
+            [2, 'after'],
+          ]);
+        } finally {
+          await connection.end();
+        }
+      },
+      TIMEOUT,
+    );
   });
 
   describe('when the database stops answering (network hang)', () => {
     type Relay = Awaited<ReturnType<typeof freezableRelay>>;
     /** A server whose database connections pass through a relay, with a token of `team`; both closed after `run`. */
-    async function behindRelay(team: string, env: Record<string, string>, run: (server: ServerProcess, relay: Relay, auth: { Authorization: string }) => Promise<void>): Promise<void> {
+    async function behindRelay(
+      team: string,
+      env: Record<string, string>,
+      run: (server: ServerProcess, relay: Relay, auth: { Authorization: string }) => Promise<void>,
+    ): Promise<void> {
       const relay = await freezableRelay(db.port);
-      const server = await startServer({ env: { DATABASE_URL: relay.url(db.url) }, drop: () => Promise.resolve() }, { DB_CONNECT_TIMEOUT_MS: '1000', SHUTDOWN_DRAIN_MS: '0', ...env });
+      const server = await startServer(
+        { env: { DATABASE_URL: relay.url(db.url) }, drop: () => Promise.resolve() },
+        { DB_CONNECT_TIMEOUT_MS: '1000', SHUTDOWN_DRAIN_MS: '0', ...env },
+      );
       try {
         const created = await runCli(database, ['tokens', 'create', '--team', team]);
         expect(created.code).toBe(0);
@@ -172,97 +190,154 @@ describe('database outage', () => {
       }
     }
 
-    it('ends every request with 503 within the configured timeouts, then recovers', () =>
-      behindRelay('hang', { DB_POOL_SIZE: '2', DB_QUERY_TIMEOUT_MS: '1500' }, async (server, relay, auth) => {
-        expect((await server.http.get('/plants').set(auth)).status).toBe(200);
+    it(
+      'ends every request with 503 within the configured timeouts, then recovers',
+      () =>
+        behindRelay('hang', { DB_POOL_SIZE: '2', DB_QUERY_TIMEOUT_MS: '1500' }, async (server, relay, auth) => {
+          expect((await server.http.get('/plants').set(auth)).status).toBe(200);
 
-        relay.freeze();
-        const { result: responses, ms } = await timed(() => Promise.all([...Array(6).keys()].map(() => server.http.get('/plants').set(auth))));
-        for (const res of responses) {
-          expect(res.status).toBe(503);
-          expect(res.body).toEqual({ error: 503, message: 'the database is unavailable, try again shortly' });
-        }
-        expect(ms).toBeLessThan(10_000);
-        expect((await server.http.get('/health/ready')).status).toBe(503);
+          relay.freeze();
+          const { result: responses, ms } = await timed(() => Promise.all([...Array(6).keys()].map(() => server.http.get('/plants').set(auth))));
+          for (const res of responses) {
+            expect(res.status).toBe(503);
+            expect(res.body).toEqual({ error: 503, message: 'the database is unavailable, try again shortly' });
+          }
+          expect(ms).toBeLessThan(10_000);
+          expect((await server.http.get('/health/ready')).status).toBe(503);
 
-        relay.thaw();
-        await waitFor(async () => (await server.http.get('/health/ready')).status === 200, 20_000);
-        expect((await server.http.get('/plants').set(auth)).status).toBe(200);
-      }), TIMEOUT);
+          relay.thaw();
+          await waitFor(async () => (await server.http.get('/health/ready')).status === 200, 20_000);
+          expect((await server.http.get('/plants').set(auth)).status).toBe(200);
+        }),
+      TIMEOUT,
+    );
 
     // Guards discardOnTimeout (database-options.ts): mysql2 keeps a timed-out query's connection
     // busy, so without it the pool would keep its silent connections and never recover.
-    it('recovers when the connections that hung stay silent for good', () =>
-      behindRelay('failover', { DB_POOL_SIZE: '2', DB_QUERY_TIMEOUT_MS: '1500' }, async (server, relay, auth) => {
-        // Both pooled connections open and in use before the network goes.
-        await Promise.all([server.http.get('/plants').set(auth), server.http.get('/plants').set(auth)]);
+    it(
+      'recovers when the connections that hung stay silent for good',
+      () =>
+        behindRelay('failover', { DB_POOL_SIZE: '2', DB_QUERY_TIMEOUT_MS: '1500' }, async (server, relay, auth) => {
+          // Both pooled connections open and in use before the network goes.
+          await Promise.all([server.http.get('/plants').set(auth), server.http.get('/plants').set(auth)]);
 
-        relay.freeze();
-        // Creates go through TypeORM's query runner (GET /plants has a timeout of its own, preparedRead).
-        const during = await Promise.all([...Array(4).keys()].map((i) => server.http.post('/plants').set(auth).send({ id: 100 + i, name: 'during' })));
-        expect(during.map((res) => res.status)).toEqual([503, 503, 503, 503]);
+          relay.freeze();
+          // Creates go through TypeORM's query runner (GET /plants has a timeout of its own, preparedRead).
+          const during = await Promise.all(
+            [...Array(4).keys()].map((i) =>
+              server.http
+                .post('/plants')
+                .set(auth)
+                .send({ id: 100 + i, name: 'during' }),
+            ),
+          );
+          expect(during.map((res) => res.status)).toEqual([503, 503, 503, 503]);
 
-        relay.heal();
-        await waitFor(async () => (await server.http.get('/health/ready')).status === 200, 20_000);
-        const after = [];
-        for (let i = 0; i < 10; i++) after.push((await server.http.get('/plants').set(auth)).status);
-        expect(after).toEqual(Array(10).fill(200));
-      }), TIMEOUT);
+          relay.heal();
+          await waitFor(async () => (await server.http.get('/health/ready')).status === 200, 20_000);
+          const after = [];
+          for (let i = 0; i < 10; i++) after.push((await server.http.get('/plants').set(auth)).status);
+          expect(after).toEqual(Array(10).fill(200));
+        }),
+      TIMEOUT,
+    );
 
     // Guards limitWaiting (database-options.ts): mysql2 has no acquire timeout, so without it a
     // request queued behind a hung query would wait for that query's whole timeout.
-    it('answers a request waiting for a busy pool with 503 before the hung query ends', () =>
-      behindRelay('queue', { DB_POOL_SIZE: '1', DB_QUERY_TIMEOUT_MS: '15000' }, async (server, relay, auth) => {
-        expect((await server.http.get('/plants').set(auth)).status).toBe(200);
+    it(
+      'answers a request waiting for a busy pool with 503 before the hung query ends',
+      () =>
+        behindRelay('queue', { DB_POOL_SIZE: '1', DB_QUERY_TIMEOUT_MS: '15000' }, async (server, relay, auth) => {
+          expect((await server.http.get('/plants').set(auth)).status).toBe(200);
 
-        relay.freeze();
-        const finished: string[] = [];
-        const hung = server.http.get('/plants').set(auth).then((res) => (finished.push('hung'), res));
-        // The token is cached from the first request: once its query is swallowed, the hung request holds the only connection.
-        await waitFor(() => Promise.resolve(relay.swallowed() > 0), 5_000);
-        const queued = server.http.get('/plants').set(auth).then((res) => (finished.push('queued'), res));
-        const [hungRes, queuedRes] = await Promise.all([hung, queued]);
-        expect([hungRes.status, queuedRes.status]).toEqual([503, 503]);
-        expect(queuedRes.body).toEqual({ error: 503, message: 'the database is unavailable, try again shortly' });
-        expect(finished).toEqual(['queued', 'hung']);
-      }), TIMEOUT);
+          relay.freeze();
+          const finished: string[] = [];
+          const hung = server.http
+            .get('/plants')
+            .set(auth)
+            .then((res) => (finished.push('hung'), res));
+          // The token is cached from the first request: once its query is swallowed, the hung request holds the only connection.
+          await waitFor(() => Promise.resolve(relay.swallowed() > 0), 5_000);
+          const queued = server.http
+            .get('/plants')
+            .set(auth)
+            .then((res) => (finished.push('queued'), res));
+          const [hungRes, queuedRes] = await Promise.all([hung, queued]);
+          expect([hungRes.status, queuedRes.status]).toEqual([503, 503]);
+          expect(queuedRes.body).toEqual({ error: 503, message: 'the database is unavailable, try again shortly' });
+          expect(finished).toEqual(['queued', 'hung']);
+        }),
+      TIMEOUT,
+    );
   });
 
   describe('at start-up', () => {
-    it('retries with a clear log line, then exits non-zero after DB_STARTUP_TIMEOUT_MS', async () => {
-      await db.stop();
-      const env = { PATH: process.env.PATH, NODE_ENV: 'test', PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, DB_STARTUP_TIMEOUT_MS: '3000' };
-      const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let output = '';
-      child.stdout.on('data', (chunk) => (output += chunk));
-      child.stderr.on('data', (chunk) => (output += chunk));
-      const { result: code, ms } = await timed(() => new Promise<number | null>((resolve) => child.once('exit', resolve)));
-      expect(code).toBe(1);
-      expect(output).toMatch(/the database is unreachable \(.*ECONNREFUSED.*\), retrying every 2 s for another \d+ s/);
-      expect(output).toContain('the database is still unreachable after 3000 ms (DB_STARTUP_TIMEOUT_MS), giving up');
-      expect(ms).toBeGreaterThanOrEqual(1000);
-      expect(ms).toBeLessThan(20_000);
-    }, TIMEOUT);
+    it(
+      'retries with a clear log line, then exits non-zero after DB_STARTUP_TIMEOUT_MS',
+      async () => {
+        await db.stop();
+        const env = {
+          PATH: process.env.PATH,
+          NODE_ENV: 'test',
+          PORT: '0',
+          METRICS_PORT: '0',
+          HOST: '127.0.0.1',
+          DATABASE_URL: db.url,
+          DB_STARTUP_TIMEOUT_MS: '3000',
+        };
+        const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let output = '';
+        child.stdout.on('data', (chunk) => (output += chunk));
+        child.stderr.on('data', (chunk) => (output += chunk));
+        const { result: code, ms } = await timed(() => new Promise<number | null>((resolve) => child.once('exit', resolve)));
+        expect(code).toBe(1);
+        expect(output).toMatch(/the database is unreachable \(.*ECONNREFUSED.*\), retrying every 2 s for another \d+ s/);
+        expect(output).toContain('the database is still unreachable after 3000 ms (DB_STARTUP_TIMEOUT_MS), giving up');
+        expect(ms).toBeGreaterThanOrEqual(1000);
+        expect(ms).toBeLessThan(20_000);
+      },
+      TIMEOUT,
+    );
 
-    it('starts once the database comes up within DB_STARTUP_TIMEOUT_MS', async () => {
-      await db.stop();
-      const port = await freePort();
-      const env = { PATH: process.env.PATH, NODE_ENV: 'test', PORT: String(port), METRICS_PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, DB_STARTUP_TIMEOUT_MS: '30000', SHUTDOWN_DRAIN_MS: '0' };
-      const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let output = '';
-      child.stdout.on('data', (chunk) => (output += chunk));
-      child.stderr.on('data', (chunk) => (output += chunk));
-      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-      try {
-        // The database comes back only after the server has found it missing.
-        await waitFor(() => Promise.resolve(output.includes('the database is unreachable')), 20_000);
-        expect(child.exitCode).toBeNull();
-        await db.start();
-        await waitFor(() => fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status === 200, () => false), 20_000);
-      } finally {
-        child.kill('SIGTERM');
-        expect(await exited).toBe(0);
-      }
-    }, TIMEOUT);
+    it(
+      'starts once the database comes up within DB_STARTUP_TIMEOUT_MS',
+      async () => {
+        await db.stop();
+        const port = await freePort();
+        const env = {
+          PATH: process.env.PATH,
+          NODE_ENV: 'test',
+          PORT: String(port),
+          METRICS_PORT: '0',
+          HOST: '127.0.0.1',
+          DATABASE_URL: db.url,
+          DB_STARTUP_TIMEOUT_MS: '30000',
+          SHUTDOWN_DRAIN_MS: '0',
+        };
+        const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let output = '';
+        child.stdout.on('data', (chunk) => (output += chunk));
+        child.stderr.on('data', (chunk) => (output += chunk));
+        const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+        try {
+          // The database comes back only after the server has found it missing.
+          await waitFor(() => Promise.resolve(output.includes('the database is unreachable')), 20_000);
+          expect(child.exitCode).toBeNull();
+          await db.start();
+          await waitFor(
+            () =>
+              fetch(`http://127.0.0.1:${port}/health/ready`).then(
+                (r) => r.status === 200,
+                () => false,
+              ),
+            20_000,
+          );
+        } finally {
+          child.kill('SIGTERM');
+          expect(await exited).toBe(0);
+        }
+      },
+      TIMEOUT,
+    );
   });
 });

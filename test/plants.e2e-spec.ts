@@ -21,7 +21,11 @@ describe('plants', () => {
   beforeEach(() => t.dataSource.getRepository(Plant).clear());
 
   const rows = (team?: string) => t.dataSource.getRepository(Plant).find({ where: team ? { team } : {}, order: { team: 'ASC', id: 'ASC' } });
-  const create = (token: string, body: unknown) => t.http.post('/plants').set(bearer(token)).send(body as object);
+  const create = (token: string, body: unknown) =>
+    t.http
+      .post('/plants')
+      .set(bearer(token))
+      .send(body as object);
 
   describe('POST /plants', () => {
     it('creates a plant: 201, Location with the assigned id, body with name and tag', async () => {
@@ -54,7 +58,7 @@ describe('plants', () => {
       expect((await rows())[0].id).toBe(MAX_ID);
     });
 
-    it('assigns the team\'s highest id + 1, per team', async () => {
+    it("assigns the team's highest id + 1, per team", async () => {
       await create(acme, { id: 41, name: 'a' }).expect(201);
       await expect(create(acme, { name: 'b' })).resolves.toMatchObject({ status: 201, headers: { location: '/plants/42' } });
       await expect(create(rival, { name: 'c' })).resolves.toMatchObject({ status: 201, headers: { location: '/plants/1' } });
@@ -105,7 +109,12 @@ describe('plants', () => {
       const other = await startServer(t.database);
       try {
         const results = await Promise.all(
-          Array.from({ length: 16 }, (_, i) => (i % 2 ? t.http : other.http).post('/plants').set(bearer(acme)).send({ name: `twin ${i}` })),
+          Array.from({ length: 16 }, (_, i) =>
+            (i % 2 ? t.http : other.http)
+              .post('/plants')
+              .set(bearer(acme))
+              .send({ name: `twin ${i}` }),
+          ),
         );
         expect(results.map((r) => r.status)).toEqual(Array(16).fill(201));
         const ids = new Set(results.map((r) => r.headers.location));
@@ -166,7 +175,7 @@ describe('plants', () => {
       await repo.insert(Array.from({ length: count }, (_, i) => ({ team, id: i + 1, name: `plant ${i + 1}`, tag: tag?.(i + 1) ?? null })));
     };
 
-    it('lists the team\'s plants by id, name and tag only, default limit 100', async () => {
+    it("lists the team's plants by id, name and tag only, default limit 100", async () => {
       await seed('acme', 120, (i) => (i % 2 ? 'odd' : undefined));
       await seed('rival', 3);
       const res = await t.http.get('/plants').set(bearer(acme));
@@ -211,7 +220,10 @@ describe('plants', () => {
         { team: 'rival', id: 5, name: 'e', tag: 'fern' },
       ]);
       const res = await t.http.get('/plants').query({ tag: 'fern' }).set(bearer(acme));
-      expect(res.body).toEqual([{ name: 'b', tag: 'fern' }, { name: 'd', tag: 'fern' }]);
+      expect(res.body).toEqual([
+        { name: 'b', tag: 'fern' },
+        { name: 'd', tag: 'fern' },
+      ]);
       const spaced = await t.http.get('/plants').query({ tag: 'fern ' }).set(bearer(acme));
       expect(spaced.body).toEqual([{ name: 'c', tag: 'fern ' }]);
     });
@@ -241,7 +253,7 @@ describe('plants', () => {
       expect(res.body.error).toBe(400);
     });
 
-    it('never shows another team\'s plants', async () => {
+    it("never shows another team's plants", async () => {
       await seed('rival', 5);
       const res = await t.http.get('/plants').set(bearer(acme));
       expect(res.status).toBe(200);
@@ -262,7 +274,7 @@ describe('plants', () => {
       expect(again.body).toEqual({ error: 404, message: 'plant 3 not found' });
     });
 
-    it('answers 404 for another team\'s plant, exactly as for a missing one, and keeps it', async () => {
+    it("answers 404 for another team's plant, exactly as for a missing one, and keeps it", async () => {
       await create(acme, { id: 7, name: 'ours' }).expect(201);
       const theirs = await t.http.delete('/plants/7').set(bearer(rival));
       const missing = await t.http.delete('/plants/8').set(bearer(rival));

@@ -4,7 +4,13 @@ import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
 const BAD = () => bearer(generateToken());
 /** Every setting of this file, given each time: createTestApp keeps what an earlier app set. */
-const limits = (env: Record<string, string>) => ({ AUTH_FAILURE_LIMIT_PER_MINUTE: '3', TOKEN_RATE_LIMIT_PER_MINUTE: '0', TRUST_PROXY: 'false', REDIS_URL: '', ...env });
+const limits = (env: Record<string, string>) => ({
+  AUTH_FAILURE_LIMIT_PER_MINUTE: '3',
+  TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+  TRUST_PROXY: 'false',
+  REDIS_URL: '',
+  ...env,
+});
 
 function expectTooMany(res: { status: number; body: unknown; headers: Record<string, string> }, message: string) {
   expect(res.status).toBe(429);
@@ -106,7 +112,7 @@ describe('RateLimit-Policy and RateLimit headers (IETF draft), for the per-token
     expectTooMany(answers[4], 'too many requests with this token, try again later');
   });
 
-  it('are the token\'s own: another token starts with its full quota', async () => {
+  it("are the token's own: another token starts with its full quota", async () => {
     const res = await t.http.get('/plants').set(bearer(await t.tokenFor('acme')));
     expect(res.status).toBe(200);
     expect(standing(res)).toBe(3);

@@ -58,11 +58,7 @@ const SKIP_RULES: { rule: string; matches: (code: string) => boolean }[] = [
  * error (`--fail-with-body`): a README request that answers 4xx/5xx fails its block.
  */
 function script(blocks: ShellBlock[], port: number, natsUrl: string): string {
-  const lines = [
-    'set -euo pipefail',
-    'curl() { command curl --fail-with-body "$@"; }',
-    'trap \'echo "@@failed: line $LINENO: $BASH_COMMAND" >&2\' ERR',
-  ];
+  const lines = ['set -euo pipefail', 'curl() { command curl --fail-with-body "$@"; }', 'trap \'echo "@@failed: line $LINENO: $BASH_COMMAND" >&2\' ERR'];
   blocks.forEach((block, i) => {
     lines.push(`echo "@@block ${i} README.md:${block.line}" >&2`, `printf '\\n@@block ${i}\\n'`);
     lines.push(block.code.replaceAll('localhost:3000', `localhost:${port}`).replaceAll('nats://127.0.0.1:4222', natsUrl));
@@ -159,7 +155,9 @@ describe('the README, block by block', () => {
     const result = await runBlocks(script(run, port, nats.url), cwd, blockEnv(database));
     const failed = [...result.stderr.matchAll(/^@@block (\d+) README\.md:(\d+)$/gm)].pop();
     if (result.code !== 0) {
-      throw new Error(`README.md block at line ${failed?.[2]} failed (exit ${result.code}):\n--- stdout\n${result.stdout.slice(-4000)}\n--- stderr\n${result.stderr.slice(-4000)}`);
+      throw new Error(
+        `README.md block at line ${failed?.[2]} failed (exit ${result.code}):\n--- stdout\n${result.stdout.slice(-4000)}\n--- stderr\n${result.stderr.slice(-4000)}`,
+      );
     }
     expect(result.stderr).toContain('@@done');
 
@@ -183,7 +181,10 @@ describe('the README, block by block', () => {
 
   it('fails, naming the block, when a block is broken (a request that answers 404)', async () => {
     const port = Number(new URL(server.url).port);
-    const broken = [{ line: 1, code: 'echo fine\n' }, { line: 7, code: 'curl -s http://localhost:3000/no-such-route\necho "not reached"\n' }];
+    const broken = [
+      { line: 1, code: 'echo fine\n' },
+      { line: 7, code: 'curl -s http://localhost:3000/no-such-route\necho "not reached"\n' },
+    ];
     const result = await runBlocks(script(broken, port, nats.url), cwd, blockEnv(database));
     expect(result.code).not.toBe(0);
     expect([...result.stderr.matchAll(/^@@block (\d+) README\.md:(\d+)$/gm)].pop()?.[2]).toBe('7');

@@ -86,12 +86,16 @@ describe('POST /locations/nearest: distance_unit, nearest_if_none and region', (
         const plain = await search({ customer_address: { zip: '67202' } });
         expect(headers(plain)).toEqual([200, 'mi', 'radius']);
         expect(names(plain)).toEqual(['Wichita Half Mile', 'Wichita Two Miles', 'Wichita Four Miles']);
-        for (const extra of [{ distance_unit: 'mi', nearest_if_none: false }, { distance_unit: null, nearest_if_none: null, region: null }]) {
+        for (const extra of [
+          { distance_unit: 'mi', nearest_if_none: false },
+          { distance_unit: null, nearest_if_none: null, region: null },
+        ]) {
           const same = await search({ customer_address: { zip: '67202' }, ...extra });
           expect(headers(same)).toEqual([200, 'mi', 'radius']);
           expect(same.text).toBe(plain.text);
         }
-        for (const location of plain.body.locations) expect(Object.keys(location)).toEqual(['name', 'address', 'city', 'state', 'zip', 'business_hours', 'lat', 'lng', 'distance']);
+        for (const location of plain.body.locations)
+          expect(Object.keys(location)).toEqual(['name', 'address', 'city', 'state', 'zip', 'business_hours', 'lat', 'lng', 'distance']);
       });
 
       it('in kilometres: max_distance read in km, each distance the haversine in miles × 1.609344, rounded to two decimals', async () => {
@@ -125,10 +129,22 @@ describe('POST /locations/nearest: distance_unit, nearest_if_none and region', (
         expect(headers(await search({ customer_address: { zip: '67202' }, max_distance: 500 }))).toEqual([200, 'mi', 'radius']);
         expect(headers(await search({ customer_address: { zip: '67202' }, max_distance: 804.672, distance_unit: 'km' }))).toEqual([200, 'km', 'radius']);
         expect(headers(await search({ customer_address: { zip: '67202' }, max_distance: 600, distance_unit: 'km' }))).toEqual([200, 'km', 'radius']);
-        await t.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: { zip: '67202' }, max_distance: 600 }).expect(400, { error: 400, message: MILES });
-        await t.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: { zip: '67202' }, max_distance: 500.001, distance_unit: 'mi' }).expect(400, { error: 400, message: MILES });
+        await t.http
+          .post('/locations/nearest')
+          .set(bearer(token))
+          .send({ customer_address: { zip: '67202' }, max_distance: 600 })
+          .expect(400, { error: 400, message: MILES });
+        await t.http
+          .post('/locations/nearest')
+          .set(bearer(token))
+          .send({ customer_address: { zip: '67202' }, max_distance: 500.001, distance_unit: 'mi' })
+          .expect(400, { error: 400, message: MILES });
         for (const max_distance of [804.673, 0, -1, '5']) {
-          await t.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: { zip: '67202' }, max_distance, distance_unit: 'km' }).expect(400, { error: 400, message: KM });
+          await t.http
+            .post('/locations/nearest')
+            .set(bearer(token))
+            .send({ customer_address: { zip: '67202' }, max_distance, distance_unit: 'km' })
+            .expect(400, { error: 400, message: KM });
         }
       });
 
@@ -150,7 +166,9 @@ describe('POST /locations/nearest: distance_unit, nearest_if_none and region', (
         expect(nearest.body.locations[0].distance).toBeCloseTo(40, 1);
         const km = await search({ customer_address: { zip: '69301' }, max_distance: 5, nearest_if_none: true, distance_unit: 'km' });
         expect(headers(km)).toEqual([200, 'km', 'nearest']);
-        expect(km.body.locations.map((l) => [l.name, l.distance])).toEqual([['Forty Miles North', round(milesFrom(alliance, 'Forty Miles North') * KM_PER_MILE)]]);
+        expect(km.body.locations.map((l) => [l.name, l.distance])).toEqual([
+          ['Forty Miles North', round(milesFrom(alliance, 'Forty Miles North') * KM_PER_MILE)],
+        ]);
       });
 
       it('answers the stores in range as usual when there are some (scope radius)', async () => {
@@ -158,14 +176,19 @@ describe('POST /locations/nearest: distance_unit, nearest_if_none and region', (
         expect(headers(inRange)).toEqual([200, 'mi', 'radius']);
         expect(inRange.text).toBe((await search({ customer_address: { zip: '67202' } })).text);
         const wide = await search({ customer_address: { zip: '69301' }, max_distance: 70, nearest_if_none: true });
-        expect([headers(wide), names(wide)]).toEqual([[200, 'mi', 'radius'], ['Forty Miles North', 'Sixty Miles North, All Day']]);
+        expect([headers(wide), names(wide)]).toEqual([
+          [200, 'mi', 'radius'],
+          ['Forty Miles North', 'Sixty Miles North, All Day'],
+        ]);
       });
 
       it('with open_only at night answers the nearest open store, and nothing when no store is open anywhere', async () => {
         // Wednesday 2026-11-25, 3 AM in Nebraska's panhandle (Mountain time): only the all-day store is open.
         const night = await search({ customer_address: { zip: '69301' }, nearest_if_none: true, open_at: '2026-11-25T03:00:00-07:00', open_only: true });
         expect(headers(night)).toEqual([200, 'mi', 'nearest']);
-        expect(night.body.locations.map((l) => [l.name, l.open, l.distance])).toEqual([['Sixty Miles North, All Day', true, round(milesFrom(alliance, 'Sixty Miles North, All Day'))]]);
+        expect(night.body.locations.map((l) => [l.name, l.open, l.distance])).toEqual([
+          ['Sixty Miles North, All Day', true, round(milesFrom(alliance, 'Sixty Miles North, All Day'))],
+        ]);
         // Sunday 3 AM: every store is closed.
         const sunday = await search({ customer_address: { zip: '69301' }, nearest_if_none: true, open_at: '2026-11-29T03:00:00-07:00', open_only: true });
         expect(headers(sunday)).toEqual([200, 'mi', 'radius']);
@@ -226,7 +249,11 @@ describe('POST /locations/nearest: distance_unit, nearest_if_none and region', (
       it('refuses max_distance beside it, whatever its value', async () => {
         const message = 'max_distance cannot be given with region: a region search takes every store of the region, at any distance';
         for (const max_distance of [5, 500, 0]) {
-          await t.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: { zip: '67202' }, region: { state: 'KS' }, max_distance }).expect(400, { error: 400, message });
+          await t.http
+            .post('/locations/nearest')
+            .set(bearer(token))
+            .send({ customer_address: { zip: '67202' }, region: { state: 'KS' }, max_distance })
+            .expect(400, { error: 400, message });
         }
         // null is "not given", as for every optional field.
         expect(headers(await search({ customer_address: { zip: '67202' }, region: { state: 'KS' }, max_distance: null }))).toEqual([200, 'mi', 'region']);
@@ -257,9 +284,16 @@ describe('POST /locations/nearest: distance_unit, nearest_if_none and region', (
       [{ region: { state: 'KS', city: 'c'.repeat(201) } }, 'region.city must be 1 to 200 characters'],
       [{ region: { state: 'KS', city: 7 } }, 'region.city must be a string'],
       [{ region: { state: 'KS', zip: '67202' } }, 'unknown field region.zip'],
-      [{ region: { state: 'KS' }, max_distance: 10 }, 'max_distance cannot be given with region: a region search takes every store of the region, at any distance'],
+      [
+        { region: { state: 'KS' }, max_distance: 10 },
+        'max_distance cannot be given with region: a region search takes every store of the region, at any distance',
+      ],
     ])('%j', async (extra, message) => {
-      await t.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: { zip: '67202' }, ...extra }).expect(400, { error: 400, message });
+      await t.http
+        .post('/locations/nearest')
+        .set(bearer(token))
+        .send({ customer_address: { zip: '67202' }, ...extra })
+        .expect(400, { error: 400, message });
     });
   });
 });

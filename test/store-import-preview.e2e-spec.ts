@@ -12,7 +12,14 @@ import { importStores, storesCsv, WEEK_OPEN, type StoreInput } from './support/s
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 import { AuditCapture } from './support/audit.js';
 
-const ENV = { TOKEN_CACHE_SECONDS: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', TOKEN_RATE_LIMIT_PER_MINUTE: '0', OIDC_ISSUER: '', REDIS_URL: '', STORE_INDEX_REFRESH_MS: '500' };
+const ENV = {
+  TOKEN_CACHE_SECONDS: '0',
+  AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
+  TOKEN_RATE_LIMIT_PER_MINUTE: '0',
+  OIDC_ISSUER: '',
+  REDIS_URL: '',
+  STORE_INDEX_REFRESH_MS: '500',
+};
 const many = (count: number, prefix = 'S', from = 0): StoreInput[] =>
   Array.from({ length: count }, (_, i) => ({ code: `${prefix}${String(from + i).padStart(6, '0')}`, name: `Store ${from + i}` }));
 
@@ -24,7 +31,15 @@ interface ImportBody {
   pruned: number;
   version: number;
   catalog_size: number;
-  changes: Array<{ change: string; line?: number; code: string; name: string; city?: string; state?: string; fields?: Array<{ field: string; old: string; new: string }> }>;
+  changes: Array<{
+    change: string;
+    line?: number;
+    code: string;
+    name: string;
+    city?: string;
+    state?: string;
+    fields?: Array<{ field: string; old: string; new: string }>;
+  }>;
   changes_truncated: boolean;
   removals_need_confirmation: boolean;
 }
@@ -46,7 +61,10 @@ describe('store import: preview, then apply', () => {
   const repo = () => a.dataSource.getRepository(Store);
   const version = async () => Number((await a.dataSource.query('SELECT version FROM store_catalog WHERE id = 1'))[0].version);
   /** The stores table and the catalogue version as one digest: "nothing written" means the same digest. */
-  const checksum = async () => createHash('sha256').update(JSON.stringify([await repo().find({ order: { code: 'ASC' } }), await version()])).digest('hex');
+  const checksum = async () =>
+    createHash('sha256')
+      .update(JSON.stringify([await repo().find({ order: { code: 'ASC' } }), await version()]))
+      .digest('hex');
   const upload = (t: TestApp | ServerProcess, csv: string, query = '', ifMatch?: string) => {
     const req = t.http.post(`/admin/stores.csv${query}`).set(bearer(admin)).set('Content-Type', 'text/csv');
     if (ifMatch !== undefined) req.set('If-Match', ifMatch);
@@ -89,7 +107,17 @@ describe('store import: preview, then apply', () => {
       const dry = await upload(a, file, '?dry_run=true&prune=true').expect(200);
       expect(dry.headers.etag).toBe(`"${v0}"`);
       const body = dry.body as ImportBody;
-      expect(body).toMatchObject({ read: 4, inserted: 1, updated: 2, unchanged: 1, pruned: 1, version: v0, catalog_size: 4, changes_truncated: false, removals_need_confirmation: true });
+      expect(body).toMatchObject({
+        read: 4,
+        inserted: 1,
+        updated: 2,
+        unchanged: 1,
+        pruned: 1,
+        version: v0,
+        catalog_size: 4,
+        changes_truncated: false,
+        removals_need_confirmation: true,
+      });
       expect(body.changes).toEqual([
         { change: 'add', line: 2, code: 'NEW1', name: 'Brand new', city: 'Boston', state: 'MA' },
         {
@@ -102,7 +130,13 @@ describe('store import: preview, then apply', () => {
             { field: 'sunday', old: 'Closed', new: '10:00 AM - 4:00 PM' },
           ],
         },
-        { change: 'update', line: 5, code: 'S000002', name: 'Store 2', fields: [expect.objectContaining({ field: 'lat', new: '40.700000' }), expect.objectContaining({ field: 'lng', new: '-74.000000' })] },
+        {
+          change: 'update',
+          line: 5,
+          code: 'S000002',
+          name: 'Store 2',
+          fields: [expect.objectContaining({ field: 'lat', new: '40.700000' }), expect.objectContaining({ field: 'lng', new: '-74.000000' })],
+        },
         { change: 'remove', code: 'GONE', name: 'Closing down', city: 'Albany', state: 'NY' },
       ]);
       // The old values are the stored ones.
@@ -139,7 +173,16 @@ describe('store import: preview, then apply', () => {
       await importStores(a, storesCsv(many(5)));
       const before = await checksum();
       const dry = await upload(a, storesCsv(many(5)), '?dry_run=true&prune=true').expect(200);
-      expect(dry.body).toMatchObject({ read: 5, inserted: 0, updated: 0, unchanged: 5, pruned: 0, changes: [], changes_truncated: false, removals_need_confirmation: false });
+      expect(dry.body).toMatchObject({
+        read: 5,
+        inserted: 0,
+        updated: 0,
+        unchanged: 5,
+        pruned: 0,
+        changes: [],
+        changes_truncated: false,
+        removals_need_confirmation: false,
+      });
       const applied = await upload(a, storesCsv(many(5)), '?prune=true', dry.headers.etag).expect(200);
       expect(applied.headers.etag).toBe(dry.headers.etag);
       await expect(checksum()).resolves.toBe(before);
@@ -152,11 +195,18 @@ describe('store import: preview, then apply', () => {
       const file = storesCsv([...many(3), { code: 'NEW', name: 'New' }]);
       const dry = await upload(a, file, '?dry_run=true').expect(200);
       // Instance B changes one store meanwhile.
-      await b.http.put('/admin/stores/S000001').set(bearer(admin)).send({ name: 'Edited on B', address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...WEEK_OPEN }).expect(200);
+      await b.http
+        .put('/admin/stores/S000001')
+        .set(bearer(admin))
+        .send({ name: 'Edited on B', address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...WEEK_OPEN })
+        .expect(200);
       const before = await checksum();
 
       const refused = await upload(a, file, '', dry.headers.etag).expect(412);
-      expect(refused.body).toEqual({ error: 412, message: expect.stringMatching(/^the store catalogue changed since the dry run \(version \d+, now \d+\); nothing was written\. Check the file again/) });
+      expect(refused.body).toEqual({
+        error: 412,
+        message: expect.stringMatching(/^the store catalogue changed since the dry run \(version \d+, now \d+\); nothing was written\. Check the file again/),
+      });
       expect(refused.headers.etag).toBe(`"${await version()}"`);
       await expect(checksum()).resolves.toBe(before);
       expect(audit.entries.at(-1)).toMatchObject({ event: 'admin.stores.import_refused', target: { reason: 'catalog_changed' } });
@@ -199,7 +249,10 @@ describe('store import: preview, then apply', () => {
 
     it('on the command line: --if-version refuses with exit 3 once the catalogue moved, and the dry run prints its changes and version', async () => {
       await importStores(a, storesCsv(many(2)));
-      const file = csvFile('next.csv', storesCsv([{ code: 'S000000', name: 'Renamed "zero"' }, ...many(1, 'S', 1), { code: 'ADD', name: 'Added', city: 'Boston', state: 'MA', zip: '02108' }]));
+      const file = csvFile(
+        'next.csv',
+        storesCsv([{ code: 'S000000', name: 'Renamed "zero"' }, ...many(1, 'S', 1), { code: 'ADD', name: 'Added', city: 'Boston', state: 'MA', zip: '02108' }]),
+      );
       const dry = await runCli(a.database, ['locations', 'import', file, '--dry-run']);
       expect(dry.code).toBe(0);
       expect(dry.stdout.split('\n')).toEqual([
@@ -215,7 +268,9 @@ describe('store import: preview, then apply', () => {
       const before = await checksum();
       const refused = await runCli(a.database, ['locations', 'import', file, '--if-version', String(v)]);
       expect(refused.code).toBe(3);
-      expect(refused.stderr).toMatch(/error: the store catalogue changed since the dry run \(version \d+, now \d+\); nothing was written\. Check the file again with --dry-run/);
+      expect(refused.stderr).toMatch(
+        /error: the store catalogue changed since the dry run \(version \d+, now \d+\); nothing was written\. Check the file again with --dry-run/,
+      );
       await expect(checksum()).resolves.toBe(before);
 
       const applied = await runCli(a.database, ['locations', 'import', file, '--if-version', String(await version())]);
@@ -246,7 +301,10 @@ describe('store import: preview, then apply', () => {
           const sentWhilePlanning = planning;
           const res =
             kind === 'plant'
-              ? await a.http.post('/plants').set(bearer(shop)).send({ name: `Fern ${i}` })
+              ? await a.http
+                  .post('/plants')
+                  .set(bearer(shop))
+                  .send({ name: `Fern ${i}` })
               : await a.http
                   .put(`/admin/stores/S${String(edits++).padStart(6, '0')}`)
                   .set(bearer(admin))
@@ -279,7 +337,9 @@ describe('store import: preview, then apply', () => {
       expect(whilePlanning('store')).toBe(WRITES);
       // The tables have every write, and the version each store write.
       const plants = answers.filter((w) => w.kind === 'plant').length;
-      await expect(a.dataSource.query("SELECT COUNT(*) AS n FROM plants WHERE team = 'dry-run-shop'").then((rows: Array<{ n: number | string }>) => Number(rows[0].n))).resolves.toBe(plantsBefore + plants);
+      await expect(
+        a.dataSource.query("SELECT COUNT(*) AS n FROM plants WHERE team = 'dry-run-shop'").then((rows: Array<{ n: number | string }>) => Number(rows[0].n)),
+      ).resolves.toBe(plantsBefore + plants);
       await expect(repo().countBy({ name: 'Edited during the dry run' })).resolves.toBe(edits);
       await expect(version()).resolves.toBe(v0 + edits);
       // The store writes moved the catalogue while it planned: it planned again, and lists undoing them against the version it answers.
@@ -326,7 +386,9 @@ describe('store import: preview, then apply', () => {
     it('refuses a wrong expected count, under the share too, and expected_removals without prune', async () => {
       const before = await checksum();
       const wrong = await upload(a, keeping(3), '?prune=true&expected_removals=2').expect(409);
-      expect(wrong.body.message).toBe('this import would remove 3 stores, not the 2 expected; nothing was written. Check the list with dry_run=true, then send expected_removals=3 to confirm');
+      expect(wrong.body.message).toBe(
+        'this import would remove 3 stores, not the 2 expected; nothing was written. Check the list with dry_run=true, then send expected_removals=3 to confirm',
+      );
       await upload(a, keeping(1), '?prune=true&expected_removals=0').expect(409);
       expect((await upload(a, keeping(1), '?expected_removals=1').expect(400)).body.message).toBe('expected_removals needs prune=true');
       for (const bad of ['-1', '1.5', 'two', '']) await upload(a, keeping(1), `?prune=true&expected_removals=${bad}`).expect(400);
@@ -344,7 +406,9 @@ describe('store import: preview, then apply', () => {
       const before = await checksum();
       const refused = await runCli(a.database, ['locations', 'import', file, '--prune']);
       expect(refused.code).toBe(4);
-      expect(refused.stderr).toContain('error: this import would remove 5 of 20 stores (25 %), more than the 10 % (STORE_IMPORT_MAX_PRUNE_PERCENT) allowed without confirmation; nothing was written. Check the list with --dry-run, then add --expect-removals 5 to confirm');
+      expect(refused.stderr).toContain(
+        'error: this import would remove 5 of 20 stores (25 %), more than the 10 % (STORE_IMPORT_MAX_PRUNE_PERCENT) allowed without confirmation; nothing was written. Check the list with --dry-run, then add --expect-removals 5 to confirm',
+      );
       expect((await runCli(a.database, ['locations', 'import', file, '--prune', '--expect-removals', '4'])).code).toBe(4);
       expect((await runCli(a.database, ['locations', 'import', file, '--expect-removals', '5'])).code).toBe(1);
       await expect(checksum()).resolves.toBe(before);

@@ -11,7 +11,10 @@ describe('store import rules', () => {
   /** Imports and expects a refusal; returns the problem lines. */
   const refused = async (input: StoreInput[] | string) => {
     const csv = typeof input === 'string' ? input : storesCsv(input);
-    const error: unknown = await importStores(t, csv).then(() => undefined, (e: unknown) => e);
+    const error: unknown = await importStores(t, csv).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(StoreImportError);
     return (error as StoreImportError).message;
   };
@@ -38,9 +41,21 @@ describe('store import rules', () => {
     ['a longitude under -180', { code: 'X', name: 'n', lat: '40', lng: '-180.1' }, 'line 2, lng: "-180.1" is not a longitude from -180 to 180'],
     ['a latitude without longitude', { code: 'X', name: 'n', lat: '40', lng: '' }, 'line 2, lng: "" is not a longitude from -180 to 180'],
     ['a non-numeric latitude', { code: 'X', name: 'n', lat: '4O.1', lng: '-73' }, 'line 2, lat: "4O.1" is not a latitude'],
-    ['hours in another format', { code: 'X', name: 'n', hours: { monday: '9am-5pm' } }, 'line 2, monday: "9am-5pm" is not a time range like "9:00 AM - 6:00 PM"'],
-    ['hours closing before opening', { code: 'X', name: 'n', hours: { friday: '5:00 PM - 9:00 AM' } }, 'line 2, friday: "5:00 PM - 9:00 AM" closes before it opens'],
-    ['overlapping ranges', { code: 'X', name: 'n', hours: { sunday: '9:00 AM - 1:00 PM, 12:00 PM - 5:00 PM' } }, 'line 2, sunday: "12:00 PM - 5:00 PM" overlaps'],
+    [
+      'hours in another format',
+      { code: 'X', name: 'n', hours: { monday: '9am-5pm' } },
+      'line 2, monday: "9am-5pm" is not a time range like "9:00 AM - 6:00 PM"',
+    ],
+    [
+      'hours closing before opening',
+      { code: 'X', name: 'n', hours: { friday: '5:00 PM - 9:00 AM' } },
+      'line 2, friday: "5:00 PM - 9:00 AM" closes before it opens',
+    ],
+    [
+      'overlapping ranges',
+      { code: 'X', name: 'n', hours: { sunday: '9:00 AM - 1:00 PM, 12:00 PM - 5:00 PM' } },
+      'line 2, sunday: "12:00 PM - 5:00 PM" overlaps',
+    ],
     ['an empty day', { code: 'X', name: 'n', hours: { tuesday: '' } }, 'line 2, tuesday: "" is not a time range'],
   ])('refuses %s, naming line and column, and writes nothing', async (_, store, message) => {
     const before = await version();
@@ -50,12 +65,22 @@ describe('store import rules', () => {
   });
 
   it('refuses a code used twice in the file', async () => {
-    const message = await refused([{ code: 'A', name: 'one' }, { code: 'B', name: 'two' }, { code: 'A', name: 'three' }]);
+    const message = await refused([
+      { code: 'A', name: 'one' },
+      { code: 'B', name: 'two' },
+      { code: 'A', name: 'three' },
+    ]);
     expect(message).toContain('line 4, code: "A" already appears on line 2');
   });
 
   it('accepts an unknown ZIP when coordinates are given, and ZIP+4', async () => {
-    const summary = await importStores(t, storesCsv([{ code: 'PO', name: 'Remote', zip: '00000', lat: 40.1, lng: -74.2 }, { code: 'Z4', name: 'Plus four', zip: '10001-1234' }]));
+    const summary = await importStores(
+      t,
+      storesCsv([
+        { code: 'PO', name: 'Remote', zip: '00000', lat: 40.1, lng: -74.2 },
+        { code: 'Z4', name: 'Plus four', zip: '10001-1234' },
+      ]),
+    );
     expect(summary).toMatchObject({ read: 2, inserted: 2 });
     expect((await stores()).find((s) => s.code === 'Z4')).toMatchObject({ zip: '10001-1234', lat: 40.75065, lng: -73.997293 });
   });
@@ -82,16 +107,38 @@ describe('store import rules', () => {
   });
 
   it('upserts by code and counts inserted, updated and unchanged', async () => {
-    const summary = await importStores(t, storesCsv([{ code: 'KEEP', name: 'Kept store', zip: '10001' }, { code: 'NEW', name: 'New' }]));
+    const summary = await importStores(
+      t,
+      storesCsv([
+        { code: 'KEEP', name: 'Kept store', zip: '10001' },
+        { code: 'NEW', name: 'New' },
+      ]),
+    );
     expect(summary).toMatchObject({ read: 2, inserted: 1, updated: 0, unchanged: 1, pruned: 0 });
-    const again = await importStores(t, storesCsv([{ code: 'KEEP', name: 'Renamed', zip: '10001' }, { code: 'NEW', name: 'New' }]));
+    const again = await importStores(
+      t,
+      storesCsv([
+        { code: 'KEEP', name: 'Renamed', zip: '10001' },
+        { code: 'NEW', name: 'New' },
+      ]),
+    );
     expect(again).toMatchObject({ read: 2, inserted: 0, updated: 1, unchanged: 1 });
-    await expect(stores()).resolves.toMatchObject([{ code: 'KEEP', name: 'Renamed' }, { code: 'NEW', name: 'New' }]);
+    await expect(stores()).resolves.toMatchObject([
+      { code: 'KEEP', name: 'Renamed' },
+      { code: 'NEW', name: 'New' },
+    ]);
   });
 
   it('--dry-run validates and counts but writes nothing', async () => {
     const before = await version();
-    const summary = await importStores(t, storesCsv([{ code: 'KEEP', name: 'Changed', zip: '10001' }, { code: 'NEW', name: 'New' }]), { dryRun: true, prune: true });
+    const summary = await importStores(
+      t,
+      storesCsv([
+        { code: 'KEEP', name: 'Changed', zip: '10001' },
+        { code: 'NEW', name: 'New' },
+      ]),
+      { dryRun: true, prune: true },
+    );
     expect(summary).toMatchObject({ read: 2, inserted: 1, updated: 1, unchanged: 0, pruned: 0 });
     await expect(stores()).resolves.toMatchObject([{ code: 'KEEP', name: 'Kept store' }]);
     await expect(version()).resolves.toBe(before);
@@ -117,7 +164,13 @@ describe('store import rules', () => {
     const before = await version();
     await importStores(t, storesCsv([{ code: 'KEEP', name: 'Kept store', zip: '10001' }]));
     await expect(version()).resolves.toBe(before);
-    await importStores(t, storesCsv([{ code: 'KEEP', name: 'Kept store', zip: '10001' }, { code: 'N2', name: 'n2' }]));
+    await importStores(
+      t,
+      storesCsv([
+        { code: 'KEEP', name: 'Kept store', zip: '10001' },
+        { code: 'N2', name: 'n2' },
+      ]),
+    );
     await expect(version()).resolves.toBe(before + 1);
   });
 });

@@ -68,14 +68,18 @@ describe('every instance learns of an import', () => {
     const server = await startServer(t.database, { STORE_INDEX_REFRESH_MS: '300' });
     try {
       const token = await t.tokenFor('shop');
-      const search = () => server.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: { zip: '10001' }, max_distance: 1 });
+      const search = () =>
+        server.http
+          .post('/locations/nearest')
+          .set(bearer(token))
+          .send({ customer_address: { zip: '10001' }, max_distance: 1 });
       await expect(search()).resolves.toMatchObject({ status: 200, body: { locations: [] } });
 
       const file = join(dir, 'one.csv');
       writeFileSync(file, storesCsv([{ code: 'FRESH', name: 'Fresh Store', zip: '10001' }]));
       expect((await runCli(t.database, ['locations', 'import', file])).code).toBe(0);
       let names: string[] = [];
-      for (const deadline = Date.now() + 10_000; Date.now() < deadline && names.length === 0; ) {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && names.length === 0;) {
         await new Promise((r) => setTimeout(r, 100));
         names = (await search()).body.locations.map((l: { name: string }) => l.name);
       }
@@ -84,7 +88,7 @@ describe('every instance learns of an import', () => {
       // A prune by another process removes it again.
       writeFileSync(file, storesCsv([{ code: 'ELSEWHERE', name: 'Far away', zip: '90012' }]));
       expect((await runCli(t.database, ['locations', 'import', file, '--prune', '--expect-removals', '1'])).code).toBe(0);
-      for (const deadline = Date.now() + 10_000; Date.now() < deadline && names.length > 0; ) {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && names.length > 0;) {
         await new Promise((r) => setTimeout(r, 100));
         names = (await search()).body.locations.map((l: { name: string }) => l.name);
       }
@@ -100,7 +104,10 @@ describe('every instance learns of an import', () => {
     try {
       const token = await t.tokenFor('shop');
       await importStores(t, storesCsv([{ code: 'NOW', name: 'Right Now', zip: '10001' }]));
-      const res = await t.http.post('/locations/nearest').set(bearer(token)).send({ customer_address: { zip: '10001' } });
+      const res = await t.http
+        .post('/locations/nearest')
+        .set(bearer(token))
+        .send({ customer_address: { zip: '10001' } });
       expect(res.body.locations.map((l: { name: string }) => l.name)).toEqual(['Right Now']);
     } finally {
       await t.close();

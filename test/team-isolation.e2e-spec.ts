@@ -4,10 +4,7 @@ import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
 const TEAMS = ['acme', 'globex', 'initech'] as const;
 type Team = (typeof TEAMS)[number];
-type Op =
-  | { kind: 'create'; team: Team; id?: number; name: string }
-  | { kind: 'delete'; team: Team; id: number }
-  | { kind: 'list'; team: Team };
+type Op = { kind: 'create'; team: Team; id?: number; name: string } | { kind: 'delete'; team: Team; id: number } | { kind: 'list'; team: Team };
 
 const team = fc.constantFrom(...TEAMS);
 // Few ids, so that teams often hold the same id and collide with themselves and each other.
@@ -43,7 +40,10 @@ describe('team isolation (property-based)', () => {
             const mine = model.get(step.team)!;
             const auth = bearer(tokens[step.team]);
             if (step.kind === 'create') {
-              const res = await t.http.post('/plants').set(auth).send(step.id === undefined ? { name: step.name } : { id: step.id, name: step.name });
+              const res = await t.http
+                .post('/plants')
+                .set(auth)
+                .send(step.id === undefined ? { name: step.name } : { id: step.id, name: step.name });
               const expectedId = step.id ?? Math.max(0, ...mine.keys()) + 1;
               if (step.id !== undefined && mine.has(step.id)) {
                 expect(res.status).toBe(409);

@@ -26,7 +26,10 @@ describe('token lifecycle', () => {
   afterAll(() => t.close());
 
   it('TOKEN_DEFAULT_TTL_DAYS=0: a token issued without --expires-in-days never expires', async () => {
-    const { id } = await t.app.get(TokensService).create({ team: 'acme' }).then((r) => r.record);
+    const { id } = await t.app
+      .get(TokensService)
+      .create({ team: 'acme' })
+      .then((r) => r.record);
     await expect(repo().findOneByOrFail({ id })).resolves.toMatchObject({ expiresAt: null });
   });
 
@@ -131,7 +134,12 @@ describe('scopes', () => {
     await expect(t.dataSource.getRepository(ApiToken).findOneByOrFail({ prefix: reader.slice(0, 10) })).resolves.toMatchObject({ scope: 'read' });
 
     await expect(t.http.get('/plants').set(bearer(reader))).resolves.toMatchObject({ status: 200, body: [{ name: 'Fern' }] });
-    await expect(t.http.post('/locations/nearest').set(bearer(reader)).send({ customer_address: { zip: '10001' } })).resolves.toMatchObject({ status: 200 });
+    await expect(
+      t.http
+        .post('/locations/nearest')
+        .set(bearer(reader))
+        .send({ customer_address: { zip: '10001' } }),
+    ).resolves.toMatchObject({ status: 200 });
     for (const res of [await t.http.post('/plants').set(bearer(reader)).send({ id: 2, name: 'Moss' }), await t.http.delete('/plants/1').set(bearer(reader))]) {
       expect(res.status).toBe(403);
       expect(res.body).toEqual(READ_ONLY);

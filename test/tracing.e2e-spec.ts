@@ -51,7 +51,10 @@ async function spanAfterBootstrap(env: Record<string, string>): Promise<string> 
   const script = "import { trace } from '@opentelemetry/api'; console.log(trace.getTracer('probe').startSpan('probe').isRecording() ? 'recording' : 'no-op');";
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const key of Object.keys(childEnv)) if (key.startsWith('OTEL_') && !(key in env)) delete childEnv[key];
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', INSTRUMENTATION, '--input-type=module', '-e', script], { env: childEnv, cwd: fileURLToPath(new URL('..', import.meta.url)) });
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', INSTRUMENTATION, '--input-type=module', '-e', script], {
+    env: childEnv,
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+  });
   return stdout.trim();
 }
 
@@ -96,79 +99,100 @@ describe('OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
 
-  it('continues the caller\'s traceparent with a server span named by the route, a child span per SQL query, and the ids in the request\'s log lines', async () => {
-    const traceId = randomBytes(16).toString('hex');
-    const callerSpanId = randomBytes(8).toString('hex');
-    const res = await server.http
-      .post('/plants')
-      .set({ Authorization: `Bearer ${token}`, traceparent: `00-${traceId}-${callerSpanId}-01`, 'X-Request-Id': 'traced-create-1' })
-      .send({ id: 7, name: 'Fern' });
-    expect(res.status).toBe(201);
+  it(
+    "continues the caller's traceparent with a server span named by the route, a child span per SQL query, and the ids in the request's log lines",
+    async () => {
+      const traceId = randomBytes(16).toString('hex');
+      const callerSpanId = randomBytes(8).toString('hex');
+      const res = await server.http
+        .post('/plants')
+        .set({ Authorization: `Bearer ${token}`, traceparent: `00-${traceId}-${callerSpanId}-01`, 'X-Request-Id': 'traced-create-1' })
+        .send({ id: 7, name: 'Fern' });
+      expect(res.status).toBe(201);
 
-    const isServer = (s: Span) => s.kind === SPAN_KIND_SERVER;
-    const sql = (s: Span) => attribute(s, 'db.system') === 'mysql' || attribute(s, 'db.system.name') === 'mysql';
-    const spans = await spansOf(traceId, (found) => found.some(isServer) && (engine !== 'mysql' || found.some(sql)));
-    const serverSpans = spans.filter(isServer);
-    expect(serverSpans).toHaveLength(1);
-    const [request] = serverSpans;
-    expect(request.name).toBe('POST /plants');
-    expect(request.parentSpanId).toBe(callerSpanId);
-    expect(attribute(request, 'http.route')).toBe('/plants');
-    expect(Number(attribute(request, 'http.response.status_code') ?? attribute(request, 'http.status_code'))).toBe(201);
-    if (engine === 'mysql') {
-      // The token look-up and the INSERT, each a child of the request's span.
-      const queries = spans.filter(sql);
-      expect(queries.length).toBeGreaterThanOrEqual(2);
-      for (const query of queries) expect(query.parentSpanId).toBe(request.spanId);
-      expect(queries.some((q) => /INSERT/i.test(String(attribute(q, 'db.query.text') ?? attribute(q, 'db.statement'))))).toBe(true);
-    }
+      const isServer = (s: Span) => s.kind === SPAN_KIND_SERVER;
+      const sql = (s: Span) => attribute(s, 'db.system') === 'mysql' || attribute(s, 'db.system.name') === 'mysql';
+      const spans = await spansOf(traceId, (found) => found.some(isServer) && (engine !== 'mysql' || found.some(sql)));
+      const serverSpans = spans.filter(isServer);
+      expect(serverSpans).toHaveLength(1);
+      const [request] = serverSpans;
+      expect(request.name).toBe('POST /plants');
+      expect(request.parentSpanId).toBe(callerSpanId);
+      expect(attribute(request, 'http.route')).toBe('/plants');
+      expect(Number(attribute(request, 'http.response.status_code') ?? attribute(request, 'http.status_code'))).toBe(201);
+      if (engine === 'mysql') {
+        // The token look-up and the INSERT, each a child of the request's span.
+        const queries = spans.filter(sql);
+        expect(queries.length).toBeGreaterThanOrEqual(2);
+        for (const query of queries) expect(query.parentSpanId).toBe(request.spanId);
+        expect(queries.some((q) => /INSERT/i.test(String(attribute(q, 'db.query.text') ?? attribute(q, 'db.statement'))))).toBe(true);
+      }
 
-    // The request's line and its audit line carry its reqId, trace id and server span id.
-    let lines: Array<Record<string, unknown>> = [];
-    for (let i = 0; i < 100; i++) {
-      lines = logLines().filter((l) => l.reqId === 'traced-create-1');
-      if (lines.length >= 2) break;
-      await sleep(50);
-    }
-    expect(lines.map((l) => l.msg ?? l.event).sort()).toEqual(['plant.created', 'request completed']);
-    for (const line of lines) expect(line).toMatchObject({ reqId: 'traced-create-1', traceId, spanId: request.spanId });
-  }, TIMEOUT);
+      // The request's line and its audit line carry its reqId, trace id and server span id.
+      let lines: Array<Record<string, unknown>> = [];
+      for (let i = 0; i < 100; i++) {
+        lines = logLines().filter((l) => l.reqId === 'traced-create-1');
+        if (lines.length >= 2) break;
+        await sleep(50);
+      }
+      expect(lines.map((l) => l.msg ?? l.event).sort()).toEqual(['plant.created', 'request completed']);
+      for (const line of lines) expect(line).toMatchObject({ reqId: 'traced-create-1', traceId, spanId: request.spanId });
+    },
+    TIMEOUT,
+  );
 
-  it('names a span by its route template, not by the path', async () => {
-    const res = await server.http.delete('/plants/7').set({ Authorization: `Bearer ${token}`, 'X-Request-Id': 'traced-delete-1' });
-    expect(res.status).toBe(204);
-    let line: Record<string, unknown> | undefined;
-    for (let i = 0; i < 100 && !line; i++) {
-      line = logLines().find((l) => l.reqId === 'traced-delete-1' && l.msg === 'request completed');
-      if (!line) await sleep(50);
-    }
-    expect(typeof line?.traceId).toBe('string');
-    const spans = await spansOf(line!.traceId as string, (found) => found.some((s) => s.kind === SPAN_KIND_SERVER));
-    const request = spans.find((s) => s.kind === SPAN_KIND_SERVER)!;
-    expect(request.name).toBe('DELETE /plants/:id');
-    // A new trace: no caller span.
-    expect(request.parentSpanId ?? '').toBe('');
-    expect(request.spanId).toBe(line!.spanId);
-  }, TIMEOUT);
-
-  it('loads no SDK and exports nothing without OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
-    expect(await spanAfterBootstrap({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })).toBe('recording');
-    expect(await spanAfterBootstrap({ OTEL_SERVICE_NAME: 'plant-store-e2e', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBe('no-op');
-
-    const untraced = await startServer(database, { LOG_LEVEL: 'log', OTEL_SERVICE_NAME: 'plant-store-e2e', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
-    try {
-      const res = await untraced.http.get('/plants').set({ Authorization: `Bearer ${token}`, traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`, 'X-Request-Id': 'untraced-1' });
-      expect(res.status).toBe(200);
+  it(
+    'names a span by its route template, not by the path',
+    async () => {
+      const res = await server.http.delete('/plants/7').set({ Authorization: `Bearer ${token}`, 'X-Request-Id': 'traced-delete-1' });
+      expect(res.status).toBe(204);
       let line: Record<string, unknown> | undefined;
       for (let i = 0; i < 100 && !line; i++) {
-        line = untraced.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.reqId === 'untraced-1');
+        line = logLines().find((l) => l.reqId === 'traced-delete-1' && l.msg === 'request completed');
         if (!line) await sleep(50);
       }
-      expect(line).toMatchObject({ reqId: 'untraced-1', status: 200 });
-      expect(line).not.toHaveProperty('traceId');
-      expect(line).not.toHaveProperty('spanId');
-    } finally {
-      await untraced.stop();
-    }
-  }, TIMEOUT);
+      expect(typeof line?.traceId).toBe('string');
+      const spans = await spansOf(line!.traceId as string, (found) => found.some((s) => s.kind === SPAN_KIND_SERVER));
+      const request = spans.find((s) => s.kind === SPAN_KIND_SERVER)!;
+      expect(request.name).toBe('DELETE /plants/:id');
+      // A new trace: no caller span.
+      expect(request.parentSpanId ?? '').toBe('');
+      expect(request.spanId).toBe(line!.spanId);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'loads no SDK and exports nothing without OTEL_EXPORTER_OTLP_ENDPOINT',
+    async () => {
+      expect(await spanAfterBootstrap({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })).toBe('recording');
+      expect(await spanAfterBootstrap({ OTEL_SERVICE_NAME: 'plant-store-e2e', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBe('no-op');
+
+      const untraced = await startServer(database, { LOG_LEVEL: 'log', OTEL_SERVICE_NAME: 'plant-store-e2e', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+      try {
+        const res = await untraced.http.get('/plants').set({
+          Authorization: `Bearer ${token}`,
+          traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`,
+          'X-Request-Id': 'untraced-1',
+        });
+        expect(res.status).toBe(200);
+        let line: Record<string, unknown> | undefined;
+        for (let i = 0; i < 100 && !line; i++) {
+          line = untraced
+            .output()
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => JSON.parse(l) as Record<string, unknown>)
+            .find((l) => l.reqId === 'untraced-1');
+          if (!line) await sleep(50);
+        }
+        expect(line).toMatchObject({ reqId: 'untraced-1', status: 200 });
+        expect(line).not.toHaveProperty('traceId');
+        expect(line).not.toHaveProperty('spanId');
+      } finally {
+        await untraced.stop();
+      }
+    },
+    TIMEOUT,
+  );
 });

@@ -35,13 +35,30 @@ export const ApiCommonErrors = () =>
       headers: responseHeaders('Retry-After'),
       example: { error: 429, message: 'too many requests with this token, try again later' },
     }),
-    ApiInternalServerErrorResponse({ description: 'Unexpected failure; details are logged under the X-Request-Id, never returned.', type: ErrorBody, example: { error: 500, message: 'internal server error' } }),
-    ApiServiceUnavailableResponse({ description: 'The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly.', type: ErrorBody, example: { error: 503, message: 'the database is unavailable, try again shortly' } }),
+    ApiInternalServerErrorResponse({
+      description: 'Unexpected failure; details are logged under the X-Request-Id, never returned.',
+      type: ErrorBody,
+      example: { error: 500, message: 'internal server error' },
+    }),
+    ApiServiceUnavailableResponse({
+      description:
+        'The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly.',
+      type: ErrorBody,
+      example: { error: 503, message: 'the database is unavailable, try again shortly' },
+    }),
   );
 
 /** Errors of operations that take a JSON body. */
 export const ApiBodyErrors = () =>
   applyDecorators(
-    ApiPayloadTooLargeResponse({ description: `The body is larger than the limit (BODY_LIMIT_BYTES, by default ${DEFAULT_BODY_LIMIT_BYTES} bytes).`, type: ErrorBody, example: { error: 413, message: `request body exceeds the limit of ${DEFAULT_BODY_LIMIT_BYTES} bytes` } }),
-    ApiUnsupportedMediaTypeResponse({ description: 'The body is not sent as application/json.', type: ErrorBody, example: { error: 415, message: 'request body must be sent as application/json' } }),
+    ApiPayloadTooLargeResponse({
+      description: `The body is larger than the limit (BODY_LIMIT_BYTES, by default ${DEFAULT_BODY_LIMIT_BYTES} bytes).`,
+      type: ErrorBody,
+      example: { error: 413, message: `request body exceeds the limit of ${DEFAULT_BODY_LIMIT_BYTES} bytes` },
+    }),
+    ApiUnsupportedMediaTypeResponse({
+      description: 'The body is not sent as application/json.',
+      type: ErrorBody,
+      example: { error: 415, message: 'request body must be sent as application/json' },
+    }),
   );

@@ -41,29 +41,31 @@ const RESPONSE_HEADERS = {
   },
   'Customer-Position': {
     description:
-      'Where the distances were measured from: `device` (the request\'s `lat` and `lng`), `address` (the street address, placed by the geocoder), or `zip` (the ZIP code\'s point: no street address, no geocoder, or no believable answer from it in time).',
+      "Where the distances were measured from: `device` (the request's `lat` and `lng`), `address` (the street address, placed by the geocoder), or `zip` (the ZIP code's point: no street address, no geocoder, or no believable answer from it in time).",
     required: true,
     schema: { type: 'string', enum: ['address', 'zip', 'device'], example: 'zip' },
   },
   'Distance-Unit': {
-    description: "The unit of the request's `max_distance` and of each location's `distance`: `mi` (miles, the default) or `km` (the request's `distance_unit`).",
+    description:
+      "The unit of the request's `max_distance` and of each location's `distance`: `mi` (miles, the default) or `km` (the request's `distance_unit`).",
     required: true,
     schema: { type: 'string', enum: ['mi', 'km'], example: 'mi' },
   },
   'Search-Scope': {
     description:
-      'What the search looked through: `radius` (the stores within `max_distance`), `nearest` (`nearest_if_none` found none in range and answered the single nearest store) or `region` (the stores of the request\'s `region`).',
+      "What the search looked through: `radius` (the stores within `max_distance`), `nearest` (`nearest_if_none` found none in range and answered the single nearest store) or `region` (the stores of the request's `region`).",
     required: true,
     schema: { type: 'string', enum: ['radius', 'nearest', 'region'], example: 'radius' },
   },
   ETag: {
     description:
-      "The store catalogue's version that an import (or its dry run) was computed against or left behind, as a strong entity tag (`\"42\"`). Send it back in `If-Match` to apply only if the catalogue has not changed since.",
+      'The store catalogue\'s version that an import (or its dry run) was computed against or left behind, as a strong entity tag (`"42"`). Send it back in `If-Match` to apply only if the catalogue has not changed since.',
     required: true,
     schema: { type: 'string', example: '"42"' },
   },
   'WWW-Authenticate': {
-    description: 'The bearer challenge (RFC 6750): `Bearer realm="plant-store"` when the header was missing, with `, error="invalid_token"` when the token was refused.',
+    description:
+      'The bearer challenge (RFC 6750): `Bearer realm="plant-store"` when the header was missing, with `, error="invalid_token"` when the token was refused.',
     required: true,
     schema: { type: 'string', example: 'Bearer realm="plant-store", error="invalid_token"' },
   },

@@ -22,7 +22,8 @@ export function nestingDepth(text: Buffer, limit: number): number {
   for (let i = 0; i < text.length && max <= limit; i++) {
     const c = text[i];
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
@@ -66,9 +67,7 @@ function toHttpException(error: { type?: string; message?: string }, limit: numb
       return new BadRequestException(error.message);
     default:
       // body-parser keeps the reviver's message; a JSON syntax error never starts this way.
-      return (error.message ?? '').startsWith('property ')
-        ? new BadRequestException(error.message)
-        : new BadRequestException('request body is not valid JSON');
+      return (error.message ?? '').startsWith('property ') ? new BadRequestException(error.message) : new BadRequestException('request body is not valid JSON');
   }
 }
 

@@ -68,7 +68,8 @@ describe('logRequest', () => {
     const looked = { ip: 0 };
     const req = { method: 'POST', originalUrl: '/locations/nearest' } as Request;
     Object.defineProperty(req, 'ip', { get: () => (looked.ip++, '10.0.0.1') });
-    const line = (status: number, finished = true) => logRequest(log, req, { statusCode: status, writableFinished: finished } as Response, { reqId: 'r1' }, '/locations/nearest', 0.0123);
+    const line = (status: number, finished = true) =>
+      logRequest(log, req, { statusCode: status, writableFinished: finished } as Response, { reqId: 'r1' }, '/locations/nearest', 0.0123);
     return { lines, looked, line };
   }
 
@@ -78,7 +79,15 @@ describe('logRequest', () => {
     line(503);
     line(200, false);
     expect(lines).toEqual([
-      expect.objectContaining({ level: 'info', msg: 'request completed', reqId: 'r1', status: 200, route: '/locations/nearest', remoteAddress: '10.0.0.1', durationMs: 12.3 }),
+      expect.objectContaining({
+        level: 'info',
+        msg: 'request completed',
+        reqId: 'r1',
+        status: 200,
+        route: '/locations/nearest',
+        remoteAddress: '10.0.0.1',
+        durationMs: 12.3,
+      }),
       expect.objectContaining({ level: 'error', msg: 'request failed', status: 503 }),
       expect.objectContaining({ level: 'warn', msg: 'request aborted' }),
     ]);

@@ -28,9 +28,7 @@ export const LOG_FLUSH_MS = 1000;
  * token-like query parameters are replaced (a token sent the wrong way must not leak either).
  */
 export function redactUrl(url: string): string {
-  return url
-    .replace(/pst_[A-Za-z0-9]+/g, `pst_${REDACTED}`)
-    .replace(/([?&](?:access_token|token|api_key|apikey)=)[^&#]*/gi, `$1${REDACTED}`);
+  return url.replace(/pst_[A-Za-z0-9]+/g, `pst_${REDACTED}`).replace(/([?&](?:access_token|token|api_key|apikey)=)[^&#]*/gi, `$1${REDACTED}`);
 }
 
 export interface Loggers {
@@ -165,7 +163,11 @@ export class PinoLoggerService implements LoggerService {
  */
 export function logRequest(logger: Logger, req: Request, res: Response, fields: RequestFields, route: string | null, seconds: number): void {
   const status = res.statusCode;
-  const [level, message] = !res.writableFinished ? (['warn', 'request aborted'] as const) : status >= 500 ? (['error', 'request failed'] as const) : (['info', 'request completed'] as const);
+  const [level, message] = !res.writableFinished
+    ? (['warn', 'request aborted'] as const)
+    : status >= 500
+      ? (['error', 'request failed'] as const)
+      : (['info', 'request completed'] as const);
   // At LOG_LEVEL=warn most lines are dropped: asked first, so that a dropped line costs no object,
   // no URL redaction and no client-address look-up (Express works req.ip out from the proxy settings).
   if (!logger.isLevelEnabled(level)) return;

@@ -49,7 +49,9 @@ describe('field decorators', () => {
   });
 
   it('take null for an optional field as not given: the default applies', async () => {
-    await expect(body({ name: 'ab', count: null, note: null, pages: null })).resolves.toEqual(Object.assign(new Example(), { name: 'ab', note: undefined, pages: undefined }));
+    await expect(body({ name: 'ab', count: null, note: null, pages: null })).resolves.toEqual(
+      Object.assign(new Example(), { name: 'ab', note: undefined, pages: undefined }),
+    );
     await expect(body({ name: 'ab' })).resolves.toMatchObject({ count: 4 });
   });
 

@@ -48,7 +48,9 @@ describe('database TLS settings', () => {
   });
 
   it('rejects verify-full by IP address, which mysql2 cannot check', () => {
-    expect(invalid({ DATABASE_URL: 'mysql://app@127.0.0.1:3306/db', DATABASE_TLS: 'verify-full' })).toThrow('DATABASE_TLS=verify-full checks the host name of DATABASE_URL');
+    expect(invalid({ DATABASE_URL: 'mysql://app@127.0.0.1:3306/db', DATABASE_TLS: 'verify-full' })).toThrow(
+      'DATABASE_TLS=verify-full checks the host name of DATABASE_URL',
+    );
     expect(invalid({ DATABASE_URL: 'mysql://app@[::1]:3306/db', DATABASE_TLS: 'verify-full' })).toThrow('DATABASE_TLS=verify-full checks the host name');
   });
 
@@ -77,14 +79,19 @@ describe('database TLS settings', () => {
     expect(invalid({ ...tls, DATABASE_TLS_CERT_FILE: certs.clientCert, DATABASE_TLS_KEY_FILE: certs.serverKey })).toThrow(
       'DATABASE_TLS_KEY_FILE is not the private key of the certificate in DATABASE_TLS_CERT_FILE',
     );
-    expect(invalid({ ...tls, DATABASE_TLS_CERT_FILE: certs.clientKey, DATABASE_TLS_KEY_FILE: certs.clientKey })).toThrow('DATABASE_TLS_CERT_FILE: not a PEM certificate');
+    expect(invalid({ ...tls, DATABASE_TLS_CERT_FILE: certs.clientKey, DATABASE_TLS_KEY_FILE: certs.clientKey })).toThrow(
+      'DATABASE_TLS_CERT_FILE: not a PEM certificate',
+    );
   });
 
   it('rejects an encrypted key with a reason', () => {
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-key-'));
     try {
       const encrypted = join(dir, 'encrypted.key');
-      writeFileSync(encrypted, '-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIBvTBXBgkqhkiG9w0BBQ0wSjApBgkqhkiG9w0BBQwwHAQI\n-----END ENCRYPTED PRIVATE KEY-----\n');
+      writeFileSync(
+        encrypted,
+        '-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIBvTBXBgkqhkiG9w0BBQ0wSjApBgkqhkiG9w0BBQwwHAQI\n-----END ENCRYPTED PRIVATE KEY-----\n',
+      );
       expect(invalid({ DATABASE_URL: URL, DATABASE_TLS: 'verify-full', DATABASE_TLS_CERT_FILE: certs.clientCert, DATABASE_TLS_KEY_FILE: encrypted })).toThrow(
         'DATABASE_TLS_KEY_FILE: the private key is encrypted',
       );

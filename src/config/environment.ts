@@ -29,8 +29,7 @@ const toBoolean = ({ value }: { value: unknown }) => {
 };
 
 /** Whole decimal numbers only: "3000" -> 3000, while "3e3", "30.5" or "abc" stay strings and fail @IsInt. */
-const toInteger = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
+const toInteger = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value);
 
 /**
  * A whole number in [min, max]. class-validator checks in the order the checks were registered
@@ -89,7 +88,9 @@ export class EnvironmentVariables {
    * client), `true` (any proxy), a hop count, or a comma list of proxy addresses/CIDRs. Decides the
    * client address of the rate limits and in the logs.
    */
-  @Matches(/^(true|false|\d{1,2}|[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*)$/, { message: 'TRUST_PROXY must be true, false, a hop count or a comma list of addresses' })
+  @Matches(/^(true|false|\d{1,2}|[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*)$/, {
+    message: 'TRUST_PROXY must be true, false, a hop count or a comma list of addresses',
+  })
   TRUST_PROXY = 'false';
 
   /**
@@ -113,8 +114,10 @@ export class EnvironmentVariables {
     name: 'tlsNeedsHostName',
     validator: {
       // mysql2 checks an IP address host against the name "localhost" (it sends no SNI for IPs), so verify-full cannot work by IP.
-      validate: (_value, args) => (args?.object as EnvironmentVariables).DATABASE_TLS !== 'verify-full' || !isIP(databaseHost(args?.object as EnvironmentVariables) ?? ''),
-      defaultMessage: () => 'DATABASE_TLS=verify-full checks the host name of DATABASE_URL against the certificate: connect by the name the certificate lists, or use verify-ca with an IP address',
+      validate: (_value, args) =>
+        (args?.object as EnvironmentVariables).DATABASE_TLS !== 'verify-full' || !isIP(databaseHost(args?.object as EnvironmentVariables) ?? ''),
+      defaultMessage: () =>
+        'DATABASE_TLS=verify-full checks the host name of DATABASE_URL against the certificate: connect by the name the certificate lists, or use verify-ca with an IP address',
     },
   })
   @ValidateBy({
@@ -479,7 +482,9 @@ export const SECRET_SETTINGS = ['DATABASE_URL', 'REDIS_URL', 'EVENTS_NATS_URL', 
 function geocoderUrlProblem(engine: EnvironmentVariables['GEOCODER'], value: unknown): string | undefined {
   if (engine === 'off') return undefined;
   const postgres = engine === 'postgis';
-  const expected = postgres ? 'a PostgreSQL URL such as postgres://user:password@host:5432/gis' : 'an http(s) base URL such as https://geocoding.geo.census.gov';
+  const expected = postgres
+    ? 'a PostgreSQL URL such as postgres://user:password@host:5432/gis'
+    : 'an http(s) base URL such as https://geocoding.geo.census.gov';
   if (typeof value !== 'string') return `GEOCODER_URL must be set for GEOCODER=${engine}: ${expected}`;
   let url: URL;
   try {

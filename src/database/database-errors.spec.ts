@@ -4,7 +4,8 @@ import { isDatabaseUnavailableError, isDuplicateKeyError, isRetryableLockError, 
 const withCode = (code: string, message = code) => Object.assign(new Error(message), { code });
 /** What mysql2 gives for a server error: code, errno and SQLSTATE. */
 const serverError = (code: string, errno: number, sqlState: string, message: string) => Object.assign(new Error(message), { code, errno, sqlState });
-const deadlock = () => new QueryFailedError('INSERT …', [], serverError('ER_LOCK_DEADLOCK', 1213, '40001', 'Deadlock found when trying to get lock; try restarting transaction'));
+const deadlock = () =>
+  new QueryFailedError('INSERT …', [], serverError('ER_LOCK_DEADLOCK', 1213, '40001', 'Deadlock found when trying to get lock; try restarting transaction'));
 const duplicate = () => new QueryFailedError('INSERT …', [], serverError('ER_DUP_ENTRY', 1062, '23000', "Duplicate entry 'acme-7' for key 'PRIMARY'"));
 
 describe('isDatabaseUnavailableError', () => {
@@ -15,10 +16,21 @@ describe('isDatabaseUnavailableError', () => {
     ['no pool connection in time', withCode('POOL_ACQUIRE_TIMEOUT', 'no database connection within 3000 ms')],
     ['pool queue full', new Error('Queue limit reached.')],
     ['connection lost', withCode('PROTOCOL_CONNECTION_LOST', 'Connection lost: The server closed the connection.')],
-    ['Galera node not primary (1047)', new QueryFailedError('SELECT …', [], serverError('ER_UNKNOWN_COM_ERROR', 1047, '08S01', 'WSREP has not yet prepared node for application use'))],
+    [
+      'Galera node not primary (1047)',
+      new QueryFailedError('SELECT …', [], serverError('ER_UNKNOWN_COM_ERROR', 1047, '08S01', 'WSREP has not yet prepared node for application use')),
+    ],
     ['Galera commit not replicated (1180)', serverError('ER_ERROR_DURING_COMMIT', 1180, 'HY000', 'Got error 6 "No such device or address" during COMMIT')],
     ['server shutting down', serverError('ER_SERVER_SHUTDOWN', 1053, '08S01', 'Server shutdown in progress')],
-    ['read-only server (a former writer after a failover)', serverError('ER_OPTION_PREVENTS_STATEMENT', 1290, 'HY000', 'The MariaDB server is running with the --read-only option so it cannot execute this statement')],
+    [
+      'read-only server (a former writer after a failover)',
+      serverError(
+        'ER_OPTION_PREVENTS_STATEMENT',
+        1290,
+        'HY000',
+        'The MariaDB server is running with the --read-only option so it cannot execute this statement',
+      ),
+    ],
     ['a deadlock that outlived its retries', deadlock()],
     ['a lock wait timeout', serverError('ER_LOCK_WAIT_TIMEOUT', 1205, 'HY000', 'Lock wait timeout exceeded; try restarting transaction')],
   ])('%s -> 503', (_name, error) => {

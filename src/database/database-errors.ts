@@ -96,5 +96,7 @@ export function isDatabaseUnavailableError(error: unknown): boolean {
   if (code && UNAVAILABLE_CODES.has(code)) return true;
   if (errno === 1047 || errno === 1180 || isRetryableLockError(error)) return true;
   const message = error instanceof Error ? error.message : '';
-  return /Pool is closed|Queue limit reached|connect ETIMEDOUT|Connection lost|Can't add new command when connection is in closed state|database connection is not open/i.test(message);
+  return /Pool is closed|Queue limit reached|connect ETIMEDOUT|Connection lost|Can't add new command when connection is in closed state|database connection is not open/i.test(
+    message,
+  );
 }

@@ -14,7 +14,16 @@ import { EventOutbox1764200000000 } from './migrations/1764200000000-event-outbo
 import { OutboxEventIdUnindexed1764300000000 } from './migrations/1764300000000-outbox-event-id-unindexed.js';
 import { StoreTimeZone1764400000000 } from './migrations/1764400000000-store-time-zone.js';
 
-export const migrations = [InitialSchema1763700000000, TokenScope1763800000000, StoreCatalogVersion1763900000000, IdempotencyKeys1764000000000, TokenReplacedBy1764100000000, EventOutbox1764200000000, OutboxEventIdUnindexed1764300000000, StoreTimeZone1764400000000];
+export const migrations = [
+  InitialSchema1763700000000,
+  TokenScope1763800000000,
+  StoreCatalogVersion1763900000000,
+  IdempotencyKeys1764000000000,
+  TokenReplacedBy1764100000000,
+  EventOutbox1764200000000,
+  OutboxEventIdUnindexed1764300000000,
+  StoreTimeZone1764400000000,
+];
 
 /**
  * Every MySQL session runs in strict mode with UTC and utf8mb4, whatever the server's
@@ -147,7 +156,8 @@ export const SQLITE_FILE = 'plant-store.sqlite';
  * migrations are plain SQL and need none.
  */
 export function databaseOptions(
-  env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS'> & TlsSettings,
+  env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS'> &
+    TlsSettings,
 ): DataSourceOptions {
   const common = {
     migrations,

@@ -22,7 +22,14 @@ describe('explainConnectionError', () => {
   });
 
   it('says when the certificate does not name the host, and when it expired', () => {
-    expect(message(explainConnectionError(handshake("Hostname/IP does not match certificate's altnames: Host: db.internal. is not in the cert's altnames: DNS:localhost"), withCa))).toMatch(
+    expect(
+      message(
+        explainConnectionError(
+          handshake("Hostname/IP does not match certificate's altnames: Host: db.internal. is not in the cert's altnames: DNS:localhost"),
+          withCa,
+        ),
+      ),
+    ).toMatch(
       /^DATABASE_TLS=verify-full: the database server's certificate does not name the host of DATABASE_URL \(.*\); connect by a name the certificate lists, or use DATABASE_TLS=verify-ca$/,
     );
     expect(message(explainConnectionError(handshake('certificate has expired'), withCa))).toBe(
@@ -35,22 +42,33 @@ describe('explainConnectionError', () => {
     expect(message(explainConnectionError(refused, { ...withCa, DATABASE_TLS_CERT_FILE: '/c.pem', DATABASE_TLS_KEY_FILE: '/c.key' }))).toMatch(
       /^DATABASE_TLS_CERT_FILE: the database server does not accept this client certificate/,
     );
-    expect(message(explainConnectionError(handshake('ssl/tls alert certificate required'), withCa))).toMatch(/^DATABASE_TLS_CERT_FILE: the database server asks for a client certificate .*; set DATABASE_TLS_CERT_FILE and DATABASE_TLS_KEY_FILE$/);
+    expect(message(explainConnectionError(handshake('ssl/tls alert certificate required'), withCa))).toMatch(
+      /^DATABASE_TLS_CERT_FILE: the database server asks for a client certificate .*; set DATABASE_TLS_CERT_FILE and DATABASE_TLS_KEY_FILE$/,
+    );
   });
 
   it('says when the server offers no TLS at all', () => {
     const error = Object.assign(new Error('Server does not support secure connection'), { code: 'HANDSHAKE_NO_SSL_SUPPORT' });
-    expect(message(explainConnectionError(error, withCa))).toBe('DATABASE_TLS: the database server does not offer TLS (Server does not support secure connection)');
+    expect(message(explainConnectionError(error, withCa))).toBe(
+      'DATABASE_TLS: the database server does not offer TLS (Server does not support secure connection)',
+    );
   });
 
   it('suggests DATABASE_TLS when a server that requires TLS refuses a plain connection', () => {
-    const mysql8 = Object.assign(new Error('Connections using insecure transport are prohibited while --require_secure_transport=ON.'), { code: 'ER_SECURE_TRANSPORT_REQUIRED', errno: 3159 });
-    expect(message(explainConnectionError(mysql8, { DATABASE_TLS: 'off' }))).toMatch(/^DATABASE_TLS: the database server accepts encrypted connections only \(Connections using insecure transport/);
+    const mysql8 = Object.assign(new Error('Connections using insecure transport are prohibited while --require_secure_transport=ON.'), {
+      code: 'ER_SECURE_TRANSPORT_REQUIRED',
+      errno: 3159,
+    });
+    expect(message(explainConnectionError(mysql8, { DATABASE_TLS: 'off' }))).toMatch(
+      /^DATABASE_TLS: the database server accepts encrypted connections only \(Connections using insecure transport/,
+    );
     const mariadb = Object.assign(new Error("Access denied for user 'app'@'localhost' (using password: NO)"), { code: 'ER_ACCESS_DENIED_ERROR', errno: 1045 });
     expect(message(explainConnectionError(mariadb, { DATABASE_TLS: 'off' }))).toBe(
       "Access denied for user 'app'@'localhost' (using password: NO) (if the database server requires TLS, set DATABASE_TLS=verify-full and DATABASE_TLS_CA_FILE)",
     );
-    expect(message(explainConnectionError(mariadb, withCa))).toMatch(/\(if this user is created REQUIRE X509 or SUBJECT, set DATABASE_TLS_CERT_FILE and DATABASE_TLS_KEY_FILE\)$/);
+    expect(message(explainConnectionError(mariadb, withCa))).toMatch(
+      /\(if this user is created REQUIRE X509 or SUBJECT, set DATABASE_TLS_CERT_FILE and DATABASE_TLS_KEY_FILE\)$/,
+    );
   });
 
   it('leaves other errors as they are', () => {

@@ -31,7 +31,8 @@ const UNTRUSTED =
 const EXPIRED = /certificate has expired|certificate is not yet valid/i;
 const WRONG_NAME = /Hostname\/IP does not match certificate's altnames|ERR_TLS_CERT_ALTNAME_INVALID/i;
 // The server refused our client certificate (TLS alert), or wanted one.
-const CLIENT_CERT_REFUSED = /alert (unknown ca|bad certificate|certificate unknown|certificate required|unsupported certificate|certificate revoked|certificate expired)/i;
+const CLIENT_CERT_REFUSED =
+  /alert (unknown ca|bad certificate|certificate unknown|certificate required|unsupported certificate|certificate revoked|certificate expired)/i;
 
 function code(error: unknown): { code?: string; errno?: number; message: string } {
   const e = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; errno?: unknown; message?: unknown; driverError?: unknown };
@@ -72,7 +73,9 @@ export function explainConnectionError(error: unknown, env: TlsSettings): unknow
     }
     if (EXPIRED.test(message)) return explained(`${caSetting}: the database server's certificate is outside its validity period (${message})`);
     if (WRONG_NAME.test(message)) {
-      return explained(`DATABASE_TLS=verify-full: the database server's certificate does not name the host of DATABASE_URL (${message}); connect by a name the certificate lists, or use DATABASE_TLS=verify-ca`);
+      return explained(
+        `DATABASE_TLS=verify-full: the database server's certificate does not name the host of DATABASE_URL (${message}); connect by a name the certificate lists, or use DATABASE_TLS=verify-ca`,
+      );
     }
     if (CLIENT_CERT_REFUSED.test(message)) {
       return explained(
@@ -85,7 +88,9 @@ export function explainConnectionError(error: unknown, env: TlsSettings): unknow
   }
   // MySQL 8 (3159) and MariaDB (4036) with require_secure_transport=ON.
   if (env.DATABASE_TLS === 'off' && (errno === 3159 || errno === 4036)) {
-    return explained(`DATABASE_TLS: the database server accepts encrypted connections only (${message}); set DATABASE_TLS=verify-full and DATABASE_TLS_CA_FILE`);
+    return explained(
+      `DATABASE_TLS: the database server accepts encrypted connections only (${message}); set DATABASE_TLS=verify-full and DATABASE_TLS_CA_FILE`,
+    );
   }
   // MariaDB answers a plain connection under require_secure_transport with "access denied".
   if (env.DATABASE_TLS === 'off' && errno === 1045) {

@@ -55,7 +55,9 @@ export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
             logger.error(`the database is still unreachable after ${timeout} ms (DB_STARTUP_TIMEOUT_MS), giving up`);
             return false;
           }
-          logger.warn(`the database is unreachable (${(error as Error).message}), retrying every ${RETRY_DELAY_MS / 1000} s for another ${Math.round(left / 1000)} s`);
+          logger.warn(
+            `the database is unreachable (${(error as Error).message}), retrying every ${RETRY_DELAY_MS / 1000} s for another ${Math.round(left / 1000)} s`,
+          );
           return true;
         },
       };

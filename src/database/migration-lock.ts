@@ -51,7 +51,10 @@ export async function withMigrationLock<T>(dataSource: DataSource, work: () => P
     }
     try {
       // A holder that stopped renewing (crashed, killed) is replaced.
-      await dataSource.query(`UPDATE ${MIGRATION_LOCK_TABLE} SET owner = ?, expires_at = ${nowMs} + ? WHERE id = 1 AND expires_at < ${nowMs}`, [owner, LOCK_TTL_MS]);
+      await dataSource.query(`UPDATE ${MIGRATION_LOCK_TABLE} SET owner = ?, expires_at = ${nowMs} + ? WHERE id = 1 AND expires_at < ${nowMs}`, [
+        owner,
+        LOCK_TTL_MS,
+      ]);
     } catch (error) {
       if (!isRetryableLockError(error)) throw error;
     }

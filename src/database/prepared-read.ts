@@ -20,7 +20,7 @@ export type SqlValue = string | number | null;
 export function preparedRead<T>(dataSource: DataSource, sql: string, values: SqlValue[]): Promise<T[]> {
   if (dataSource.options.type === 'better-sqlite3') return dataSource.query<T[]>(sql, values);
   const pool = (dataSource.driver as unknown as { pool?: Pool }).pool;
-  if (typeof pool?.getConnection !== 'function') throw new Error('preparedRead: TypeORM\'s MySQL driver no longer exposes its mysql2 pool');
+  if (typeof pool?.getConnection !== 'function') throw new Error("preparedRead: TypeORM's MySQL driver no longer exposes its mysql2 pool");
   const timeoutMs = (dataSource.options as { maxQueryExecutionTime?: number }).maxQueryExecutionTime ?? 0;
   // mysql2 binds a JS number as DOUBLE, which MySQL 8 refuses for LIMIT; as text, the server converts it.
   const bound = values.map((v) => (typeof v === 'number' ? String(v) : v));

@@ -187,11 +187,14 @@ class SnapshotReader {
     let statement = this.statements.get(query);
     if (statement === undefined) {
       if (!/^\s*SELECT\b/i.test(query) || this.driver.options.database === ':memory:') return null;
-      this.connection ??= new (this.driver.sqlite as new (file: string, options: object) => NonNullable<SnapshotReader['connection']>)(this.driver.options.database, {
-        readonly: true,
-        fileMustExist: true,
-        timeout: TRANSACTION_WAIT_MS,
-      });
+      this.connection ??= new (this.driver.sqlite as new (file: string, options: object) => NonNullable<SnapshotReader['connection']>)(
+        this.driver.options.database,
+        {
+          readonly: true,
+          fileMustExist: true,
+          timeout: TRANSACTION_WAIT_MS,
+        },
+      );
       const prepared = this.connection.prepare(query);
       statement = prepared.reader ? prepared : null;
       this.statements.set(query, statement);
@@ -237,7 +240,7 @@ interface StatementCache {
 export function isolateSqliteTransactions(dataSource: DataSource): void {
   if (dataSource.options.type !== 'better-sqlite3') return;
   const driver = dataSource.driver as BetterSqlite3Driver;
-  if (typeof driver.createQueryRunner !== 'function') throw new Error('isolateSqliteTransactions: TypeORM\'s better-sqlite3 driver has no createQueryRunner');
+  if (typeof driver.createQueryRunner !== 'function') throw new Error("isolateSqliteTransactions: TypeORM's better-sqlite3 driver has no createQueryRunner");
   const turns = new Turns();
   const statements = new Map<string, unknown>();
   const snapshot = new SnapshotReader(driver);

@@ -31,7 +31,13 @@ export async function runStatements(dataSource: DataSource, statements: Statemen
     const sql = ['START TRANSACTION', ...statements.map((s) => s.sql), 'COMMIT'].join(';\n');
     let results: Array<{ affectedRows?: number }>;
     try {
-      results = (await runner.query(sql, statements.flatMap((s) => s.params), true)).raw;
+      results = (
+        await runner.query(
+          sql,
+          statements.flatMap((s) => s.params),
+          true,
+        )
+      ).raw;
     } catch (error) {
       // Nothing after the failing statement ran, COMMIT included: undo what ran before it.
       await runner.query('ROLLBACK').catch(() => undefined);

@@ -140,7 +140,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     config: ConfigService<EnvironmentVariables, true>,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
-    this.servers = (config.get('EVENTS_NATS_URL', { infer: true }) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    this.servers = (config.get('EVENTS_NATS_URL', { infer: true }) ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     this.stream = config.get('EVENTS_STREAM', { infer: true });
     this.prefix = config.get('EVENTS_SUBJECT_PREFIX', { infer: true });
     this.interval = config.get('EVENTS_RELAY_INTERVAL_MS', { infer: true });
@@ -185,14 +188,19 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         deadline - performance.now(),
       );
       if (!flushed) {
-        this.logger.warn(`a batch of change events was still unacknowledged SHUTDOWN_GRACE_MS=${this.graceMs} after the listener closed: the relay's lease is kept and expires within ${LEASE_SECONDS} s`);
+        this.logger.warn(
+          `a batch of change events was still unacknowledged SHUTDOWN_GRACE_MS=${this.graceMs} after the listener closed: the relay's lease is kept and expires within ${LEASE_SECONDS} s`,
+        );
         return;
       }
     }
     const released = await within(this.release(), Math.max(RELEASE_TIMEOUT_MS, deadline - performance.now()));
     const how = `${this.published - published} change events published while stopping`;
     if (released) this.logger.log(`relay handed over: ${how}, the lease released`);
-    else this.logger.warn(`relay not handed over: ${how}, the lease not released (${this.releaseError ?? 'no answer in time'}): it expires within ${LEASE_SECONDS} s`);
+    else
+      this.logger.warn(
+        `relay not handed over: ${how}, the lease not released (${this.releaseError ?? 'no answer in time'}): it expires within ${LEASE_SECONDS} s`,
+      );
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -238,7 +246,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         // The rows of a DELETE still running are skipped by the database, whether or not it has removed them yet.
         const skip = this.deleting?.ids ?? [];
         const unless = skip.length === 0 ? '' : `WHERE id NOT IN (${placeholders(skip)}) `;
-        const rows = await this.dataSource.query<OutboxRow[]>(`SELECT id, event_id, subject, payload FROM event_outbox ${unless}ORDER BY id LIMIT ${BATCH}`, skip);
+        const rows = await this.dataSource.query<OutboxRow[]>(
+          `SELECT id, event_id, subject, payload FROM event_outbox ${unless}ORDER BY id LIMIT ${BATCH}`,
+          skip,
+        );
         if (rows.length === 0) break;
         const acked = await this.publish(js, rows);
         if (acked > 0) await this.remove(rows.slice(0, acked));
@@ -391,6 +402,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private warnBacklog(rows: number, ageSeconds: number, reason: string): void {
     if (Date.now() - this.lastWarning < WARN_EVERY_MS) return;
     this.lastWarning = Date.now();
-    this.logger.warn(`${rows} change events wait in the outbox, the oldest for ${Math.round(ageSeconds)} s: ${reason}${this.lastError && !reason.includes(this.lastError) ? ` (${this.lastError})` : ''}`);
+    this.logger.warn(
+      `${rows} change events wait in the outbox, the oldest for ${Math.round(ageSeconds)} s: ${reason}${this.lastError && !reason.includes(this.lastError) ? ` (${this.lastError})` : ''}`,
+    );
   }
 }

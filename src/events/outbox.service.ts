@@ -89,7 +89,10 @@ export class OutboxService {
   }
 
   plantCreated(manager: EntityManager, plant: PlantChange, actor: Actor): Promise<void> {
-    return this.record(manager, `${this.prefix}.${plant.team}.plant.created`, EVENT_TYPES.plantCreated, plantSubject(plant), { ...plantData(plant), tokenId: actor });
+    return this.record(manager, `${this.prefix}.${plant.team}.plant.created`, EVENT_TYPES.plantCreated, plantSubject(plant), {
+      ...plantData(plant),
+      tokenId: actor,
+    });
   }
 
   /**
@@ -115,7 +118,9 @@ export class OutboxService {
     const head = `${JSON.stringify(event).slice(0, -2)},"name":`;
     const tail = `,"tokenId":${JSON.stringify(actor)}}}`;
     const mysql = this.dataSource.options.type !== 'better-sqlite3';
-    const payload = mysql ? "CONCAT(?, JSON_QUOTE(name), ',\"tag\":', COALESCE(JSON_QUOTE(tag), 'null'), ?)" : "? || json_quote(name) || ',\"tag\":' || json_quote(tag) || ?";
+    const payload = mysql
+      ? "CONCAT(?, JSON_QUOTE(name), ',\"tag\":', COALESCE(JSON_QUOTE(tag), 'null'), ?)"
+      : '? || json_quote(name) || \',"tag":\' || json_quote(tag) || ?';
     return {
       sql: `INSERT INTO event_outbox (event_id, subject, payload) SELECT ?, ?, ${payload} FROM plants WHERE team = ? AND id = ?`,
       params: [event.id, `${this.prefix}.${team}.plant.deleted`, head, tail, team, id],
@@ -156,12 +161,23 @@ export class OutboxService {
     if (performance.now() - this.countedAt > this.countValidMs) await count();
     else if (this.backlog >= this.maxRows) await count();
     if (this.backlog >= this.maxRows) {
-      throw new ServiceUnavailableException(`change events cannot be delivered right now and ${this.backlog} wait already (EVENTS_OUTBOX_MAX_ROWS); try again later`);
+      throw new ServiceUnavailableException(
+        `change events cannot be delivered right now and ${this.backlog} wait already (EVENTS_OUTBOX_MAX_ROWS); try again later`,
+      );
     }
   }
 
   private event(type: string, subject: string, data: object) {
-    return { specversion: '1.0', id: randomUUID(), source: EVENT_SOURCE, type, subject, time: new Date().toISOString(), datacontenttype: 'application/json', data };
+    return {
+      specversion: '1.0',
+      id: randomUUID(),
+      source: EVENT_SOURCE,
+      type,
+      subject,
+      time: new Date().toISOString(),
+      datacontenttype: 'application/json',
+      data,
+    };
   }
 }
 

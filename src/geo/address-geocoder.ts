@@ -1,7 +1,18 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleWhen, TaskCancelledError, timeout, TimeoutStrategy, wrap, type IPolicy } from 'cockatiel';
+import {
+  BrokenCircuitError,
+  circuitBreaker,
+  CircuitState,
+  ConsecutiveBreaker,
+  handleWhen,
+  TaskCancelledError,
+  timeout,
+  TimeoutStrategy,
+  wrap,
+  type IPolicy,
+} from 'cockatiel';
 import { LRUCache } from 'lru-cache';
 import type { EnvironmentVariables } from '../config/environment.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -67,7 +78,10 @@ export class AddressGeocoder implements OnApplicationShutdown {
     this.maxZipMiles = config.get('GEOCODER_MAX_ZIP_MILES', { infer: true });
     if (engine === 'off') return;
     const timeoutMs = config.get('GEOCODER_TIMEOUT_MS', { infer: true });
-    this.engine = createEngine(engine, config.get('GEOCODER_URL', { infer: true }), { timeoutMs, userAgent: config.get('GEOCODER_USER_AGENT', { infer: true }) });
+    this.engine = createEngine(engine, config.get('GEOCODER_URL', { infer: true }), {
+      timeoutMs,
+      userAgent: config.get('GEOCODER_USER_AGENT', { infer: true }),
+    });
     const size = config.get('GEOCODER_CACHE_SIZE', { infer: true });
     if (size > 0) this.cache = new LRUCache<string, Cached>({ max: size, ttl: ttlMs });
     const breakerSeconds = config.get('GEOCODER_BREAKER_SECONDS', { infer: true });
@@ -82,7 +96,8 @@ export class AddressGeocoder implements OnApplicationShutdown {
     gauge.set(0);
     this.breaker.onStateChange((state) => {
       gauge.set(state === CircuitState.Closed ? 0 : 1);
-      if (state === CircuitState.Open) this.logger.warn(`${engine} is skipped for ${breakerSeconds} s after ${breakerFailures} failures in a row; searches use the ZIP code's point`);
+      if (state === CircuitState.Open)
+        this.logger.warn(`${engine} is skipped for ${breakerSeconds} s after ${breakerFailures} failures in a row; searches use the ZIP code's point`);
       if (state === CircuitState.Closed) this.logger.log(`${engine} answers again`);
     });
   }
@@ -106,9 +121,16 @@ export class AddressGeocoder implements OnApplicationShutdown {
    * a street address and GEOCODER is on.
    */
   async locate(address: { address: string; city?: string; state?: string; zip5: string }, zipPoint: Point): Promise<AddressAnswer> {
-    const query: AddressQuery = { street: normal(address.address), city: normal(address.city) || undefined, state: address.state?.toUpperCase(), zip: address.zip5 };
+    const query: AddressQuery = {
+      street: normal(address.address),
+      city: normal(address.city) || undefined,
+      state: address.state?.toUpperCase(),
+      zip: address.zip5,
+    };
     if (!query.street || !this.engine) return { fallback: 'no_match' };
-    const key = createHash('sha256').update([this.engine.name, query.street.toLowerCase(), (query.city ?? '').toLowerCase(), query.state ?? '', query.zip].join('\u0000')).digest('base64url');
+    const key = createHash('sha256')
+      .update([this.engine.name, query.street.toLowerCase(), (query.city ?? '').toLowerCase(), query.state ?? '', query.zip].join('\u0000'))
+      .digest('base64url');
     let answer: Cached | EngineFailure | 'breaker_open' | undefined = this.cache?.get(key);
     if (this.cache) this.metrics.geocoderCache.inc({ result: answer === undefined ? 'miss' : 'hit' });
     if (answer === undefined) {
@@ -141,7 +163,12 @@ export class AddressGeocoder implements OnApplicationShutdown {
     } catch (error) {
       if (error instanceof BrokenCircuitError) return 'breaker_open';
       stop();
-      const failure = error instanceof EngineFailure ? error : error instanceof TaskCancelledError ? new EngineFailure('timeout', `${engine.name}: no answer within the timeout`) : new EngineFailure('error', `${engine.name}: ${(error as Error).name}`);
+      const failure =
+        error instanceof EngineFailure
+          ? error
+          : error instanceof TaskCancelledError
+            ? new EngineFailure('timeout', `${engine.name}: no answer within the timeout`)
+            : new EngineFailure('error', `${engine.name}: ${(error as Error).name}`);
       this.metrics.geocoderRequests.inc({ engine: engine.name, outcome: failure.reason });
       // The engine's failure, never the address (the message is the engine's name and a status).
       this.logger.debug(`${failure.message}; the search uses the ZIP code's point`);

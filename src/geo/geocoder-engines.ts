@@ -119,7 +119,14 @@ export class CensusEngine extends HttpEngine {
   readonly name = 'census';
 
   protected url(query: AddressQuery): string {
-    return this.query('/geocoder/locations/address', { street: query.street, city: query.city, state: query.state, zip: query.zip, benchmark: 'Public_AR_Current', format: 'json' });
+    return this.query('/geocoder/locations/address', {
+      street: query.street,
+      city: query.city,
+      state: query.state,
+      zip: query.zip,
+      benchmark: 'Public_AR_Current',
+      format: 'json',
+    });
   }
 
   protected read(body: unknown): EngineAnswer {
@@ -178,7 +185,14 @@ export class PeliasEngine extends HttpEngine {
   readonly name = 'pelias';
 
   protected url(query: AddressQuery): string {
-    return this.query('/v1/search/structured', { address: query.street, locality: query.city, region: query.state, postalcode: query.zip, country: 'USA', size: '1' });
+    return this.query('/v1/search/structured', {
+      address: query.street,
+      locality: query.city,
+      region: query.state,
+      postalcode: query.zip,
+      country: 'USA',
+      size: '1',
+    });
   }
 
   protected read(body: unknown): EngineAnswer {

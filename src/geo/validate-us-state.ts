@@ -8,7 +8,8 @@ export function ValidateUsState({ description, ...options }: FieldOptions): Prop
     name: 'isUsState',
     validator: {
       validate: (value: unknown) => typeof value === 'string' && isUsStateCode(value),
-      defaultMessage: ({ property, value }: ValidationArguments) => (value === undefined ? `${property} is required` : `${property} must be a US state or territory code such as NY`),
+      defaultMessage: ({ property, value }: ValidationArguments) =>
+        value === undefined ? `${property} is required` : `${property} must be a US state or territory code such as NY`,
     },
   });
   return ValidateField({ description, pattern: '^[A-Za-z]{2}$', ...options }, isUsState);

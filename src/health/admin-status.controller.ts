@@ -12,16 +12,28 @@ import { Readiness } from './readiness.js';
 @ApiSchema({ name: 'AdminChangeEvents', description: 'Whether change events are published, and how many wait.' })
 export class ChangeEventsStatusView {
   @ApiProperty({ description: 'True when EVENTS_NATS_URL is set.', example: true }) enabled: boolean;
-  @ApiProperty({ description: 'The JetStream stream (EVENTS_STREAM); null when off.', type: 'string', nullable: true, example: 'PLANTSTORE' }) stream: string | null;
-  @ApiProperty({ description: 'Events waiting in the outbox, of every instance; null when off or when the database does not answer.', type: 'integer', nullable: true, example: 0 })
+  @ApiProperty({ description: 'The JetStream stream (EVENTS_STREAM); null when off.', type: 'string', nullable: true, example: 'PLANTSTORE' }) stream:
+    string | null;
+  @ApiProperty({
+    description: 'Events waiting in the outbox, of every instance; null when off or when the database does not answer.',
+    type: 'integer',
+    nullable: true,
+    example: 0,
+  })
   backlog: number | null;
 }
 
 @ApiSchema({ name: 'AdminGeocoder', description: 'The street-address geocoder (GEOCODER) of this instance. Readiness never depends on it.' })
 export class GeocoderStatusView {
-  @ApiProperty({ description: 'The engine: off, postgis, census, nominatim or pelias.', enum: ['off', 'postgis', 'census', 'nominatim', 'pelias'], example: 'postgis' }) engine: string;
   @ApiProperty({
-    description: 'The circuit breaker: closed (in use), open (skipped after GEOCODER_BREAKER_FAILURES failures in a row), half_open (one request tries it again); null when off.',
+    description: 'The engine: off, postgis, census, nominatim or pelias.',
+    enum: ['off', 'postgis', 'census', 'nominatim', 'pelias'],
+    example: 'postgis',
+  })
+  engine: string;
+  @ApiProperty({
+    description:
+      'The circuit breaker: closed (in use), open (skipped after GEOCODER_BREAKER_FAILURES failures in a row), half_open (one request tries it again); null when off.',
     enum: ['closed', 'open', 'half_open'],
     nullable: true,
     example: 'closed',
@@ -33,9 +45,16 @@ export class GeocoderStatusView {
 @ApiSchema({ name: 'AdminStatus', description: "The service as an operator's console shows it at a glance." })
 export class AdminStatusView {
   @ApiProperty({ description: 'What GET /health/ready would say: true when this instance can serve.', example: true }) ready: boolean;
-  @ApiProperty({ description: 'Why it is not ready (the 503 message of /health/ready); null when ready.', type: 'string', nullable: true, example: null }) problem: string | null;
-  @ApiProperty({ description: 'Stores in the catalogue; null when the database does not answer.', type: 'integer', nullable: true, example: 391 }) stores: number | null;
-  @ApiProperty({ description: 'The catalogue version, bumped by every import or store change; null when the database does not answer.', type: 'integer', nullable: true, example: 1 })
+  @ApiProperty({ description: 'Why it is not ready (the 503 message of /health/ready); null when ready.', type: 'string', nullable: true, example: null })
+  problem: string | null;
+  @ApiProperty({ description: 'Stores in the catalogue; null when the database does not answer.', type: 'integer', nullable: true, example: 391 }) stores:
+    number | null;
+  @ApiProperty({
+    description: 'The catalogue version, bumped by every import or store change; null when the database does not answer.',
+    type: 'integer',
+    nullable: true,
+    example: 1,
+  })
   catalog_version: number | null;
   @ApiProperty({ type: ChangeEventsStatusView }) change_events: ChangeEventsStatusView;
   @ApiProperty({ type: GeocoderStatusView }) geocoder: GeocoderStatusView;
@@ -64,14 +83,17 @@ export class AdminStatusController {
 
   @Get()
   @AdminScope('reading the status')
-  @ApiOperation({ operationId: 'adminGetStatus', summary: 'Show the status', description: 'Readiness, store count and catalogue version, change events and their backlog, the geocoder and its breaker. Answers 200 even when not ready.' })
+  @ApiOperation({
+    operationId: 'adminGetStatus',
+    summary: 'Show the status',
+    description:
+      'Readiness, store count and catalogue version, change events and their backlog, the geocoder and its breaker. Answers 200 even when not ready.',
+  })
   @ApiOkResponse({ description: 'The status.', type: AdminStatusView })
   async status(): Promise<AdminStatusView> {
     const problem = (await this.readiness.problem()) ?? null;
     const events = this.outbox.enabled;
-    const counts = problem
-      ? null
-      : await Promise.all([this.catalog.count(), this.catalog.version(), events ? this.outbox.waiting() : null]).catch(() => null);
+    const counts = problem ? null : await Promise.all([this.catalog.count(), this.catalog.version(), events ? this.outbox.waiting() : null]).catch(() => null);
     return {
       ready: problem === null,
       problem,

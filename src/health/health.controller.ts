@@ -13,7 +13,11 @@ const STATUS_OK: SchemaObject = { type: 'object', properties: { status: { type: 
  */
 @ApiTags('health')
 @ApiBodyErrors()
-@ApiBadRequestResponse({ description: 'The request carries a body that is not valid JSON (a probe needs no body).', type: ErrorBody, example: { error: 400, message: 'request body is not valid JSON' } })
+@ApiBadRequestResponse({
+  description: 'The request carries a body that is not valid JSON (a probe needs no body).',
+  type: ErrorBody,
+  example: { error: 400, message: 'request body is not valid JSON' },
+})
 @Public()
 @Controller('health')
 export class HealthController {
@@ -21,7 +25,12 @@ export class HealthController {
 
   @Get('live')
   // `security: []` says "no token" explicitly, rather than leaving the operation unsecured by omission.
-  @ApiOperation({ operationId: 'checkLiveness', summary: 'Liveness: the process is up. No token needed.', description: 'Answers 200 as long as the process serves HTTP; the database is not consulted.', security: [] })
+  @ApiOperation({
+    operationId: 'checkLiveness',
+    summary: 'Liveness: the process is up. No token needed.',
+    description: 'Answers 200 as long as the process serves HTTP; the database is not consulted.',
+    security: [],
+  })
   @ApiOkResponse({ description: 'The process is up.', schema: STATUS_OK })
   live() {
     return { status: 'ok' };
@@ -36,7 +45,11 @@ export class HealthController {
     security: [],
   })
   @ApiOkResponse({ description: 'Ready for traffic.', schema: STATUS_OK })
-  @ApiServiceUnavailableResponse({ description: 'The database cannot serve or the service is shutting down.', type: ErrorBody, example: { error: 503, message: 'the database is not reachable' } })
+  @ApiServiceUnavailableResponse({
+    description: 'The database cannot serve or the service is shutting down.',
+    type: ErrorBody,
+    example: { error: 503, message: 'the database is not reachable' },
+  })
   async ready() {
     const problem = await this.readiness.problem();
     if (problem) throw new ServiceUnavailableException(problem);

@@ -18,12 +18,18 @@ export class ZipPointView {
 
 @ApiSchema({ name: 'AdminCustomerPosition', description: 'Where a search with this body measures from, and the ZIP code point it would fall back to.' })
 export class CustomerPositionView {
-  @ApiProperty({ description: 'What the search measures from, as its `Customer-Position` header says.', enum: ['address', 'zip', 'device'], example: 'address' }) source: string;
+  @ApiProperty({
+    description: 'What the search measures from, as its `Customer-Position` header says.',
+    enum: ['address', 'zip', 'device'],
+    example: 'address',
+  })
+  source: string;
   @ApiProperty({ description: 'Latitude of the position.', example: 40.748441 }) lat: number;
   @ApiProperty({ description: 'Longitude of the position.', example: -73.985664 }) lng: number;
   @ApiProperty({ description: "The request's ZIP code point.", type: ZipPointView }) zip: ZipPointView;
   @ApiProperty({
-    description: 'Why the street address was not used, when the request had one and a geocoder runs: no_match, implausible, timeout, error, rate_limited, malformed, breaker_open.',
+    description:
+      'Why the street address was not used, when the request had one and a geocoder runs: no_match, implausible, timeout, error, rate_limited, malformed, breaker_open.',
     type: 'string',
     nullable: true,
     example: null,
@@ -53,8 +59,16 @@ export class AdminLocationsController {
     summary: 'Search as a customer would',
     description: 'POST /locations/nearest for an admin token: the same request, the same checks and the same answer.',
   })
-  @ApiOkResponse({ type: NearestLocationsResponse, description: 'Code "Success" and the locations, as POST /locations/nearest answers.', headers: responseHeaders('Customer-Position', 'Distance-Unit', 'Search-Scope') })
-  @ApiBadRequestResponse({ type: ErrorBody, description: 'Invalid request parameters, as for POST /locations/nearest.', example: { error: 400, message: 'unknown ZIP code 00000' } })
+  @ApiOkResponse({
+    type: NearestLocationsResponse,
+    description: 'Code "Success" and the locations, as POST /locations/nearest answers.',
+    headers: responseHeaders('Customer-Position', 'Distance-Unit', 'Search-Scope'),
+  })
+  @ApiBadRequestResponse({
+    type: ErrorBody,
+    description: 'Invalid request parameters, as for POST /locations/nearest.',
+    example: { error: 400, message: 'unknown ZIP code 00000' },
+  })
   nearest(@Body() body: NearestLocationsRequest, @Res() res: Response): void | Promise<void> {
     return sendNearest(res, this.locations.nearest(body));
   }
@@ -70,18 +84,40 @@ export class AdminLocationsController {
       "The point POST /locations/nearest measures from for this body (the device's lat/lng, the geocoded street address, or the ZIP code's point) and the ZIP code point beside it, with the reason when a street address was not used: the console's two dots. The address is geocoded as for the search (and from the same cache).",
   })
   @ApiOkResponse({ description: 'The position.', type: CustomerPositionView })
-  @ApiBadRequestResponse({ type: ErrorBody, description: 'Invalid request parameters, as for POST /locations/nearest.', example: { error: 400, message: 'unknown ZIP code 00000' } })
+  @ApiBadRequestResponse({
+    type: ErrorBody,
+    description: 'Invalid request parameters, as for POST /locations/nearest.',
+    example: { error: 400, message: 'unknown ZIP code 00000' },
+  })
   async position(@Body() body: NearestLocationsRequest): Promise<CustomerPositionView> {
     const position = await this.locations.position(body.customer_address);
-    return { source: position.source, ...position.point, zip: { zip: body.customer_address.zip.slice(0, 5), ...position.zipPoint }, fallback: position.fallback ?? null };
+    return {
+      source: position.source,
+      ...position.point,
+      zip: { zip: body.customer_address.zip.slice(0, 5), ...position.zipPoint },
+      fallback: position.fallback ?? null,
+    };
   }
 
   @Get('zips/:zip')
   @AdminScope('locating ZIP codes')
-  @ApiOperation({ operationId: 'adminGetZipPoint', summary: 'Locate a ZIP code', description: "The point POST /locations/nearest measures from for this ZIP code (ZIP+4 counts by its first five digits): the centre of the console's circle." })
-  @ApiParam({ name: 'zip', description: 'A US ZIP code such as 12345 or 12345-6789.', schema: { type: 'string', pattern: ZIP_PATTERN.source, example: '10001' } })
+  @ApiOperation({
+    operationId: 'adminGetZipPoint',
+    summary: 'Locate a ZIP code',
+    description:
+      "The point POST /locations/nearest measures from for this ZIP code (ZIP+4 counts by its first five digits): the centre of the console's circle.",
+  })
+  @ApiParam({
+    name: 'zip',
+    description: 'A US ZIP code such as 12345 or 12345-6789.',
+    schema: { type: 'string', pattern: ZIP_PATTERN.source, example: '10001' },
+  })
   @ApiOkResponse({ description: 'The point.', type: ZipPointView })
-  @ApiBadRequestResponse({ type: ErrorBody, description: 'Not a ZIP code, or one no source knows.', example: { error: 400, message: 'unknown ZIP code 00000' } })
+  @ApiBadRequestResponse({
+    type: ErrorBody,
+    description: 'Not a ZIP code, or one no source knows.',
+    example: { error: 400, message: 'unknown ZIP code 00000' },
+  })
   zip(@Param('zip') zip: string): ZipPointView {
     if (!ZIP_PATTERN.test(zip)) throw new BadRequestException('zip must be a US ZIP code such as 12345 or 12345-6789');
     return { zip: zip.slice(0, 5), ...this.locations.locate(zip) };

@@ -24,7 +24,11 @@ export class LocationsController {
     description:
       "Stores within `max_distance` miles (or kilometres, with `distance_unit`) of the customer (great-circle distance, boundary included), nearest first, at most `limit` of them; with `nearest_if_none`, the single nearest store when none is in range; with `region`, every store of a state or city instead, nearest first. The customer's position is the device's `lat`/`lng` when the request has them; else, where the service runs a geocoder, the street address; else the ZIP code's point. The `Customer-Position`, `Distance-Unit` and `Search-Scope` headers say which position, unit and scope were used.",
   })
-  @ApiOkResponse({ type: NearestLocationsResponse, description: 'Code "Success" and the locations (an empty array when none is in range, or the region has none).', headers: responseHeaders('Customer-Position', 'Distance-Unit', 'Search-Scope') })
+  @ApiOkResponse({
+    type: NearestLocationsResponse,
+    description: 'Code "Success" and the locations (an empty array when none is in range, or the region has none).',
+    headers: responseHeaders('Customer-Position', 'Distance-Unit', 'Search-Scope'),
+  })
   @ApiBadRequestResponse({
     type: ErrorBody,
     description:

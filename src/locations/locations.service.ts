@@ -38,7 +38,11 @@ export class LocationsService {
     private readonly metrics: Metrics,
   ) {
     // Bound once: the search's hot path counts without a label look-up.
-    this.counted = { address: metrics.searchPositions.labels('address'), zip: metrics.searchPositions.labels('zip'), device: metrics.searchPositions.labels('device') };
+    this.counted = {
+      address: metrics.searchPositions.labels('address'),
+      zip: metrics.searchPositions.labels('zip'),
+      device: metrics.searchPositions.labels('device'),
+    };
   }
 
   /**
@@ -62,11 +66,13 @@ export class LocationsService {
     const zipPoint = this.locate(address.zip);
     if (address.lat !== undefined && address.lng !== undefined) return { point: { lat: address.lat, lng: address.lng }, source: 'device', zipPoint };
     if (!this.addresses.enabled || !address.address?.trim()) return { point: zipPoint, source: 'zip', zipPoint };
-    return this.addresses.locate({ address: address.address, city: address.city, state: address.state, zip5: address.zip.slice(0, 5) }, zipPoint).then((answer): CustomerPosition => {
-      if ('point' in answer) return { point: answer.point, source: 'address', zipPoint };
-      this.metrics.geocoderFallbacks.inc({ reason: answer.fallback });
-      return { point: zipPoint, source: 'zip', zipPoint, fallback: answer.fallback };
-    });
+    return this.addresses
+      .locate({ address: address.address, city: address.city, state: address.state, zip5: address.zip.slice(0, 5) }, zipPoint)
+      .then((answer): CustomerPosition => {
+        if ('point' in answer) return { point: answer.point, source: 'address', zipPoint };
+        this.metrics.geocoderFallbacks.inc({ reason: answer.fallback });
+        return { point: zipPoint, source: 'zip', zipPoint, fallback: answer.fallback };
+      });
   }
 
   /**

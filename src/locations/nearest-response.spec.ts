@@ -6,7 +6,14 @@ import { buildSnapshot, EMPTY_SNAPSHOT } from './store-snapshot.js';
 
 const CENTER: Point = { lat: 40.75065, lng: -73.997293 };
 
-const store = (code: string, name: string, lat: number, lng: number, hours: Partial<Record<Weekday, string>> = {}, timeZone = 'America/New_York'): CatalogStore => ({
+const store = (
+  code: string,
+  name: string,
+  lat: number,
+  lng: number,
+  hours: Partial<Record<Weekday, string>> = {},
+  timeZone = 'America/New_York',
+): CatalogStore => ({
   code,
   name,
   address: '1 Test Street',
@@ -40,7 +47,9 @@ describe('nearestResponse', () => {
   it('lists stores nearest first, at most `limit`, with the distance rounded to hundredths', async () => {
     const far = north(3);
     const near = north(1);
-    const snapshot = await buildSnapshot(1, [[store('F', 'Far', far.lat, far.lng), store('N', 'Near', near.lat, near.lng), store('X', 'Out of range', 40, -100)]]);
+    const snapshot = await buildSnapshot(1, [
+      [store('F', 'Far', far.lat, far.lng), store('N', 'Near', near.lat, near.lng), store('X', 'Out of range', 40, -100)],
+    ]);
     const body = parse(nearestResponse(snapshot, CENTER, 10, 5));
     expect(body.Code).toBe('Success');
     expect(body.locations.map((l) => [l.name, l.distance])).toEqual([
@@ -71,7 +80,13 @@ describe('nearestResponse', () => {
     const AT = Date.UTC(2026, 10, 25, 17, 30);
     const WEDNESDAY = (text: string) => ({ wednesday: text });
     type Located = { name: string; open: boolean; time_zone: string; next_change: string | null };
-    const located = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { locations: Located[] }).locations.map(({ name, open, time_zone, next_change }) => ({ name, open, time_zone, next_change }));
+    const located = (body: Buffer) =>
+      (JSON.parse(body.toString('utf8')) as { locations: Located[] }).locations.map(({ name, open, time_zone, next_change }) => ({
+        name,
+        open,
+        time_zone,
+        next_change,
+      }));
 
     it('adds open, time_zone and next_change, each store in its own zone; without a moment the locations are as before', async () => {
       const [a, b, c] = [north(1), north(2), north(3)];
@@ -88,13 +103,18 @@ describe('nearestResponse', () => {
         { name: 'Closed all week', open: false, time_zone: 'America/New_York', next_change: null },
       ]);
       const plain = JSON.parse(nearestResponse(snapshot, CENTER, 10, 5).toString('utf8')) as { locations: object[] };
-      expect(plain.locations.map((l) => Object.keys(l))).toEqual(Array(3).fill(['name', 'address', 'city', 'state', 'zip', 'business_hours', 'lat', 'lng', 'distance']));
+      expect(plain.locations.map((l) => Object.keys(l))).toEqual(
+        Array(3).fill(['name', 'address', 'city', 'state', 'zip', 'business_hours', 'lat', 'lng', 'distance']),
+      );
     });
 
     it('with openOnly passes over closed stores, so that limit counts open ones', async () => {
       // 40 closed stores nearer than the two open ones: more than limit + 8, so the walk must widen.
       const closed = Array.from({ length: 40 }, (_, i) => store(`Z${i}`, `Closed ${i}`, north(0.01 * (i + 1)).lat, CENTER.lng));
-      const open = [store('O1', 'Open One', north(2).lat, CENTER.lng, WEDNESDAY('12:00 PM - 1:00 PM')), store('O2', 'Open Two', north(3).lat, CENTER.lng, WEDNESDAY('12:00 AM - 12:00 AM'))];
+      const open = [
+        store('O1', 'Open One', north(2).lat, CENTER.lng, WEDNESDAY('12:00 PM - 1:00 PM')),
+        store('O2', 'Open Two', north(3).lat, CENTER.lng, WEDNESDAY('12:00 AM - 12:00 AM')),
+      ];
       const snapshot = await buildSnapshot(1, [[...closed, ...open]]);
       expect(located(nearestResponse(snapshot, CENTER, 10, 2, { at: AT, openOnly: true }))).toEqual([
         { name: 'Open One', open: true, time_zone: 'America/New_York', next_change: '2026-11-25T13:00:00-05:00' },
@@ -106,7 +126,10 @@ describe('nearestResponse', () => {
     });
 
     it('with openOnly and nothing open in range, looks at the stores in range and not at the whole catalogue', async () => {
-      const inRange = [store('N1', 'Closed near', north(1).lat, CENTER.lng), store('N2', 'Open on the boundary', north(5).lat, CENTER.lng, WEDNESDAY('12:00 PM - 1:00 PM'))];
+      const inRange = [
+        store('N1', 'Closed near', north(1).lat, CENTER.lng),
+        store('N2', 'Open on the boundary', north(5).lat, CENTER.lng, WEDNESDAY('12:00 PM - 1:00 PM')),
+      ];
       const beyond = [store('B0', 'Open just beyond', north(5.01).lat, CENTER.lng, WEDNESDAY('12:00 PM - 1:00 PM'))];
       // 2,000 closed stores on a grid about 100 miles north: the walk used to ask about each of them.
       for (let i = 0; i < 2000; i++) beyond.push(store(`F${i}`, `Far ${i}`, north(100).lat + 0.01 * Math.floor(i / 50), CENTER.lng + 0.01 * (i % 50)));
@@ -159,7 +182,9 @@ describe('nearestResponse', () => {
       const nearest = scopedResponse(snapshot, CENTER, 5, 25, undefined, { ...MILES, nearestIfNone: true });
       expect(nearest.scope).toBe('nearest');
       expect(distances(nearest)).toEqual([['Far', round(haversineMiles(CENTER, far))]]);
-      expect(distances(scopedResponse(snapshot, CENTER, 5, 25, undefined, { ...KM, nearestIfNone: true }))).toEqual([['Far', round(haversineMiles(CENTER, far) * KM_PER_MILE)]]);
+      expect(distances(scopedResponse(snapshot, CENTER, 5, 25, undefined, { ...KM, nearestIfNone: true }))).toEqual([
+        ['Far', round(haversineMiles(CENTER, far) * KM_PER_MILE)],
+      ]);
       // In range: the radius answer, however many.
       const inRange = scopedResponse(snapshot, CENTER, 45, 25, undefined, { ...MILES, nearestIfNone: true });
       expect([inRange.scope, distances(inRange).length]).toEqual(['radius', 2]);
@@ -170,7 +195,9 @@ describe('nearestResponse', () => {
     it('with nearestIfNone and openOnly, answers the nearest open store, and nothing when none is open', async () => {
       const AT = Date.UTC(2026, 10, 25, 17, 30); // Wednesday 12:30 PM in New York
       const [closed, open] = [north(10), north(60)];
-      const snapshot = await buildSnapshot(1, [[store('C', 'Closed', closed.lat, closed.lng), store('O', 'Open', open.lat, open.lng, { wednesday: '9:00 AM - 6:00 PM' })]]);
+      const snapshot = await buildSnapshot(1, [
+        [store('C', 'Closed', closed.lat, closed.lng), store('O', 'Open', open.lat, open.lng, { wednesday: '9:00 AM - 6:00 PM' })],
+      ]);
       const scope = { ...MILES, nearestIfNone: true };
       expect(distances(scopedResponse(snapshot, CENTER, 5, 25, { at: AT, openOnly: true }, scope))).toEqual([['Open', round(haversineMiles(CENTER, open))]]);
       const night = scopedResponse(snapshot, CENTER, 5, 25, { at: AT + 12 * 3600_000, openOnly: true }, scope);
@@ -180,7 +207,9 @@ describe('nearestResponse', () => {
     it('with nearestIfNone, breaks a tie for the nearest by name, then code', async () => {
       const spot = north(30);
       // More stores at one point than the walk first asks for (limit 1 + 8).
-      const snapshot = await buildSnapshot(1, [Array.from({ length: 12 }, (_, i) => store(`T${String(11 - i).padStart(2, '0')}`, i === 7 ? 'Aardvark' : 'Zebra', spot.lat, spot.lng))]);
+      const snapshot = await buildSnapshot(1, [
+        Array.from({ length: 12 }, (_, i) => store(`T${String(11 - i).padStart(2, '0')}`, i === 7 ? 'Aardvark' : 'Zebra', spot.lat, spot.lng)),
+      ]);
       expect(distances(scopedResponse(snapshot, CENTER, 5, 25, undefined, { ...MILES, nearestIfNone: true })).map(([name]) => name)).toEqual(['Aardvark']);
     });
 
@@ -188,8 +217,14 @@ describe('nearestResponse', () => {
       const inState = (code: string, state: string, city: string, p: Point): CatalogStore => ({ ...store(code, code, p.lat, p.lng), state, city });
       // 100 stores in Kansas (more than GROUP_TREE_MIN: its own tree), 70 of them in Wichita (a tree too), a Garden City in Kansas and one in New York.
       const kansas = Array.from({ length: 100 }, (_, i) => inState(`KS${String(i).padStart(3, '0')}`, 'KS', i < 70 ? 'Wichita' : 'Topeka', north(100 + i)));
-      const stores = [...kansas, inState('GC', 'KS', 'Garden City', north(500)), inState('GC-NY', 'NY', 'Garden City', north(1)), inState('NY', 'NY', 'New York', CENTER)];
-      const region = (state: string, city?: string, limit = 200, unit: 'mi' | 'km' = 'mi') => scopedResponse(snapshotOf, CENTER, 5, limit, undefined, { unit, nearestIfNone: false, region: { state, city } });
+      const stores = [
+        ...kansas,
+        inState('GC', 'KS', 'Garden City', north(500)),
+        inState('GC-NY', 'NY', 'Garden City', north(1)),
+        inState('NY', 'NY', 'New York', CENTER),
+      ];
+      const region = (state: string, city?: string, limit = 200, unit: 'mi' | 'km' = 'mi') =>
+        scopedResponse(snapshotOf, CENTER, 5, limit, undefined, { unit, nearestIfNone: false, region: { state, city } });
       let snapshotOf: Awaited<ReturnType<typeof buildSnapshot>>;
       beforeAll(async () => {
         snapshotOf = await buildSnapshot(1, [stores]);

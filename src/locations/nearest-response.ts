@@ -102,7 +102,14 @@ export interface Scope {
  * store of the state (or city), nearest first, walked in the state's own tree (Snapshot.states),
  * `maxDistance` unused. Also says which it answered.
  */
-export function scopedResponse(snapshot: Snapshot, center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope): { body: Buffer; scope: SearchScope } {
+export function scopedResponse(
+  snapshot: Snapshot,
+  center: Point,
+  maxDistance: number,
+  limit: number,
+  moment: Moment | undefined,
+  scope: Scope,
+): { body: Buffer; scope: SearchScope } {
   const openings = moment && new Openings(snapshot, moment.at);
   const keep = moment?.openOnly ? (store: number) => openings!.isOpen(store) : undefined;
   let answered: SearchScope = 'radius';
@@ -183,7 +190,15 @@ const byDistanceNameCode =
  * stores[i]) out to `maxMiles` (Infinity: no radius). Never a scan: it stops at the first store
  * out of range, or once it holds `limit` stores and every store tied with the last.
  */
-function walk(snapshot: Snapshot, index: KDBush, stores: Uint32Array | undefined, center: Point, maxMiles: number, limit: number, keep?: (store: number) => boolean): Nearby[] {
+function walk(
+  snapshot: Snapshot,
+  index: KDBush,
+  stores: Uint32Array | undefined,
+  center: Point,
+  maxMiles: number,
+  limit: number,
+  keep?: (store: number) => boolean,
+): Nearby[] {
   const { points } = snapshot;
   const distanceTo = (store: number) => haversineMiles(center, { lng: points[2 * store], lat: points[2 * store + 1] });
   const ordered = byDistanceNameCode(snapshot);

@@ -68,14 +68,19 @@ describe('StoreIndex answers', () => {
     const open = index.nearestResponse(CHELSEA, 5, 25, { at: monday, openOnly: false });
     expect(index.nearestResponse(CHELSEA, 5, 25, { at: monday, openOnly: false })).not.toBe(open);
     expect(JSON.parse(open.toString('utf8'))).toMatchObject({ locations: [{ name: 'Alder', open: true }] });
-    expect(JSON.parse(index.nearestResponse(CHELSEA, 5, 25, { at: sunday, openOnly: false }).toString('utf8'))).toMatchObject({ locations: [{ name: 'Alder', open: false }] });
+    expect(JSON.parse(index.nearestResponse(CHELSEA, 5, 25, { at: sunday, openOnly: false }).toString('utf8'))).toMatchObject({
+      locations: [{ name: 'Alder', open: false }],
+    });
     expect(names(index.nearestResponse(CHELSEA, 5, 25, { at: sunday, openOnly: true }))).toEqual([]);
     // The plain search beside them is its own answer.
     expect(JSON.parse(index.nearestResponse(CHELSEA, 5, 25).toString('utf8')).locations[0]).not.toHaveProperty('open');
   });
 
   it('keeps a scoped answer by every argument of it: the unit, nearest_if_none, the region and its city as compared', async () => {
-    const catalogue = { rows: [store('A', 'Alder', 40.751, -73.997), { ...store('K', 'Kansas Oak', 37.97, -100.87), city: 'Garden City', state: 'KS' }], version: 1 };
+    const catalogue = {
+      rows: [store('A', 'Alder', 40.751, -73.997), { ...store('K', 'Kansas Oak', 37.97, -100.87), city: 'Garden City', state: 'KS' }],
+      version: 1,
+    };
     const index = indexOver(catalogue);
     await index.reload();
     const miles = { unit: 'mi' as const, nearestIfNone: true };
@@ -92,7 +97,9 @@ describe('StoreIndex answers', () => {
     expect(city.scope).toBe('region');
     expect(names(city.body)).toEqual(['Kansas Oak']);
     expect(index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'KS', city: ' garden CITY ' } })).toBe(city);
-    expect(names(index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'KS', city: 'Dodge City' } }).body)).toEqual([]);
+    expect(
+      names(index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'KS', city: 'Dodge City' } }).body),
+    ).toEqual([]);
     expect(names(index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'NY' } }).body)).toEqual(['Alder']);
     // Nearest if none, with nothing in 1 mile of Garden City: the nearest store, and the scope says so.
     const GARDEN_CITY_EAST = { lat: 37.97, lng: -100.5 };

@@ -115,7 +115,9 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
     const { snapshot, answers } = this.current;
     if (moment) return scopedResponse(snapshot, center, maxDistance, limit, moment, scope);
     const { unit, nearestIfNone, region } = scope;
-    const where = region ? `region:${region.state}:${region.city === undefined ? '' : `city:${cityKey(region.city)}`}` : `${maxDistance}${nearestIfNone ? ':nearest' : ''}`;
+    const where = region
+      ? `region:${region.state}:${region.city === undefined ? '' : `city:${cityKey(region.city)}`}`
+      : `${maxDistance}${nearestIfNone ? ':nearest' : ''}`;
     const key = `scoped:${center.lat},${center.lng},${limit},${unit},${where}`;
     let answer = answers.get(key);
     if (!answer) answers.set(key, (answer = scopedResponse(snapshot, center, maxDistance, limit, undefined, scope)));

@@ -1,7 +1,15 @@
 import type { CatalogStore } from '../stores/store-catalog.js';
 import { buildSnapshot, cityKey, GROUP_TREE_MIN, type Snapshot } from './store-snapshot.js';
 
-const WEEK = { monday: '9:00 AM - 6:00 PM', tuesday: '9:00 AM - 6:00 PM', wednesday: 'Closed', thursday: 'Closed', friday: 'Closed', saturday: 'Closed', sunday: 'Closed' };
+const WEEK = {
+  monday: '9:00 AM - 6:00 PM',
+  tuesday: '9:00 AM - 6:00 PM',
+  wednesday: 'Closed',
+  thursday: 'Closed',
+  friday: 'Closed',
+  saturday: 'Closed',
+  sunday: 'Closed',
+};
 
 const store = (code: string, name: string, lat: number | string, lng: number | string, hours: Partial<typeof WEEK> = {}): CatalogStore => ({
   code,
@@ -19,13 +27,18 @@ const store = (code: string, name: string, lat: number | string, lng: number | s
 
 /** Store n's Location as the response carries it, without `distance`. */
 function location({ json, offsets, splits, hours, hoursOf }: Snapshot, n: number): unknown {
-  return JSON.parse(Buffer.concat([json.subarray(offsets[n], splits[n]), hours[hoursOf[n]], json.subarray(splits[n], offsets[n + 1]), Buffer.from('}')]).toString('utf8'));
+  return JSON.parse(
+    Buffer.concat([json.subarray(offsets[n], splits[n]), hours[hoursOf[n]], json.subarray(splits[n], offsets[n + 1]), Buffer.from('}')]).toString('utf8'),
+  );
 }
 
 describe('buildSnapshot', () => {
   it('writes each store as a Location, hours in place, coordinates with six decimals, across pages', async () => {
     // DECIMAL comes as text from mysql2 and as a number from better-sqlite3; multi-byte text shifts byte offsets.
-    const snapshot = await buildSnapshot(7, [[store('A', 'Café "Ferns"', '40.750650', '-73.997293')], [store('B', 'Ñandú', 34.1, -118.4, { sunday: '10:00 AM - 2:00 PM' })]]);
+    const snapshot = await buildSnapshot(7, [
+      [store('A', 'Café "Ferns"', '40.750650', '-73.997293')],
+      [store('B', 'Ñandú', 34.1, -118.4, { sunday: '10:00 AM - 2:00 PM' })],
+    ]);
     expect(snapshot.version).toBe(7);
     expect(location(snapshot, 0)).toEqual({
       name: 'Café "Ferns"',
@@ -33,7 +46,15 @@ describe('buildSnapshot', () => {
       city: 'New York',
       state: 'NY',
       zip: '10001',
-      business_hours: { Monday: WEEK.monday, Tuesday: WEEK.tuesday, Wednesday: 'Closed', Thursday: 'Closed', Friday: 'Closed', Saturday: 'Closed', Sunday: 'Closed' },
+      business_hours: {
+        Monday: WEEK.monday,
+        Tuesday: WEEK.tuesday,
+        Wednesday: 'Closed',
+        Thursday: 'Closed',
+        Friday: 'Closed',
+        Saturday: 'Closed',
+        Sunday: 'Closed',
+      },
       lat: '40.750650',
       lng: '-73.997293',
     });
@@ -48,13 +69,17 @@ describe('buildSnapshot', () => {
   });
 
   it('keeps each distinct (week, zone) schedule once, for open_at', async () => {
-    const snapshot = await buildSnapshot(1, [[store('A', 'a', 40.7, -74), { ...store('B', 'b', 31.76, -106.48), time_zone: 'America/Denver' }, store('C', 'c', 40.8, -74)]]);
+    const snapshot = await buildSnapshot(1, [
+      [store('A', 'a', 40.7, -74), { ...store('B', 'b', 31.76, -106.48), time_zone: 'America/Denver' }, store('C', 'c', 40.8, -74)],
+    ]);
     expect(snapshot.schedules.map((s) => s.zone)).toEqual(['America/New_York', 'America/Denver']);
     expect(Array.from(snapshot.scheduleOf)).toEqual([0, 1, 0]);
   });
 
-  it('loads a row edited by hand past the checks: hours that do not parse are closed, an unknown zone gives way to the coordinates\'', async () => {
-    const snapshot = await buildSnapshot(1, [[{ ...store('EP', 'El Paso', 31.76, -106.48, { monday: 'Open', tuesday: '9:00 AM - 6:00 PM' }), time_zone: 'Mars/Olympus' }]]);
+  it("loads a row edited by hand past the checks: hours that do not parse are closed, an unknown zone gives way to the coordinates'", async () => {
+    const snapshot = await buildSnapshot(1, [
+      [{ ...store('EP', 'El Paso', 31.76, -106.48, { monday: 'Open', tuesday: '9:00 AM - 6:00 PM' }), time_zone: 'Mars/Olympus' }],
+    ]);
     const [{ hours, zone }] = snapshot.schedules;
     expect(zone).toBe('America/Denver');
     expect(hours.days.slice(0, 2)).toEqual([[], [[540, 1080]]]);
@@ -76,7 +101,11 @@ describe('buildSnapshot', () => {
   it('groups the stores by state (in capitals) and by city within it (without regard to case or surrounding spaces), with a tree for a big group only', async () => {
     const inState = (code: string, state: string, city: string, lat = 40, lng = -74): CatalogStore => ({ ...store(code, code, lat, lng), state, city });
     const big = Array.from({ length: GROUP_TREE_MIN + 1 }, (_, i) => inState(`K${i}`, 'KS', i % 2 ? 'Wichita' : 'Topeka', 37 + i / 100, -97));
-    const snapshot = await buildSnapshot(1, [[inState('G1', 'KS', 'Garden City'), inState('G2', 'ks', ' garden CITY ')], big, [inState('GNY', 'NY', 'Garden City')]]);
+    const snapshot = await buildSnapshot(1, [
+      [inState('G1', 'KS', 'Garden City'), inState('G2', 'ks', ' garden CITY ')],
+      big,
+      [inState('GNY', 'NY', 'Garden City')],
+    ]);
     const kansas = snapshot.states.get('KS')!;
     expect([...kansas.stores]).toEqual(Array.from({ length: GROUP_TREE_MIN + 3 }, (_, n) => n));
     expect(kansas.index?.numItems).toBe(GROUP_TREE_MIN + 3);

@@ -82,7 +82,16 @@ const HOURS_SLOT = '"business_hours":0';
 
 /** A store's Location in the response's field order, its hours and `distance` left out: [before the hours, after them]. */
 function locationJson(s: CatalogStore, lat: number, lng: number): [string, string] {
-  const text = JSON.stringify({ name: s.name, address: s.address, city: s.city, state: s.state, zip: s.zip, business_hours: 0, lat: lat.toFixed(6), lng: lng.toFixed(6) });
+  const text = JSON.stringify({
+    name: s.name,
+    address: s.address,
+    city: s.city,
+    state: s.state,
+    zip: s.zip,
+    business_hours: 0,
+    lat: lat.toFixed(6),
+    lng: lng.toFixed(6),
+  });
   // The last match: only the fixed-format lat and lng follow it, never text from the catalogue.
   const slot = text.lastIndexOf(HOURS_SLOT) + HOURS_SLOT.length - 1;
   return [text.slice(0, slot), text.slice(slot + 1, -1)];
@@ -215,5 +224,7 @@ function groupByState(stateOf: string[], cityOf: string[], points: number[]): Ma
     index.finish();
     return { stores: Uint32Array.from(stores), index };
   };
-  return new Map([...members].map(([code, { stores, cities }]) => [code, { ...group(stores), cities: new Map([...cities].map(([city, list]) => [city, group(list)])) }]));
+  return new Map(
+    [...members].map(([code, { stores, cities }]) => [code, { ...group(stores), cities: new Map([...cities].map(([city, list]) => [city, group(list)])) }]),
+  );
 }

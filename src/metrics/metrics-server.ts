@@ -20,14 +20,19 @@ export function startMetricsServer(registry: Registry, port: number, host: strin
     }
     registry.metrics().then(
       (text) => res.writeHead(200, { 'Content-Type': registry.contentType, 'Cache-Control': 'no-store' }).end(req.method === 'HEAD' ? undefined : text),
-      (error: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`metrics failed: ${error instanceof Error ? error.message : String(error)}\n`),
+      (error: unknown) =>
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`metrics failed: ${error instanceof Error ? error.message : String(error)}\n`),
     );
   });
   // A scraper keeps its connection; it must not hold the process open at shutdown.
   server.unref();
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new Error(`METRICS_PORT=${port}: cannot listen on ${host}:${port} (${error.code ?? error.message}); set another METRICS_PORT, or 0 to turn metrics off`)),
+      reject(
+        new Error(
+          `METRICS_PORT=${port}: cannot listen on ${host}:${port} (${error.code ?? error.message}); set another METRICS_PORT, or 0 to turn metrics off`,
+        ),
+      ),
     );
     server.listen(port, host, () => resolve(server));
   });

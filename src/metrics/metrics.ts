@@ -24,7 +24,8 @@ interface Mysql2Pool {
  */
 export function poolStats(pool: unknown): { inUse: number; idle: number; waiting: number; max: number } | undefined {
   const p = pool as Partial<Mysql2Pool> | undefined;
-  if (typeof p?._allConnections?.length !== 'number' || typeof p._freeConnections?.length !== 'number' || typeof p._connectionQueue?.length !== 'number') return undefined;
+  if (typeof p?._allConnections?.length !== 'number' || typeof p._freeConnections?.length !== 'number' || typeof p._connectionQueue?.length !== 'number')
+    return undefined;
   const idle = p._freeConnections.length;
   return { inUse: p._allConnections.length - idle, idle, waiting: p._connectionQueue.length, max: p.config?.connectionLimit ?? 0 };
 }
@@ -49,7 +50,7 @@ export class Metrics {
 
   readonly storeIndexStores = new Gauge({
     name: 'plant_store_search_index_stores',
-    help: 'Stores in this instance\'s in-memory search index (POST /locations/nearest).',
+    help: "Stores in this instance's in-memory search index (POST /locations/nearest).",
     registers: [this.registry],
   });
 
@@ -72,7 +73,7 @@ export class Metrics {
 
   readonly redisFallback = new Gauge({
     name: 'plant_store_redis_fallback_active',
-    help: '1 while Redis (REDIS_URL) is unreachable and rate limits are counted in this instance\'s memory; 0 otherwise, and always 0 without REDIS_URL.',
+    help: "1 while Redis (REDIS_URL) is unreachable and rate limits are counted in this instance's memory; 0 otherwise, and always 0 without REDIS_URL.",
     registers: [this.registry],
   });
 
@@ -122,13 +123,13 @@ export class Metrics {
   // The street-address geocoder (GEOCODER): never an address in a label, only engines, outcomes and reasons.
   readonly searchPositions = new Counter({
     name: 'plant_store_search_positions_total',
-    help: 'Searches by where the customer position came from (the Customer-Position header): address (the geocoder), zip (the ZIP code\'s point), device (lat and lng of the request).',
+    help: "Searches by where the customer position came from (the Customer-Position header): address (the geocoder), zip (the ZIP code's point), device (lat and lng of the request).",
     labelNames: ['source'] as const,
     registers: [this.registry],
   });
   readonly geocoderFallbacks = new Counter({
     name: 'plant_store_geocoder_fallbacks_total',
-    help: 'Searches with a street address that used the ZIP code\'s point instead, by reason: no_match, implausible (far from the ZIP code or in another state), timeout, error, rate_limited, malformed, breaker_open.',
+    help: "Searches with a street address that used the ZIP code's point instead, by reason: no_match, implausible (far from the ZIP code or in another state), timeout, error, rate_limited, malformed, breaker_open.",
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -147,7 +148,7 @@ export class Metrics {
   });
   readonly geocoderCache = new Counter({
     name: 'plant_store_geocoder_cache_lookups_total',
-    help: 'Street addresses looked up in the geocoder\'s in-memory cache, by result (hit, miss).',
+    help: "Street addresses looked up in the geocoder's in-memory cache, by result (hit, miss).",
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
@@ -161,7 +162,7 @@ export class Metrics {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     const age: Gauge = new Gauge({
       name: 'plant_store_search_index_age_seconds',
-      help: 'Seconds since this instance last loaded its search index (at start, after an import, or when another instance\'s import was noticed).',
+      help: "Seconds since this instance last loaded its search index (at start, after an import, or when another instance's import was noticed).",
       registers: [this.registry],
       collect: () => {
         if (this.storeIndexLoadedAt > 0) age.set((Date.now() - this.storeIndexLoadedAt) / 1000);
@@ -203,4 +204,3 @@ export class Metrics {
     return stats;
   }
 }
-

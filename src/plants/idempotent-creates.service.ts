@@ -166,7 +166,9 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
   }
 
   private async find(team: string, key: string): Promise<{ requestHash: string; expired: boolean; response: StoredResponse | null } | undefined> {
-    const rows = await this.dataSource.query<Array<{ request_hash: string; response_status: number | null; response_location: string | null; response_body: string | null; expired: number | string }>>(
+    const rows = await this.dataSource.query<
+      Array<{ request_hash: string; response_status: number | null; response_location: string | null; response_body: string | null; expired: number | string }>
+    >(
       `SELECT request_hash, response_status, response_location, response_body, CASE WHEN created_at < ${this.cutoff()} THEN 1 ELSE 0 END AS expired
        FROM idempotency_keys WHERE team = ? AND idempotency_key = ?`,
       [team, key],
@@ -174,7 +176,9 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
     const row = rows[0];
     if (!row) return undefined;
     const response =
-      row.response_status === null ? null : { status: Number(row.response_status), location: row.response_location, body: JSON.parse(row.response_body ?? 'null') as unknown };
+      row.response_status === null
+        ? null
+        : { status: Number(row.response_status), location: row.response_location, body: JSON.parse(row.response_body ?? 'null') as unknown };
     return { requestHash: row.request_hash, expired: Number(row.expired) === 1, response };
   }
 
@@ -193,7 +197,8 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
       }
       const outcome = await this.insertPlant(manager, team, plant);
       // The event of a plant made here is written with it; a replay of the key writes nothing.
-      if (outcome.plantId !== undefined) await this.outbox.plantCreated(manager, { team, id: outcome.plantId, name: plant.name, tag: plant.tag ?? null }, actor);
+      if (outcome.plantId !== undefined)
+        await this.outbox.plantCreated(manager, { team, id: outcome.plantId, name: plant.name, tag: plant.tag ?? null }, actor);
       await manager.query(COMPLETE, [outcome.status, outcome.location, JSON.stringify(outcome.body), team, key]);
       return outcome;
     };

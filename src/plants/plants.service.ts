@@ -95,7 +95,9 @@ export class PlantsService {
     if (this.outbox.enabled) {
       const lock = this.mysql ? [{ sql: 'SELECT 1 FROM plants WHERE team = ? AND id = ? FOR UPDATE', params: [team, id] }] : [];
       const event = await this.outbox.plantDeletedStatement(team, id, actor);
-      const affected = await retryWriteConflicts(() => runStatements(this.plants.manager.connection, [...lock, event, { sql: DELETE_PLANT, params: [team, id] }]));
+      const affected = await retryWriteConflicts(() =>
+        runStatements(this.plants.manager.connection, [...lock, event, { sql: DELETE_PLANT, params: [team, id] }]),
+      );
       deleted = affected.at(-1)! > 0;
       this.outbox.recorded(affected.at(-2)!);
     } else {

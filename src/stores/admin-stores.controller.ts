@@ -51,7 +51,18 @@ import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
 import { nextPageLink } from '../common/next-page-link.js';
 import type { EnvironmentVariables } from '../config/environment.js';
-import { ExportQuery, ImportQuery, ImportView, importView, ListStoresQuery, parseColumns, StoreRequest, storeView, StoreView, StoreWrittenView } from './dto/admin-store.dto.js';
+import {
+  ExportQuery,
+  ImportQuery,
+  ImportView,
+  importView,
+  ListStoresQuery,
+  parseColumns,
+  StoreRequest,
+  storeView,
+  StoreView,
+  StoreWrittenView,
+} from './dto/admin-store.dto.js';
 import { StoreAdminService } from './store-admin.service.js';
 import { STORE_CSV_COLUMNS } from './store-csv.js';
 import { StoreExportService } from './store-export.service.js';
@@ -63,7 +74,11 @@ export const STORE_IMPORT_PATH = '/admin/stores.csv';
 /** The share of the process an upload's import may take (StoreImportService's pacing): `npm run bench` measures searches during one. */
 const IMPORT_CPU_SHARE = 0.5;
 
-const CODE_PARAM = { name: 'code', description: "The store's code (its key in the CSV), 1 to 64 characters.", schema: { type: 'string' as const, maxLength: 64, example: 'NY-0042' } };
+const CODE_PARAM = {
+  name: 'code',
+  description: "The store's code (its key in the CSV), 1 to 64 characters.",
+  schema: { type: 'string' as const, maxLength: 64, example: 'NY-0042' },
+};
 const NOT_FOUND = { description: 'No store with this code.', type: ErrorBody, example: { error: 404, message: 'store "NY-0042" not found' } };
 
 /**
@@ -93,9 +108,17 @@ export class AdminStoresController {
 
   @Get('stores')
   @AdminScope('listing stores')
-  @ApiOperation({ operationId: 'adminListStores', summary: 'List stores', description: 'Stores by code, a page at a time; `state` and `q` narrow the list down.' })
+  @ApiOperation({
+    operationId: 'adminListStores',
+    summary: 'List stores',
+    description: 'Stores by code, a page at a time; `state` and `q` narrow the list down.',
+  })
   @ApiOkResponse({ description: 'The stores.', type: StoreView, isArray: true, headers: adminHeaders('Link') })
-  @ApiBadRequestResponse({ description: 'A query parameter is invalid or unknown.', type: ErrorBody, example: { error: 400, message: 'limit must be an integer from 1 to 1000' } })
+  @ApiBadRequestResponse({
+    description: 'A query parameter is invalid or unknown.',
+    type: ErrorBody,
+    example: { error: 400, message: 'limit must be an integer from 1 to 1000' },
+  })
   async list(@Query() query: ListStoresQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<StoreView[]> {
     const { stores, nextAfter } = await this.stores.page(query);
     if (nextAfter !== undefined) {
@@ -115,8 +138,15 @@ export class AdminStoresController {
       "Every store as CSV, ordered by code, in the format the import takes back. Streamed. A code, name, address or city that a spreadsheet would run as a formula (starting with =, +, -, @, a tab or a carriage return, after any `'`s) gets a leading `'`, which the import takes off again.",
   })
   @ApiProduces('text/csv')
-  @ApiOkResponse({ description: 'The CSV, with its header row.', content: { 'text/csv': { schema: { type: 'string', example: `${STORE_CSV_COLUMNS.join(',')}\n` } } } })
-  @ApiBadRequestResponse({ description: 'A query parameter is invalid or unknown.', type: ErrorBody, example: { error: 400, message: `columns must be a comma-separated list of ${STORE_CSV_COLUMNS.join(', ')}, each at most once` } })
+  @ApiOkResponse({
+    description: 'The CSV, with its header row.',
+    content: { 'text/csv': { schema: { type: 'string', example: `${STORE_CSV_COLUMNS.join(',')}\n` } } },
+  })
+  @ApiBadRequestResponse({
+    description: 'A query parameter is invalid or unknown.',
+    type: ErrorBody,
+    example: { error: 400, message: `columns must be a comma-separated list of ${STORE_CSV_COLUMNS.join(', ')}, each at most once` },
+  })
   async export(@CurrentCaller() caller: Caller, @Query() query: ExportQuery, @Res() res: Response): Promise<void> {
     res.setHeader('Content-Type', 'text/csv; charset=utf-8');
     res.setHeader('Content-Disposition', 'attachment; filename="stores.csv"');
@@ -137,12 +167,25 @@ export class AdminStoresController {
   @Put('stores/:code')
   @AdminScope('changing stores')
   @ApiBodyErrors()
-  @ApiOperation({ operationId: 'adminPutStore', summary: 'Create or replace a store', description: 'The store with this code, checked as a row of the import; 201 when it is new, 200 when it replaced one.' })
+  @ApiOperation({
+    operationId: 'adminPutStore',
+    summary: 'Create or replace a store',
+    description: 'The store with this code, checked as a row of the import; 201 when it is new, 200 when it replaced one.',
+  })
   @ApiParam(CODE_PARAM)
   @ApiCreatedResponse({ description: 'Created; `Location` is the store.', type: StoreWrittenView, headers: adminHeaders('Location') })
   @ApiOkResponse({ description: 'Replaced (or already equal).', type: StoreWrittenView })
-  @ApiBadRequestResponse({ description: 'A field is missing, not text, or breaks a rule of the store CSV; the message names each, with the import\'s words.', type: ErrorBody, example: { error: 400, message: 'state: "XX" is not a US state or territory code' } })
-  async put(@CurrentCaller() caller: Caller, @Param('code') code: string, @Body() body: StoreRequest, @Res({ passthrough: true }) res: Response): Promise<StoreWrittenView> {
+  @ApiBadRequestResponse({
+    description: "A field is missing, not text, or breaks a rule of the store CSV; the message names each, with the import's words.",
+    type: ErrorBody,
+    example: { error: 400, message: 'state: "XX" is not a US state or territory code' },
+  })
+  async put(
+    @CurrentCaller() caller: Caller,
+    @Param('code') code: string,
+    @Body() body: StoreRequest,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<StoreWrittenView> {
     const { store, created, warnings } = await this.stores.upsert(code, body);
     this.audit.log({ event: 'admin.store.upserted', team: caller.team, tokenId: caller.tokenId, target: { code, created } });
     if (created) {
@@ -182,31 +225,59 @@ export class AdminStoresController {
   @ApiHeader({
     name: 'If-Match',
     required: false,
-    description: 'The `ETag` of a dry run, e.g. `"42"`: apply only if the catalogue is still at that version, else 412. Ignored by a dry run. (No example: Swagger UI would send it with every try.)',
+    description:
+      'The `ETag` of a dry run, e.g. `"42"`: apply only if the catalogue is still at that version, else 412. Ignored by a dry run. (No example: Swagger UI would send it with every try.)',
     schema: { type: 'string' },
   })
   @ApiBody({ description: `The CSV, header \`${STORE_CSV_COLUMNS.join(',')}\`.`, schema: { type: 'string', format: 'binary' } })
   @ApiOkResponse({ description: 'Imported (or, with `dry_run`, checked), with the list of changes.', type: ImportView, headers: responseHeaders('ETag') })
-  @ApiBadRequestResponse({ description: 'A query parameter or `If-Match` is invalid or unknown.', type: ErrorBody, example: { error: 400, message: 'dry_run must be true or false' } })
-  @ApiConflictResponse({
-    description: 'The prune would remove more than `STORE_IMPORT_MAX_PRUNE_PERCENT` of the catalogue and `expected_removals` was not given, or it was and is not the number; nothing was written.',
+  @ApiBadRequestResponse({
+    description: 'A query parameter or `If-Match` is invalid or unknown.',
     type: ErrorBody,
-    example: { error: 409, message: 'this import would remove 212 of 391 stores (54.2 %), more than the 10 % (STORE_IMPORT_MAX_PRUNE_PERCENT) allowed without confirmation; nothing was written. Check the list with dry_run=true, then send expected_removals=212 to confirm' },
+    example: { error: 400, message: 'dry_run must be true or false' },
+  })
+  @ApiConflictResponse({
+    description:
+      'The prune would remove more than `STORE_IMPORT_MAX_PRUNE_PERCENT` of the catalogue and `expected_removals` was not given, or it was and is not the number; nothing was written.',
+    type: ErrorBody,
+    example: {
+      error: 409,
+      message:
+        'this import would remove 212 of 391 stores (54.2 %), more than the 10 % (STORE_IMPORT_MAX_PRUNE_PERCENT) allowed without confirmation; nothing was written. Check the list with dry_run=true, then send expected_removals=212 to confirm',
+    },
   })
   @ApiPreconditionFailedResponse({
-    description: "`If-Match` names a catalogue version that is no longer current: a store changed since the dry run. Nothing was written; the response's `ETag` is the current version. Check the file again.",
+    description:
+      "`If-Match` names a catalogue version that is no longer current: a store changed since the dry run. Nothing was written; the response's `ETag` is the current version. Check the file again.",
     type: ErrorBody,
     headers: responseHeaders('ETag'),
-    example: { error: 412, message: 'the store catalogue changed since the dry run (version 41, now 43); nothing was written. Check the file again (dry_run=true) and apply with its ETag' },
+    example: {
+      error: 412,
+      message:
+        'the store catalogue changed since the dry run (version 41, now 43); nothing was written. Check the file again (dry_run=true) and apply with its ETag',
+    },
   })
-  @ApiPayloadTooLargeResponse({ description: 'The file is larger than STORE_IMPORT_MAX_BYTES (50 MiB by default).', type: ErrorBody, example: { error: 413, message: 'the file exceeds the limit of 52428800 bytes (STORE_IMPORT_MAX_BYTES)' } })
-  @ApiUnsupportedMediaTypeResponse({ description: 'The body is not sent as text/csv.', type: ErrorBody, example: { error: 415, message: 'the store list must be sent as text/csv' } })
+  @ApiPayloadTooLargeResponse({
+    description: 'The file is larger than STORE_IMPORT_MAX_BYTES (50 MiB by default).',
+    type: ErrorBody,
+    example: { error: 413, message: 'the file exceeds the limit of 52428800 bytes (STORE_IMPORT_MAX_BYTES)' },
+  })
+  @ApiUnsupportedMediaTypeResponse({
+    description: 'The body is not sent as text/csv.',
+    type: ErrorBody,
+    example: { error: 415, message: 'the store list must be sent as text/csv' },
+  })
   @ApiUnprocessableEntityResponse({
     description: 'The file has bad rows; nothing was written. The message lists each bad line and column with its reason.',
     type: ErrorBody,
     example: { error: 422, message: 'the file was not imported, 1 problem found:\n  line 3, state: "XX" is not a US state or territory code' },
   })
-  async import(@CurrentCaller() caller: Caller, @Query() query: ImportQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<ImportView> {
+  async import(
+    @CurrentCaller() caller: Caller,
+    @Query() query: ImportQuery,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ImportView> {
     const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (type !== 'text/csv') throw new UnsupportedMediaTypeException('the store list must be sent as text/csv');
     const dryRun = query.dry_run ?? false;
@@ -241,7 +312,17 @@ export class AdminStoresController {
         event: dryRun ? 'admin.stores.import_checked' : 'admin.stores.imported',
         team: caller.team,
         tokenId: caller.tokenId,
-        target: { read: summary.read, inserted: summary.inserted, updated: summary.updated, unchanged: summary.unchanged, pruned: summary.pruned, warnings: summary.warnings.length, dryRun, version: summary.version, ifMatch: ifVersions !== undefined },
+        target: {
+          read: summary.read,
+          inserted: summary.inserted,
+          updated: summary.updated,
+          unchanged: summary.unchanged,
+          pruned: summary.pruned,
+          warnings: summary.warnings.length,
+          dryRun,
+          version: summary.version,
+          ifMatch: ifVersions !== undefined,
+        },
       });
       res.setHeader('ETag', `"${summary.version}"`);
       return importView(summary, dryRun);

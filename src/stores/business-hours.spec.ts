@@ -1,9 +1,8 @@
 import { hoursProblem, hoursRanges } from './business-hours.js';
 
 describe('hoursProblem', () => {
-  it.each(['Closed', '9:00 AM - 6:00 PM', '9:00 AM - 12:00 PM, 1:00 PM - 5:00 PM', '12:00 AM - 12:00 AM', '6:30 PM - 12:00 AM'])(
-    'accepts %s',
-    (text) => expect(hoursProblem(text)).toBeNull(),
+  it.each(['Closed', '9:00 AM - 6:00 PM', '9:00 AM - 12:00 PM, 1:00 PM - 5:00 PM', '12:00 AM - 12:00 AM', '6:30 PM - 12:00 AM'])('accepts %s', (text) =>
+    expect(hoursProblem(text)).toBeNull(),
   );
 
   it.each([
@@ -24,7 +23,13 @@ describe('hoursRanges', () => {
   it.each([
     ['Closed', []],
     ['9:00 AM - 6:00 PM', [[540, 1080]]],
-    ['9:00 AM - 12:00 PM, 1:00 PM - 5:00 PM', [[540, 720], [780, 1020]]],
+    [
+      '9:00 AM - 12:00 PM, 1:00 PM - 5:00 PM',
+      [
+        [540, 720],
+        [780, 1020],
+      ],
+    ],
     ['12:00 AM - 12:00 AM', [[0, 1440]]],
     ['6:30 PM - 12:00 AM', [[1110, 1440]]],
     ['12:30 AM - 12:59 PM', [[30, 779]]],

@@ -24,7 +24,10 @@ describe('the store catalogue is written through one door', () => {
   const WRITES: Array<[string, RegExp]> = [
     ['SQL writing store_catalog', /\b(UPDATE|INSERT\s+(OR\s+\w+\s+)?INTO|DELETE\s+FROM|REPLACE\s+INTO)\s+[`"]?store_catalog\b/i],
     ['SQL writing stores', /\b(UPDATE|INSERT\s+(OR\s+\w+\s+)?INTO|DELETE\s+FROM|REPLACE\s+INTO)\s+[`"]?stores\b/i],
-    ['TypeORM writing Store', /\.(insert|update|delete|save|remove|upsert|clear|softDelete|increment|decrement)\(\s*Store\b|\.into\(\s*Store\b|getRepository\(\s*Store\s*\)\s*\.\s*(insert|update|delete|save|remove|upsert|clear)\b/],
+    [
+      'TypeORM writing Store',
+      /\.(insert|update|delete|save|remove|upsert|clear|softDelete|increment|decrement)\(\s*Store\b|\.into\(\s*Store\b|getRepository\(\s*Store\s*\)\s*\.\s*(insert|update|delete|save|remove|upsert|clear)\b/,
+    ],
     ['the catalogue change event', /\.storesChanged\(/],
   ];
 
@@ -33,7 +36,11 @@ describe('the store catalogue is written through one door', () => {
 
   it('finds the writes where they are: in the door', () => {
     // The patterns are live: the door itself writes each table and the event.
-    expect(writesIn(DOOR, readFileSync(join(root, DOOR), 'utf8'))).toEqual([`${DOOR}: SQL writing store_catalog`, `${DOOR}: TypeORM writing Store`, `${DOOR}: the catalogue change event`]);
+    expect(writesIn(DOOR, readFileSync(join(root, DOOR), 'utf8'))).toEqual([
+      `${DOOR}: SQL writing store_catalog`,
+      `${DOOR}: TypeORM writing Store`,
+      `${DOOR}: the catalogue change event`,
+    ]);
     expect(writesIn('sample', "await manager.query('UPDATE stores SET name = ? WHERE id = ?')")).toEqual(['sample: SQL writing stores']);
     expect(writesIn('sample', 'await this.dataSource.getRepository(Store).save(store)')).toEqual(['sample: TypeORM writing Store']);
   });

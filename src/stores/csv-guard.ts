@@ -17,4 +17,3 @@ export function guardCell(value: string): string {
 export function unguardCell(value: string): string {
   return GUARDED.test(value) ? value.slice(1) : value;
 }
-

@@ -167,7 +167,8 @@ describe('openingState', () => {
       ['America/Phoenix', -7 * 60, Date.UTC(2026, 10, 1)],
       ['America/New_York', -4 * 60, Date.UTC(2026, 5, 1)],
     ] as const;
-    const clock = (minute: number) => `${(Math.floor(minute / 60) + 11) % 12 + 1}:${String(minute % 60).padStart(2, '0')} ${minute % 1440 < 720 ? 'AM' : 'PM'}`;
+    const clock = (minute: number) =>
+      `${((Math.floor(minute / 60) + 11) % 12) + 1}:${String(minute % 60).padStart(2, '0')} ${minute % 1440 < 720 ? 'AM' : 'PM'}`;
     // A day: up to three ranges from sorted distinct minutes of the day (0 - 1440, 1440 written 12:00 AM).
     const day = fc.uniqueArray(fc.integer({ min: 0, max: 48 }), { maxLength: 6 }).map((slots) => {
       const minutes = slots.sort((a, b) => a - b).map((slot) => slot * 30);
@@ -176,28 +177,34 @@ describe('openingState', () => {
       return ranges;
     });
     fc.assert(
-      fc.property(fc.array(day, { minLength: 7, maxLength: 7 }), fc.constantFrom(...zones), fc.integer({ min: 0, max: 14 * 24 * 60 }), (days, [zone, offset, base], minute) => {
-        const text = days.map((ranges) => (ranges.length === 0 ? 'Closed' : ranges.map(([open, close]) => `${clock(open)} - ${clock(close)}`).join(', ')));
-        const hours = weeklyHours(Object.fromEntries(WEEKDAYS.map((weekday, i) => [weekday, text[i]])) as Record<Weekday, string>);
-        const openAt = (t: number) => {
-          const local = t / 60_000 + offset;
-          const weekday = (((Math.floor(local / 1440) + 3) % 7) + 7) % 7;
-          const m = ((local % 1440) + 1440) % 1440;
-          return days[weekday].some(([open, close]) => open <= m && m < close);
-        };
-        const t = base + minute * 60_000;
-        const open = openAt(t);
-        let next: number | null = null;
-        for (let s = t + 60_000; s <= t + 8 * 86_400_000; s += 60_000) {
-          if (openAt(s) !== open) {
-            next = s;
-            break;
+      fc.property(
+        fc.array(day, { minLength: 7, maxLength: 7 }),
+        fc.constantFrom(...zones),
+        fc.integer({ min: 0, max: 14 * 24 * 60 }),
+        (days, [zone, offset, base], minute) => {
+          const text = days.map((ranges) => (ranges.length === 0 ? 'Closed' : ranges.map(([open, close]) => `${clock(open)} - ${clock(close)}`).join(', ')));
+          const hours = weeklyHours(Object.fromEntries(WEEKDAYS.map((weekday, i) => [weekday, text[i]])) as Record<Weekday, string>);
+          const openAt = (t: number) => {
+            const local = t / 60_000 + offset;
+            const weekday = (((Math.floor(local / 1440) + 3) % 7) + 7) % 7;
+            const m = ((local % 1440) + 1440) % 1440;
+            return days[weekday].some(([open, close]) => open <= m && m < close);
+          };
+          const t = base + minute * 60_000;
+          const open = openAt(t);
+          let next: number | null = null;
+          for (let s = t + 60_000; s <= t + 8 * 86_400_000; s += 60_000) {
+            if (openAt(s) !== open) {
+              next = s;
+              break;
+            }
           }
-        }
-        const sign = offset < 0 ? '-' : '+';
-        const expected = next === null ? null : `${new Date(next + offset * 60_000).toISOString().slice(0, 19)}${sign}${String(Math.abs(offset) / 60).padStart(2, '0')}:00`;
-        expect(openingState(hours, zone, t)).toEqual(state(open, expected));
-      }),
+          const sign = offset < 0 ? '-' : '+';
+          const expected =
+            next === null ? null : `${new Date(next + offset * 60_000).toISOString().slice(0, 19)}${sign}${String(Math.abs(offset) / 60).padStart(2, '0')}:00`;
+          expect(openingState(hours, zone, t)).toEqual(state(open, expected));
+        },
+      ),
       { seed: 44, numRuns: 300 },
     );
   });

@@ -8,7 +8,11 @@ import { STORE_CSV_COLUMNS, validateStoreRecord } from './store-csv.js';
 import { Store } from './store.entity.js';
 
 /** The fields of one store as the admin API takes them: the CSV row's, as text. */
-export type StoreFields = Omit<Record<(typeof STORE_CSV_COLUMNS)[number], string>, 'code' | 'lat' | 'lng' | 'time_zone'> & { lat?: string; lng?: string; time_zone?: string };
+export type StoreFields = Omit<Record<(typeof STORE_CSV_COLUMNS)[number], string>, 'code' | 'lat' | 'lng' | 'time_zone'> & {
+  lat?: string;
+  lng?: string;
+  time_zone?: string;
+};
 
 /** No store has this code. */
 export class StoreNotFoundError extends Error {
@@ -75,7 +79,11 @@ export class StoreAdminService {
    * letters only. A scan either way, as any `%text%` is.
    */
   async page({ limit, after, state, q }: { limit: number; after?: string; state?: string; q?: string }): Promise<{ stores: Store[]; nextAfter?: string }> {
-    const query = this.dataSource.getRepository(Store).createQueryBuilder('store').orderBy('store.code', 'ASC').take(limit + 1);
+    const query = this.dataSource
+      .getRepository(Store)
+      .createQueryBuilder('store')
+      .orderBy('store.code', 'ASC')
+      .take(limit + 1);
     if (after !== undefined) query.andWhere('store.code > :after', { after });
     if (state !== undefined) query.andWhere('store.state = :state', { state: state.toUpperCase() });
     if (q !== undefined) {

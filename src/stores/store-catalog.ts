@@ -38,7 +38,9 @@ function upsertSql(mysql: boolean, rows: number): string {
   if (!sql) {
     const quote = (name: string) => (mysql ? `\`${name}\`` : `"${name}"`);
     const tuple = `(${PUT_COLUMNS.map(() => '?').join(', ')})`;
-    const updates = [...STORED_FIELDS, 'updated_at'].map((c) => (mysql ? `${quote(c)} = VALUES(${quote(c)})` : `${quote(c)} = excluded.${quote(c)}`)).join(', ');
+    const updates = [...STORED_FIELDS, 'updated_at']
+      .map((c) => (mysql ? `${quote(c)} = VALUES(${quote(c)})` : `${quote(c)} = excluded.${quote(c)}`))
+      .join(', ');
     sql = `INSERT INTO ${quote('stores')} (${PUT_COLUMNS.map(quote).join(', ')}) VALUES ${Array.from({ length: rows }, () => tuple).join(', ')} ${mysql ? 'ON DUPLICATE KEY UPDATE' : `ON CONFLICT (${quote('code')}) DO UPDATE SET`} ${updates}`;
     upserts.set(key, sql);
   }
@@ -127,7 +129,7 @@ export class StoreCatalog {
 
   /** Every store in id order, `pageSize` at a time (small pages keep a reader's garbage young). */
   async *pages(pageSize: number): AsyncGenerator<CatalogStore[]> {
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page: Array<CatalogStore & { id: number | string }> = await this.dataSource.query(PAGE_SQL, [after, pageSize]);
       yield page;
       if (page.length < pageSize) return;
@@ -149,7 +151,9 @@ export class StoreCatalog {
     const result = await retryWriteConflicts(() =>
       this.dataSource.transaction(async (manager) => {
         const begun = performance.now();
-        const rows: Array<{ version: number | string }> = await manager.query(`SELECT version FROM store_catalog WHERE id = 1${this.mysql ? ' FOR UPDATE' : ''}`);
+        const rows: Array<{ version: number | string }> = await manager.query(
+          `SELECT version FROM store_catalog WHERE id = 1${this.mysql ? ' FOR UPDATE' : ''}`,
+        );
         const write = new CatalogWrite(manager, Number(rows[0].version));
         const value = await work(write);
         let version = write.version;

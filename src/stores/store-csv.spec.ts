@@ -22,7 +22,10 @@ describe('the export guard against spreadsheet formulas', () => {
 
   it('gives every string back: unguardCell(guardCell(x)) === x', () => {
     const text = fc.string({ unit: fc.constantFrom("'", '=', '+', '-', '@', '\t', '\r', 'a', ' ', ',', '"') });
-    fc.assert(fc.property(text, (value) => unguardCell(guardCell(value)) === value && !/^[=+\-@\t\r]/.test(guardCell(value))), { seed: 27, numRuns: 2000 });
+    fc.assert(
+      fc.property(text, (value) => unguardCell(guardCell(value)) === value && !/^[=+\-@\t\r]/.test(guardCell(value))),
+      { seed: 27, numRuns: 2000 },
+    );
   });
 
   it('unguards the free-text columns of a record only', () => {

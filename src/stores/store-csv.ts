@@ -16,10 +16,17 @@ export const STORE_CSV_REQUIRED_COLUMNS = ['code', 'name', 'address', 'city', 's
 export const STORE_CSV_COLUMNS = [...STORE_CSV_REQUIRED_COLUMNS, 'time_zone'] as const;
 export type StoreCsvColumn = (typeof STORE_CSV_COLUMNS)[number];
 
-export type StoreRow = { code: string; name: string; address: string; city: string; state: string; zip: string; lat: number; lng: number; time_zone: string } & Record<
-  Weekday,
-  string
->;
+export type StoreRow = {
+  code: string;
+  name: string;
+  address: string;
+  city: string;
+  state: string;
+  zip: string;
+  lat: number;
+  lng: number;
+  time_zone: string;
+} & Record<Weekday, string>;
 
 /** The headers a file may have: the required columns, or every column. */
 export const STORE_CSV_HEADERS = [STORE_CSV_REQUIRED_COLUMNS.join(','), STORE_CSV_COLUMNS.join(',')] as const;

@@ -30,17 +30,25 @@ function answer(error: Error) {
 }
 
 describe(StoreErrorsFilter.name, () => {
-  it('answers a bad file 422, no such store 404 and bad fields 400, with the services\' words and no audit line', () => {
+  it("answers a bad file 422, no such store 404 and bad fields 400, with the services' words and no audit line", () => {
     const file = new StoreImportError([{ line: 3, column: 'state', reason: '"XX" is not a US state or territory code' }]);
     expect(answer(file)).toEqual({ status: 422, body: { error: 422, message: file.message }, headers: {}, audit: [] });
     expect(answer(new StoreNotFoundError('NY-1'))).toMatchObject({ status: 404, body: { error: 404, message: 'store "NY-1" not found' }, audit: [] });
-    expect(answer(new StoreFieldsError('code: has white space around it'))).toMatchObject({ status: 400, body: { error: 400, message: 'code: has white space around it' }, audit: [] });
+    expect(answer(new StoreFieldsError('code: has white space around it'))).toMatchObject({
+      status: 400,
+      body: { error: 400, message: 'code: has white space around it' },
+      audit: [],
+    });
   });
 
   it('answers a moved catalogue 412 with the current version as ETag, and audits the refusal', () => {
     expect(answer(new StoreCatalogMovedError([41], 43))).toEqual({
       status: 412,
-      body: { error: 412, message: 'the store catalogue changed since the dry run (version 41, now 43); nothing was written. Check the file again (dry_run=true) and apply with its ETag' },
+      body: {
+        error: 412,
+        message:
+          'the store catalogue changed since the dry run (version 41, now 43); nothing was written. Check the file again (dry_run=true) and apply with its ETag',
+      },
       headers: { ETag: '"43"' },
       audit: [{ event: 'admin.stores.import_refused', team: 'ops', tokenId: 7, target: { reason: 'catalog_changed', expected: [41], version: 43 } }],
     });
@@ -55,7 +63,9 @@ describe(StoreErrorsFilter.name, () => {
           'this import would remove 212 of 391 stores (54.2 %), more than the 10 % (STORE_IMPORT_MAX_PRUNE_PERCENT) allowed without confirmation; nothing was written. Check the list with dry_run=true, then send expected_removals=212 to confirm',
       },
       headers: {},
-      audit: [{ event: 'admin.stores.import_refused', team: 'ops', tokenId: 7, target: { reason: 'removals', removals: 212, catalogSize: 391, expected: undefined } }],
+      audit: [
+        { event: 'admin.stores.import_refused', team: 'ops', tokenId: 7, target: { reason: 'removals', removals: 212, catalogSize: 391, expected: undefined } },
+      ],
     });
   });
 });

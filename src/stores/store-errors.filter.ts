@@ -1,4 +1,15 @@
-import { BadRequestException, Catch, ConflictException, HttpException, Logger, NotFoundException, PreconditionFailedException, UnprocessableEntityException, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import {
+  BadRequestException,
+  Catch,
+  ConflictException,
+  HttpException,
+  Logger,
+  NotFoundException,
+  PreconditionFailedException,
+  UnprocessableEntityException,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AllExceptionsFilter } from '../common/all-exceptions.filter.js';
 import type { Caller } from '../common/caller.js';
@@ -30,11 +41,19 @@ export class StoreErrorsFilter implements ExceptionFilter<StoreError> {
     if (error instanceof StoreFieldsError) return new BadRequestException(error.message);
     const caller = { team: req.user?.team, tokenId: req.user?.tokenId };
     if (error instanceof StoreCatalogMovedError) {
-      this.audit.log({ event: 'admin.stores.import_refused', ...caller, target: { reason: 'catalog_changed', expected: error.expected, version: error.current } });
+      this.audit.log({
+        event: 'admin.stores.import_refused',
+        ...caller,
+        target: { reason: 'catalog_changed', expected: error.expected, version: error.current },
+      });
       res.setHeader('ETag', `"${error.current}"`);
       return new PreconditionFailedException(`${error.message}. Check the file again (dry_run=true) and apply with its ETag`);
     }
-    this.audit.log({ event: 'admin.stores.import_refused', ...caller, target: { reason: 'removals', removals: error.removals, catalogSize: error.catalogSize, expected: error.expected } });
+    this.audit.log({
+      event: 'admin.stores.import_refused',
+      ...caller,
+      target: { reason: 'removals', removals: error.removals, catalogSize: error.catalogSize, expected: error.expected },
+    });
     return new ConflictException(`${error.message}. Check the list with dry_run=true, then send expected_removals=${error.removals} to confirm`);
   }
 }

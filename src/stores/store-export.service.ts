@@ -33,7 +33,7 @@ export class StoreExportService {
     // rather than per store, which halves the time of a 100,000-store export.
     async function* chunks() {
       yield stringify([columns]);
-      for (let after: string | undefined; ; ) {
+      for (let after: string | undefined; ;) {
         const query = stores
           .createQueryBuilder('store')
           .select(selected.map((column) => `store.${column}`))

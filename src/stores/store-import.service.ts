@@ -10,7 +10,16 @@ import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { STORED_FIELDS, StoreCatalog, type StoredField } from './store-catalog.js';
-import { STORE_CSV_HEADER_RULE, STORE_CSV_HEADERS, formatProblem, recordFirstLines, unguardRecord, validateStoreRecord, type RowProblem, type StoreRow } from './store-csv.js';
+import {
+  STORE_CSV_HEADER_RULE,
+  STORE_CSV_HEADERS,
+  formatProblem,
+  recordFirstLines,
+  unguardRecord,
+  validateStoreRecord,
+  type RowProblem,
+  type StoreRow,
+} from './store-csv.js';
 import { Store } from './store.entity.js';
 
 export { STORED_FIELDS, type StoredField } from './store-catalog.js';
@@ -162,7 +171,11 @@ export class StoreImportError extends Error {
 const asText = (field: StoredField, value: string | number) => (field === 'lat' || field === 'lng' ? Number(value).toFixed(6) : String(value));
 
 function changedFields(row: StoreRow, store: Store): FieldChange[] {
-  return STORED_FIELDS.filter((field) => row[field] !== store[field]).map((field) => ({ field, old: asText(field, store[field]), new: asText(field, row[field]) }));
+  return STORED_FIELDS.filter((field) => row[field] !== store[field]).map((field) => ({
+    field,
+    old: asText(field, store[field]),
+    new: asText(field, row[field]),
+  }));
 }
 
 /** The stores a prune removes: every id (they are deleted by id), details only for the ones listed. */
@@ -279,14 +292,16 @@ export class StoreImportService {
       return plan;
     });
     if (applied.value) return { value: applied.value, version: applied.version };
-    if (options.ifVersions !== undefined && !options.ifVersions.includes(applied.version)) throw new StoreCatalogMovedError(options.ifVersions, applied.version);
+    if (options.ifVersions !== undefined && !options.ifVersions.includes(applied.version))
+      throw new StoreCatalogMovedError(options.ifVersions, applied.version);
     return undefined;
   }
 
   /** Refuses an apply of `plan`: the catalogue's version is not one `ifVersions` names, or the removal guard. */
   private check(plan: ImportPlan, options: ImportOptions): void {
     const { summary } = plan;
-    if (options.ifVersions !== undefined && !options.ifVersions.includes(summary.version)) throw new StoreCatalogMovedError(options.ifVersions, summary.version);
+    if (options.ifVersions !== undefined && !options.ifVersions.includes(summary.version))
+      throw new StoreCatalogMovedError(options.ifVersions, summary.version);
     if (options.expectedRemovals !== undefined ? options.expectedRemovals !== summary.pruned : summary.removalsNeedConfirmation) {
       throw new StoreRemovalGuardError(summary.pruned, summary.catalogSize, this.maxPrunePercent, options.expectedRemovals);
     }
@@ -298,7 +313,14 @@ export class StoreImportService {
    * The version is read first: a write that commits later bumps it, so an apply that finds it
    * unchanged knows that every look-up of the plan saw what it is about to change.
    */
-  private async plan(reader: EntityManager, open: () => Readable, file: CheckedFile, pacer: Pacer, options: ImportOptions, version?: number): Promise<ImportPlan> {
+  private async plan(
+    reader: EntityManager,
+    open: () => Readable,
+    file: CheckedFile,
+    pacer: Pacer,
+    options: ImportOptions,
+    version?: number,
+  ): Promise<ImportPlan> {
     const summary: ImportSummary = {
       read: file.read,
       inserted: 0,
@@ -448,7 +470,7 @@ export class StoreImportService {
   /** The stores whose code the file does not have, read page by page in id order, and how many stores there are. */
   private async removals(reader: EntityManager, keep: Map<string, number>): Promise<Removals> {
     const removals: Removals = { ids: [], listed: [], catalogSize: 0 };
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page = await reader
         .createQueryBuilder(Store, 'store')
         .select(['store.id', 'store.code', 'store.name', 'store.city', 'store.state'])
@@ -460,7 +482,8 @@ export class StoreImportService {
       for (const store of page) {
         if (keep.has(store.code)) continue;
         removals.ids.push(store.id);
-        if (removals.listed.length < MAX_LISTED_CHANGES) removals.listed.push({ change: 'remove', code: store.code, name: store.name, city: store.city, state: store.state });
+        if (removals.listed.length < MAX_LISTED_CHANGES)
+          removals.listed.push({ change: 'remove', code: store.code, name: store.name, city: store.city, state: store.state });
       }
       if (page.length < PRUNE_PAGE) return removals;
       after = page[page.length - 1].id;

@@ -8,7 +8,6 @@ import { StoreCatalogMovedError, StoreImportService, StoreRemovalGuardError, typ
 const EXIT_CATALOG_MOVED = 3;
 const EXIT_REMOVAL_GUARD = 4;
 
-
 /** Text for a table cell: JSON-quoted (white space and control characters show), cut at `max` characters. */
 const cell = (text: string, max = 40) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
@@ -22,10 +21,18 @@ export function changesTable(summary: ImportSummary): string {
   for (const change of summary.changes) {
     const head = [change.change, change.change === 'remove' ? '-' : String(change.line), cell(change.code, 24), cell(change.name)];
     if (change.change !== 'update') rows.push([...head, `${change.city}, ${change.state}`]);
-    else change.fields.forEach((field, i) => rows.push([...(i === 0 ? head : ['', '', '', '']), `${field.field}: ${JSON.stringify(field.old)} -> ${JSON.stringify(field.new)}`]));
+    else
+      change.fields.forEach((field, i) =>
+        rows.push([...(i === 0 ? head : ['', '', '', '']), `${field.field}: ${JSON.stringify(field.old)} -> ${JSON.stringify(field.new)}`]),
+      );
   }
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  const lines = rows.map((row) => row.map((value, column) => (column === row.length - 1 ? value : value.padEnd(widths[column]))).join('  ').trimEnd());
+  const lines = rows.map((row) =>
+    row
+      .map((value, column) => (column === row.length - 1 ? value : value.padEnd(widths[column])))
+      .join('  ')
+      .trimEnd(),
+  );
   const listed = summary.inserted + summary.updated + summary.pruned;
   if (summary.changesTruncated) lines.push(`… the first ${summary.changes.length} of ${listed} changes`);
   return `${lines.join('\n')}\n`;
@@ -78,7 +85,11 @@ export function storesCommand(program: Command, withApp: WithApp): void {
     .option('--dry-run', 'validate and list the changes, write nothing')
     .option('--prune', 'also delete stores whose code is not in the file')
     .option('--if-version <version>', "apply only if the catalogue is still at this version (a dry run's), else exit 3 writing nothing", nonNegativeInteger)
-    .option('--expect-removals <count>', 'with --prune: the number of removals expected (as the dry run listed); needed above STORE_IMPORT_MAX_PRUNE_PERCENT', nonNegativeInteger)
+    .option(
+      '--expect-removals <count>',
+      'with --prune: the number of removals expected (as the dry run listed); needed above STORE_IMPORT_MAX_PRUNE_PERCENT',
+      nonNegativeInteger,
+    )
     .action((file: string, options: { dryRun?: boolean; prune?: boolean; ifVersion?: number; expectRemovals?: number }) =>
       withApp(async (app) => {
         if (options.expectRemovals !== undefined && !options.prune) throw new InvalidArgumentError('--expect-removals needs --prune');
@@ -97,7 +108,10 @@ export function storesCommand(program: Command, withApp: WithApp): void {
               throw new CommandFailure(`${error.message}. Check the file again with --dry-run and apply with its version`, EXIT_CATALOG_MOVED);
             }
             if (error instanceof StoreRemovalGuardError) {
-              throw new CommandFailure(`${error.message}. Check the list with --dry-run, then add --expect-removals ${error.removals} to confirm`, EXIT_REMOVAL_GUARD);
+              throw new CommandFailure(
+                `${error.message}. Check the list with --dry-run, then add --expect-removals ${error.removals} to confirm`,
+                EXIT_REMOVAL_GUARD,
+              );
             }
             throw error;
           })
@@ -106,10 +120,13 @@ export function storesCommand(program: Command, withApp: WithApp): void {
         if (summary.warnings.length > 50) say(`… and ${summary.warnings.length - 50} more warnings`);
         if (options.dryRun) process.stdout.write(changesTable(summary));
         const pruned = options.prune ? `, ${summary.pruned} pruned` : '';
-        say(`${options.dryRun ? 'dry run, nothing written: ' : ''}${summary.read} rows read, ${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged${pruned}`);
+        say(
+          `${options.dryRun ? 'dry run, nothing written: ' : ''}${summary.read} rows read, ${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged${pruned}`,
+        );
         if (options.dryRun) {
           say(`catalogue version ${summary.version}: apply exactly these changes with --if-version ${summary.version}`);
-          if (summary.removalsNeedConfirmation) say(`${summary.pruned} of ${summary.catalogSize} stores would be removed: the apply needs --expect-removals ${summary.pruned}`);
+          if (summary.removalsNeedConfirmation)
+            say(`${summary.pruned} of ${summary.catalogSize} stores would be removed: the apply needs --expect-removals ${summary.pruned}`);
         } else say(`catalogue version ${summary.version}`);
       }),
     );

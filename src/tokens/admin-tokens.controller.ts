@@ -18,7 +18,15 @@ import { AdminScope, CurrentCaller } from '../common/auth.decorators.js';
 import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
 import { nextPageLink } from '../common/next-page-link.js';
-import { AdminTokenView, CreateTokenRequest, IssuedTokenView, ListTokensQuery, RotatedTokenView, RotateTokenRequest, tokenView } from './dto/admin-token.dto.js';
+import {
+  AdminTokenView,
+  CreateTokenRequest,
+  IssuedTokenView,
+  ListTokensQuery,
+  RotatedTokenView,
+  RotateTokenRequest,
+  tokenView,
+} from './dto/admin-token.dto.js';
 import { ParseTokenIdPipe } from './token-id.pipe.js';
 import { TokensService } from './tokens.service.js';
 
@@ -42,21 +50,42 @@ export class AdminTokensController {
   @Post()
   @AdminScope('issuing tokens')
   @ApiBodyErrors()
-  @ApiOperation({ operationId: 'adminCreateToken', summary: 'Issue a token', description: 'Issues a token for a team. The token is in this answer only: the service keeps its digest.' })
+  @ApiOperation({
+    operationId: 'adminCreateToken',
+    summary: 'Issue a token',
+    description: 'Issues a token for a team. The token is in this answer only: the service keeps its digest.',
+  })
   @ApiCreatedResponse({ description: 'Issued; `Location` is the new token.', type: IssuedTokenView, headers: adminHeaders('Location') })
-  @ApiBadRequestResponse({ description: 'The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown.', type: ErrorBody, example: { error: 400, message: 'team must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters)' } })
+  @ApiBadRequestResponse({
+    description: 'The body is invalid: a field is missing, of the wrong type, out of bounds, or unknown.',
+    type: ErrorBody,
+    example: { error: 400, message: 'team must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters)' },
+  })
   async create(@CurrentCaller() caller: Caller, @Body() body: CreateTokenRequest, @Res({ passthrough: true }) res: Response): Promise<IssuedTokenView> {
     const { token, record } = await this.tokens.create({ team: body.team, name: body.name, expiresInDays: body.expires_in_days, scope: body.scope });
-    this.audit.log({ event: 'admin.token.created', team: caller.team, tokenId: caller.tokenId, target: { tokenId: record.id, team: record.team, scope: record.scope } });
+    this.audit.log({
+      event: 'admin.token.created',
+      team: caller.team,
+      tokenId: caller.tokenId,
+      target: { tokenId: record.id, team: record.team, scope: record.scope },
+    });
     res.setHeader('Location', `/admin/tokens/${record.id}`);
     return { ...tokenView(record), token };
   }
 
   @Get()
   @AdminScope('listing tokens')
-  @ApiOperation({ operationId: 'adminListTokens', summary: 'List tokens', description: 'Tokens by id ascending, of every team or of one; never a token or its digest.' })
+  @ApiOperation({
+    operationId: 'adminListTokens',
+    summary: 'List tokens',
+    description: 'Tokens by id ascending, of every team or of one; never a token or its digest.',
+  })
   @ApiOkResponse({ description: 'The tokens.', type: AdminTokenView, isArray: true, headers: adminHeaders('Link') })
-  @ApiBadRequestResponse({ description: 'A query parameter is invalid or unknown.', type: ErrorBody, example: { error: 400, message: 'limit must be an integer from 1 to 1000' } })
+  @ApiBadRequestResponse({
+    description: 'A query parameter is invalid or unknown.',
+    type: ErrorBody,
+    example: { error: 400, message: 'limit must be an integer from 1 to 1000' },
+  })
   async list(@Query() query: ListTokensQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<AdminTokenView[]> {
     const { tokens, nextAfter } = await this.tokens.page(query);
     if (nextAfter !== undefined) {
@@ -70,7 +99,11 @@ export class AdminTokensController {
   @ApiOperation({ operationId: 'adminGetToken', summary: 'Show a token', description: 'One token, without the token itself.' })
   @ApiParam(ID_PARAM)
   @ApiOkResponse({ description: 'The token.', type: AdminTokenView })
-  @ApiBadRequestResponse({ description: 'The id is not a positive integer.', type: ErrorBody, example: { error: 400, message: 'token id must be a positive integer' } })
+  @ApiBadRequestResponse({
+    description: 'The id is not a positive integer.',
+    type: ErrorBody,
+    example: { error: 400, message: 'token id must be a positive integer' },
+  })
   @ApiNotFoundResponse(NOT_FOUND)
   async get(@Param('id', ParseTokenIdPipe) id: number): Promise<AdminTokenView> {
     return tokenView(await this.tokens.get(id));
@@ -79,10 +112,18 @@ export class AdminTokensController {
   @Delete(':id')
   @HttpCode(204)
   @AdminScope('revoking tokens')
-  @ApiOperation({ operationId: 'adminRevokeToken', summary: 'Revoke a token', description: `Revokes a token: it stops working in every instance within TOKEN_CACHE_SECONDS (at most 5 s). Revoking a revoked token changes nothing.` })
+  @ApiOperation({
+    operationId: 'adminRevokeToken',
+    summary: 'Revoke a token',
+    description: `Revokes a token: it stops working in every instance within TOKEN_CACHE_SECONDS (at most 5 s). Revoking a revoked token changes nothing.`,
+  })
   @ApiParam(ID_PARAM)
   @ApiNoContentResponse({ description: 'Revoked. No body.' })
-  @ApiBadRequestResponse({ description: 'The id is not a positive integer.', type: ErrorBody, example: { error: 400, message: 'token id must be a positive integer' } })
+  @ApiBadRequestResponse({
+    description: 'The id is not a positive integer.',
+    type: ErrorBody,
+    example: { error: 400, message: 'token id must be a positive integer' },
+  })
   @ApiNotFoundResponse(NOT_FOUND)
   async revoke(@CurrentCaller() caller: Caller, @Param('id', ParseTokenIdPipe) id: number): Promise<void> {
     const record = await this.tokens.revoke(id);
@@ -95,16 +136,39 @@ export class AdminTokensController {
   @ApiOperation({
     operationId: 'adminRotateToken',
     summary: 'Rotate a token',
-    description: 'Issues a replacement with the same team, name and scope, and lets the old token expire when the grace period ends. A token is rotated once: of two concurrent rotates, one succeeds and the other gets 409.',
+    description:
+      'Issues a replacement with the same team, name and scope, and lets the old token expire when the grace period ends. A token is rotated once: of two concurrent rotates, one succeeds and the other gets 409.',
   })
   @ApiParam(ID_PARAM)
-  @ApiCreatedResponse({ description: 'The replacement (the token itself, shown once) and the old token; `Location` is the replacement.', type: RotatedTokenView, headers: adminHeaders('Location') })
-  @ApiBadRequestResponse({ description: 'The id or the body is invalid.', type: ErrorBody, example: { error: 400, message: 'grace_seconds must be an integer from 0 to 315360000' } })
+  @ApiCreatedResponse({
+    description: 'The replacement (the token itself, shown once) and the old token; `Location` is the replacement.',
+    type: RotatedTokenView,
+    headers: adminHeaders('Location'),
+  })
+  @ApiBadRequestResponse({
+    description: 'The id or the body is invalid.',
+    type: ErrorBody,
+    example: { error: 400, message: 'grace_seconds must be an integer from 0 to 315360000' },
+  })
   @ApiNotFoundResponse(NOT_FOUND)
-  @ApiConflictResponse({ description: 'The token was already rotated (the message names its replacement), is revoked or has expired; nothing was issued.', type: ErrorBody, example: { error: 409, message: 'token 12 was already rotated; its replacement is token 13' } })
-  async rotate(@CurrentCaller() caller: Caller, @Param('id', ParseTokenIdPipe) id: number, @Body() body: RotateTokenRequest, @Res({ passthrough: true }) res: Response): Promise<RotatedTokenView> {
+  @ApiConflictResponse({
+    description: 'The token was already rotated (the message names its replacement), is revoked or has expired; nothing was issued.',
+    type: ErrorBody,
+    example: { error: 409, message: 'token 12 was already rotated; its replacement is token 13' },
+  })
+  async rotate(
+    @CurrentCaller() caller: Caller,
+    @Param('id', ParseTokenIdPipe) id: number,
+    @Body() body: RotateTokenRequest,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<RotatedTokenView> {
     const { token, record, old } = await this.tokens.rotate(id, body.grace_seconds * 1000, body.expires_in_days);
-    this.audit.log({ event: 'admin.token.rotated', team: caller.team, tokenId: caller.tokenId, target: { tokenId: id, team: old.team, replacement: record.id } });
+    this.audit.log({
+      event: 'admin.token.rotated',
+      team: caller.team,
+      tokenId: caller.tokenId,
+      target: { tokenId: id, team: old.team, replacement: record.id },
+    });
     res.setHeader('Location', `/admin/tokens/${record.id}`);
     return { ...tokenView(record), token, replaces: tokenView(old) };
   }

@@ -32,7 +32,12 @@ export function tokensCommand(program: Command, withApp: WithApp): void {
     .requiredOption('--team <slug>', 'team the token belongs to (lowercase slug, e.g. acme)')
     .option('--name <label>', 'a label for the operator')
     .option('--expires-in-days <n>', 'lifetime in days (default: TOKEN_DEFAULT_TTL_DAYS, 90 unless configured)', positiveInteger)
-    .option('--scope <scope>', 'read (list plants, search stores), write (also create and delete plants) or admin (the /admin routes only)', scope, 'write' as TokenScope)
+    .option(
+      '--scope <scope>',
+      'read (list plants, search stores), write (also create and delete plants) or admin (the /admin routes only)',
+      scope,
+      'write' as TokenScope,
+    )
     .action((options: { team: string; name?: string; expiresInDays?: number; scope: TokenScope }) =>
       withApp(async (app) => {
         const { token, record } = await app.get(TokensService).create(options);

@@ -37,10 +37,13 @@ describe(`the console's store map zooms and clusters, in Chromium (${engine})`, 
   const tab = (name: string) => page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name, exact: true }).click();
   /** Waits until the zoom drawn is between `min` and `max` (the map draws on the next animation frame). */
   const zoomWhere = (min: number, max = min) =>
-    page.waitForFunction(([low, high]) => {
-      const k = Number(document.querySelector<HTMLElement>('#store-map')!.dataset.zoom);
-      return k >= low && k <= high;
-    }, [min, max]);
+    page.waitForFunction(
+      ([low, high]) => {
+        const k = Number(document.querySelector<HTMLElement>('#store-map')!.dataset.zoom);
+        return k >= low && k <= high;
+      },
+      [min, max],
+    );
   const view = async () => (await data('view')).split(' ').map(Number);
 
   /** The box of what the overlay canvas shows (the search circle and its stores), in CSS pixels. */
@@ -66,14 +69,17 @@ describe(`the console's store map zooms and clusters, in Chromium (${engine})`, 
       const { data: pixels, width } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
       const ratio = canvas.width / canvas.clientWidth;
       for (let i = 0; i < pixels.length; i += 4) {
-        if (pixels[i] === r && pixels[i + 1] === g && pixels[i + 2] === b) return { x: ((i / 4) % width) / ratio + 0.5, y: Math.floor(i / 4 / width) / ratio + 0.5 };
+        if (pixels[i] === r && pixels[i + 1] === g && pixels[i + 2] === b)
+          return { x: ((i / 4) % width) / ratio + 0.5, y: Math.floor(i / 4 / width) / ratio + 0.5 };
       }
       return undefined;
     }, rgb);
 
   async function expectAccessible(view: string): Promise<void> {
     const results = await new AxeBuilder({ page }).analyze();
-    const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${view}: ${v.id} (${v.nodes.length}): ${v.help}`);
+    const serious = results.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${view}: ${v.id} (${v.nodes.length}): ${v.help}`);
     expect(serious).toEqual([]);
   }
 

@@ -62,7 +62,9 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
   /** 0 serious or critical accessibility violations on what the page shows now. */
   async function expectAccessible(view: string, on = page): Promise<void> {
     const results = await new AxeBuilder({ page: on }).analyze();
-    const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${view}: ${v.id} (${v.nodes.length}): ${v.help}`);
+    const serious = results.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${view}: ${v.id} (${v.nodes.length}): ${v.help}`);
     expect(serious).toEqual([]);
   }
 
@@ -75,7 +77,8 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
       const { data, width } = context.getImageData(0, 0, canvas.width, canvas.height);
       const ratio = canvas.width / canvas.clientWidth;
       for (let i = 0; i < data.length; i += 4) {
-        if (data[i] === 0x1f && data[i + 1] === 0x6f && data[i + 2] === 0x43) return { x: (i / 4) % width / ratio + 0.5, y: Math.floor(i / 4 / width) / ratio + 0.5 };
+        if (data[i] === 0x1f && data[i + 1] === 0x6f && data[i + 2] === 0x43)
+          return { x: ((i / 4) % width) / ratio + 0.5, y: Math.floor(i / 4 / width) / ratio + 0.5 };
       }
       return undefined;
     });
@@ -205,11 +208,25 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
       const zone = form.getByLabel('time_zone', { exact: true });
       expect(await zone.inputValue()).toBe(before.time_zone);
       await expect(form.locator('#store-time_zone-hint').innerText()).resolves.toBe('IANA name, e.g. America/Denver. Empty: from the coordinates.');
-      const hours = { monday: '9:00 AM - 6:00 PM', tuesday: '9:00 AM - 6:00 PM', wednesday: '9:00 AM - 6:00 PM', thursday: '9:00 AM - 6:00 PM', friday: '9:00 AM - 6:00 PM', saturday: '10:00 AM - 4:00 PM', sunday: 'Closed' };
+      const hours = {
+        monday: '9:00 AM - 6:00 PM',
+        tuesday: '9:00 AM - 6:00 PM',
+        wednesday: '9:00 AM - 6:00 PM',
+        thursday: '9:00 AM - 6:00 PM',
+        friday: '9:00 AM - 6:00 PM',
+        saturday: '10:00 AM - 4:00 PM',
+        sunday: 'Closed',
+      };
       for (const [day, text] of Object.entries(hours)) await form.getByLabel(day, { exact: true }).fill(text);
       await zone.fill('Mars/Olympus_Mons');
       await form.getByRole('button', { name: 'Save' }).click();
-      const refusal = await call<{ message: string }>('PUT', path, admin, { ...before, code: undefined, updated_at: undefined, ...hours, time_zone: 'Mars/Olympus_Mons' });
+      const refusal = await call<{ message: string }>('PUT', path, admin, {
+        ...before,
+        code: undefined,
+        updated_at: undefined,
+        ...hours,
+        time_zone: 'Mars/Olympus_Mons',
+      });
       expect(refusal.status).toBe(400);
       await expect(form.locator('#store-time_zone-error').innerText()).resolves.toBe(refusal.body.message);
       expect((await call<Record<string, string>>('GET', path, admin)).body).toEqual(before);
@@ -222,15 +239,27 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
       const { body: after } = await call<Record<string, string>>('GET', path, admin);
       expect({ ...after, updated_at: undefined }).toEqual({ ...before, updated_at: undefined, ...hours, time_zone: 'America/Phoenix' });
       // The console has the new catalogue (its status strip says the version) before the store is picked again.
-      await clocked.locator('.status').getByText(`catalogue version ${version + 1}`).waitFor();
+      await clocked
+        .locator('.status')
+        .getByText(`catalogue version ${version + 1}`)
+        .waitFor();
 
       await pick();
       const opening = card.locator('.opening');
       await card.getByText('Time zone: America/Phoenix').waitFor();
       await expect(opening.innerText()).resolves.toBe('Closed · opens 9:00 AM\nTime zone: America/Phoenix');
       // The search says the same of that moment.
-      const search = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { zip: after.zip }, max_distance: 50, limit: 200, open_at: '2026-03-11T15:30:00Z' });
-      expect(search.body.locations.find((l) => l.lat === after.lat && l.lng === after.lng && l.name === after.name)).toMatchObject({ open: false, time_zone: 'America/Phoenix', next_change: '2026-03-11T09:00:00-07:00' });
+      const search = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, {
+        customer_address: { zip: after.zip },
+        max_distance: 50,
+        limit: 200,
+        open_at: '2026-03-11T15:30:00Z',
+      });
+      expect(search.body.locations.find((l) => l.lat === after.lat && l.lng === after.lng && l.name === after.name)).toMatchObject({
+        open: false,
+        time_zone: 'America/Phoenix',
+        next_change: '2026-03-11T09:00:00-07:00',
+      });
 
       // The card follows the clock without being picked again: 9:30 AM, 6:30 PM, then Saturday
       // 5:00 PM (closed on Sunday, so Monday morning).
@@ -250,7 +279,10 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
       await form.getByRole('button', { name: 'Save' }).click();
       await form.waitFor({ state: 'detached' });
       expect((await call<Record<string, string>>('GET', path, admin)).body.time_zone).toBe(before.time_zone);
-      await clocked.locator('.status').getByText(`catalogue version ${version + 1}`).waitFor();
+      await clocked
+        .locator('.status')
+        .getByText(`catalogue version ${version + 1}`)
+        .waitFor();
       await pick();
       await card.getByText(`Time zone: ${before.time_zone}`).waitFor();
       expect(errors).toEqual([]);
@@ -264,13 +296,21 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     await page.getByLabel('ZIP code').fill('10001');
     await page.getByLabel('Distance (miles)').fill('far');
     await page.getByRole('button', { name: 'Search' }).click();
-    const refusal = await call<{ message: string }>('POST', '/admin/locations/nearest', admin, { customer_address: { zip: '10001' }, max_distance: 'far', limit: 200 });
+    const refusal = await call<{ message: string }>('POST', '/admin/locations/nearest', admin, {
+      customer_address: { zip: '10001' },
+      max_distance: 'far',
+      limit: 200,
+    });
     expect(refusal.status).toBe(400);
     await expect(page.locator('.search [role="alert"]').innerText()).resolves.toBe(refusal.body.message);
     await page.getByLabel('Distance (miles)').fill('8');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.locator('.results li').first().waitFor();
-    const customer = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { zip: '10001' }, max_distance: 8, limit: 200 });
+    const customer = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, {
+      customer_address: { zip: '10001' },
+      max_distance: 8,
+      limit: 200,
+    });
     expect(customer.status).toBe(200);
     expect(customer.body.locations.length).toBeGreaterThan(5);
     const shown = await page.locator('.results li').allInnerTexts();
@@ -280,10 +320,14 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
   });
 
   it('offers kilometres, the nearest store when none is in range, and every store of a state or city, as POST /locations/nearest answers them', async () => {
-    const lines = (locations: Location[], unit: string) => locations.map((l) => `${l.distance} ${unit} ${l.name}, ${l.address}, ${l.city}, ${l.state} ${l.zip}`);
+    const lines = (locations: Location[], unit: string) =>
+      locations.map((l) => `${l.distance} ${unit} ${l.name}, ${l.address}, ${l.city}, ${l.state} ${l.zip}`);
     const shown = async (scope: string, expected: string[]) => {
       await page.waitForFunction(
-        ([scope, first, count]) => document.querySelector(`.search [data-scope="${scope}"]`) !== null && document.querySelectorAll('.results li').length === count && document.querySelector('.results li')?.textContent === first,
+        ([scope, first, count]) =>
+          document.querySelector(`.search [data-scope="${scope}"]`) !== null &&
+          document.querySelectorAll('.results li').length === count &&
+          document.querySelector('.results li')?.textContent === first,
         [scope, expected[0], expected.length] as const,
       );
       expect(await page.locator('.results li').allInnerTexts()).toEqual(expected);
@@ -295,7 +339,12 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     await page.getByLabel('Unit').selectOption('km');
     await page.getByLabel('Distance (km)').fill('8');
     await search.click();
-    const km = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { zip: '10001' }, max_distance: 8, limit: 200, distance_unit: 'km' });
+    const km = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, {
+      customer_address: { zip: '10001' },
+      max_distance: 8,
+      limit: 200,
+      distance_unit: 'km',
+    });
     expect(km.body.locations.length).toBeGreaterThan(5);
     await shown('radius', lines(km.body.locations, 'km'));
 
@@ -304,7 +353,13 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     await page.getByLabel('Distance (km)').fill('5');
     await page.getByLabel('Nearest store if none in range').check();
     await search.click();
-    const nearest = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { zip: '59001' }, max_distance: 5, nearest_if_none: true, limit: 200, distance_unit: 'km' });
+    const nearest = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, {
+      customer_address: { zip: '59001' },
+      max_distance: 5,
+      nearest_if_none: true,
+      limit: 200,
+      distance_unit: 'km',
+    });
     expect(nearest.body.locations).toHaveLength(1);
     await shown('nearest', lines(nearest.body.locations, 'km'));
     await expect(page.locator('.search [role="status"]').innerText()).resolves.toBe('No store within reach; the nearest one:');
@@ -315,7 +370,11 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     await page.getByLabel('Or every store of a state (two letters)').fill('ny');
     await page.getByLabel('and of its city').fill(' new york ');
     await search.click();
-    const region = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { zip: '10001' }, region: { state: 'ny', city: ' new york ' }, limit: 200 });
+    const region = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, {
+      customer_address: { zip: '10001' },
+      region: { state: 'ny', city: ' new york ' },
+      limit: 200,
+    });
     expect(region.body.locations.length).toBeGreaterThan(5);
     expect(new Set(region.body.locations.map((l) => `${l.city}, ${l.state}`))).toEqual(new Set(['New York, NY']));
     await shown('region', lines(region.body.locations, 'mi'));
@@ -336,15 +395,27 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     await page.getByLabel('Distance (miles)').fill('2');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.locator('[data-position="address"]').waitFor();
-    const customer = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { address: '350 5th Ave', zip: '10001' }, max_distance: 2, limit: 200 });
-    const zipOnly = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, { customer_address: { zip: '10001' }, max_distance: 2, limit: 200 });
+    const customer = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, {
+      customer_address: { address: '350 5th Ave', zip: '10001' },
+      max_distance: 2,
+      limit: 200,
+    });
+    const zipOnly = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, {
+      customer_address: { zip: '10001' },
+      max_distance: 2,
+      limit: 200,
+    });
     expect(customer.body.locations).not.toEqual(zipOnly.body.locations);
     await page.waitForFunction((count) => document.querySelectorAll('.results li').length === count, customer.body.locations.length);
-    expect(await page.locator('.results li').allInnerTexts()).toEqual(customer.body.locations.map((l) => `${l.distance} mi ${l.name}, ${l.address}, ${l.city}, ${l.state} ${l.zip}`));
+    expect(await page.locator('.results li').allInnerTexts()).toEqual(
+      customer.body.locations.map((l) => `${l.distance} mi ${l.name}, ${l.address}, ${l.city}, ${l.state} ${l.zip}`),
+    );
     const zip = await call<{ lat: number; lng: number }>('GET', '/admin/zips/10001', admin);
     expect(await page.locator('#store-map').getAttribute('data-customer')).toBe(`${empire.lat},${empire.lng}`);
     expect(await page.locator('#store-map').getAttribute('data-zip-point')).toBe(`${zip.body.lat},${zip.body.lng}`);
-    await expect(page.locator('[data-position="address"]').innerText()).resolves.toContain('Measured from the street address, as the geocoder placed it (40.748441, -73.985664)');
+    await expect(page.locator('[data-position="address"]').innerText()).resolves.toContain(
+      'Measured from the street address, as the geocoder placed it (40.748441, -73.985664)',
+    );
     await expectAccessible('stores (address search)');
     await shot('stores-address');
 
@@ -372,11 +443,19 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     const code = (await page.locator('.table-panel tbody tr td:first-child').first().innerText()).trim();
     const before = await query<{ name: string; state: string }>(`SELECT name, state FROM stores WHERE code = '${code}'`);
     const version = await catalogVersion();
-    await page.getByRole('button', { name: `Edit ${code}` }).first().click();
+    await page
+      .getByRole('button', { name: `Edit ${code}` })
+      .first()
+      .click();
     const form = page.getByRole('form', { name: `Edit store ${code}` });
     await form.getByLabel('state', { exact: true }).fill('XX');
     await form.getByRole('button', { name: 'Save' }).click();
-    const refusal = await call<{ message: string }>('PUT', `/admin/stores/${code}`, admin, { ...(await call<Record<string, string>>('GET', `/admin/stores/${code}`, admin)).body, code: undefined, updated_at: undefined, state: 'XX' });
+    const refusal = await call<{ message: string }>('PUT', `/admin/stores/${code}`, admin, {
+      ...(await call<Record<string, string>>('GET', `/admin/stores/${code}`, admin)).body,
+      code: undefined,
+      updated_at: undefined,
+      state: 'XX',
+    });
     expect(refusal.status).toBe(400);
     await expect(form.locator('#store-state-error').innerText()).resolves.toBe(refusal.body.message);
     expect(await query(`SELECT name, state FROM stores WHERE code = '${code}'`)).toEqual(before);
@@ -393,7 +472,10 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
   it('deletes a store after a confirmation, and the map follows', async () => {
     const code = (await page.locator('.table-panel tbody tr td:first-child').first().innerText()).trim();
     const stores = await storeCount();
-    await page.getByRole('button', { name: `Delete ${code}` }).first().click();
+    await page
+      .getByRole('button', { name: `Delete ${code}` })
+      .first()
+      .click();
     await page.waitForFunction((count) => document.querySelector<HTMLCanvasElement>('#store-map')?.dataset.drawn === String(count), stores - 1);
     expect(await storeCount()).toBe(stores - 1);
     expect(await query(`SELECT code FROM stores WHERE code = '${code}'`)).toEqual([]);
@@ -401,8 +483,10 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
 
   it('refuses a bad CSV with its line numbers in a table and changes nothing', async () => {
     const header = STORE_CSV_REQUIRED_COLUMNS.join(',');
-    const good = 'ZZ-0001,Console Test One,1 Test Way,New York,NY,10001,40.750650,-73.997293,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed';
-    const bad = 'ZZ-0002,Console Test Two,2 Test Way,Nowhere,XX,10001,40.750650,-73.997293,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed';
+    const good =
+      'ZZ-0001,Console Test One,1 Test Way,New York,NY,10001,40.750650,-73.997293,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed';
+    const bad =
+      'ZZ-0002,Console Test Two,2 Test Way,Nowhere,XX,10001,40.750650,-73.997293,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed';
     const file = join(files, 'bad.csv');
     writeFileSync(file, `${header}\n${good}\n${bad}\n`);
     const stores = await storeCount();
@@ -421,7 +505,8 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
 
   it('imports a good CSV after a dry run, with upload progress, and the map and table follow', async () => {
     const rows = [1, 2].map(
-      (n) => `ZZ-000${n},Console Test ${n},${n} Test Way,Jersey City,NJ,07302,40.7${n}8000,-74.04${n}000,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed`,
+      (n) =>
+        `ZZ-000${n},Console Test ${n},${n} Test Way,Jersey City,NJ,07302,40.7${n}8000,-74.04${n}000,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed`,
     );
     const file = join(files, 'good.csv');
     writeFileSync(file, `${STORE_CSV_REQUIRED_COLUMNS.join(',')}\n${rows.join('\n')}\n`);
@@ -454,9 +539,12 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     const exported = await (await fetch(`${server.url}/admin/stores.csv`, { headers: { Authorization: `Bearer ${admin}` } })).text();
     const [header, ...rows] = exported.trimEnd().split('\n');
     const dropped = rows.filter((row) => !row.startsWith('ZZ-')).slice(-50);
-    const kept = rows.filter((row) => !dropped.includes(row)).map((row) => (row.startsWith('ZZ-0001,') ? row.replace('Console Test 1', 'Console Test One') : row));
+    const kept = rows
+      .filter((row) => !dropped.includes(row))
+      .map((row) => (row.startsWith('ZZ-0001,') ? row.replace('Console Test 1', 'Console Test One') : row));
     // The export's sixteenth column, time_zone, left empty: the zone at the store's coordinates.
-    const added = 'ZZ-0003,Console Test 3,3 Test Way,Hoboken,NJ,07030,40.743990,-74.032364,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed,';
+    const added =
+      'ZZ-0003,Console Test 3,3 Test Way,Hoboken,NJ,07030,40.743990,-74.032364,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed,';
     const file = join(files, 'next-month.csv');
     writeFileSync(file, `${header}\n${[...kept, added].join('\n')}\n`);
     const droppedCodes = dropped.map((row) => row.split(',')[0]).sort();
@@ -473,7 +561,9 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     const listed = page.locator('table.change-list > tbody > tr');
     expect(await listed.count()).toBe(50);
     expect((await page.locator('table.change-list > tbody > tr > td:nth-child(3)').allInnerTexts()).sort()).toEqual(droppedCodes);
-    expect(Number((await query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM stores WHERE code IN (${droppedCodes.map((c) => `'${c}'`).join(',')})`))[0].n)).toBe(50);
+    expect(
+      Number((await query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM stores WHERE code IN (${droppedCodes.map((c) => `'${c}'`).join(',')})`))[0].n),
+    ).toBe(50);
     await filter('Updated (1)').check();
     expect(await listed.count()).toBe(1);
     expect(await page.locator('table.field-changes tbody tr').allInnerTexts()).toEqual(['name\tConsole Test 1\tConsole Test One']);
@@ -489,7 +579,22 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     await shot('import-changes');
 
     // Another operator edits a store before the apply: the apply is refused and writes nothing.
-    const edited = await call('PUT', '/admin/stores/ZZ-0002', admin, { name: 'Edited elsewhere', address: '2 Test Way', city: 'Jersey City', state: 'NJ', zip: '07302', lat: '40.728000', lng: '-74.042000', monday: '9:00 AM - 5:00 PM', tuesday: '9:00 AM - 5:00 PM', wednesday: '9:00 AM - 5:00 PM', thursday: '9:00 AM - 5:00 PM', friday: '9:00 AM - 5:00 PM', saturday: 'Closed', sunday: 'Closed' });
+    const edited = await call('PUT', '/admin/stores/ZZ-0002', admin, {
+      name: 'Edited elsewhere',
+      address: '2 Test Way',
+      city: 'Jersey City',
+      state: 'NJ',
+      zip: '07302',
+      lat: '40.728000',
+      lng: '-74.042000',
+      monday: '9:00 AM - 5:00 PM',
+      tuesday: '9:00 AM - 5:00 PM',
+      wednesday: '9:00 AM - 5:00 PM',
+      thursday: '9:00 AM - 5:00 PM',
+      friday: '9:00 AM - 5:00 PM',
+      saturday: 'Closed',
+      sunday: 'Closed',
+    });
     expect(edited.status).toBe(200);
     const version = await catalogVersion();
     await apply.click();
@@ -506,7 +611,10 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     await page.getByRole('button', { name: 'Check again' }).click();
     await filter('Updated (2)').waitFor();
     await filter('Updated (2)').check();
-    expect(await page.locator('table.field-changes tbody tr').allInnerTexts()).toEqual(['name\tConsole Test 1\tConsole Test One', 'name\tEdited elsewhere\tConsole Test 2']);
+    expect(await page.locator('table.field-changes tbody tr').allInnerTexts()).toEqual([
+      'name\tConsole Test 1\tConsole Test One',
+      'name\tEdited elsewhere\tConsole Test 2',
+    ]);
     expect(await apply.isDisabled()).toBe(true);
     await page.getByLabel('Number of stores to remove').fill('50');
     await apply.click();
@@ -561,13 +669,20 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
       await tab(view);
       await page.waitForTimeout(300);
       const controls = await page.evaluate(() =>
-        [...document.querySelectorAll<HTMLElement>('button:not([disabled]), input, select, a[href]')].filter((e) => e.offsetParent !== null).map((e) => e.id || e.getAttribute('aria-label') || e.textContent.trim()),
+        [...document.querySelectorAll<HTMLElement>('button:not([disabled]), input, select, a[href]')]
+          .filter((e) => e.offsetParent !== null)
+          .map((e) => e.id || e.getAttribute('aria-label') || e.textContent.trim()),
       );
       const reached = new Set<string>();
       await page.locator('body').focus();
       for (let i = 0; i < controls.length + 5; i++) {
         await page.keyboard.press('Tab');
-        reached.add(await page.evaluate(() => { const e = document.activeElement as HTMLElement; return e.id || e.getAttribute('aria-label') || e.textContent.trim(); }));
+        reached.add(
+          await page.evaluate(() => {
+            const e = document.activeElement as HTMLElement;
+            return e.id || e.getAttribute('aria-label') || e.textContent.trim();
+          }),
+        );
       }
       expect({ view, missed: controls.filter((c) => !reached.has(c)) }).toEqual({ view, missed: [] });
     }

@@ -42,7 +42,12 @@ describe('Swagger UI at /docs, in Chromium', () => {
     while (!/pst_[0-9A-Za-z]{49}/.test(server.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     token = server.output().match(/pst_[0-9A-Za-z]{49}/)?.[0] as string;
     expect(token).toBeDefined();
-    db = await new DataSource({ type: 'better-sqlite3', database: join(database.env.DATA_DIR, 'plant-store.sqlite'), readonly: true, entities: [Plant, Store] }).initialize();
+    db = await new DataSource({
+      type: 'better-sqlite3',
+      database: join(database.env.DATA_DIR, 'plant-store.sqlite'),
+      readonly: true,
+      entities: [Plant, Store],
+    }).initialize();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       // headless: Playwright passes --headless itself.
@@ -110,7 +115,8 @@ describe('Swagger UI at /docs, in Chromium', () => {
 
     // List: the optional filters start empty, so the plant just made is listed.
     const list = await tryOut('listPlants', 'plants');
-    for (const name of ['limit', 'tag', 'after']) expect({ name, value: await list.locator(`tr[data-param-name="${name}"] input`).inputValue() }).toEqual({ name, value: '' });
+    for (const name of ['limit', 'tag', 'after'])
+      expect({ name, value: await list.locator(`tr[data-param-name="${name}"] input`).inputValue() }).toEqual({ name, value: '' });
     const listed = await execute(list);
     expect(listed.url).toBe(`${server.url}/plants`);
     expect(listed.status).toBe(200);

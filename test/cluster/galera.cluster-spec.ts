@@ -66,13 +66,19 @@ describe('three instances on a three-node Galera cluster', () => {
     }
     return tokens.get(team)!;
   };
-  const ready = (i: number) => instances[i].http.get('/health/ready').then((r) => r.status, () => 0);
+  const ready = (i: number) =>
+    instances[i].http.get('/health/ready').then(
+      (r) => r.status,
+      () => 0,
+    );
 
   beforeAll(async () => {
     cluster = await startGaleraCluster(3);
     await cluster.nodes[0].query('CREATE DATABASE plantstore CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci');
     // The three instances start at the same moment on the empty database (the migration lock decides who migrates).
-    const started = await Promise.allSettled(cluster.nodes.map((node) => startServer(databaseOn(node, 'plantstore'), INSTANCE_ENV, { readyWithinMs: STARTUP_MS })));
+    const started = await Promise.allSettled(
+      cluster.nodes.map((node) => startServer(databaseOn(node, 'plantstore'), INSTANCE_ENV, { readyWithinMs: STARTUP_MS })),
+    );
     instances = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     for (const result of started) if (result.status === 'rejected') throw result.reason;
   }, 600_000);
@@ -113,7 +119,9 @@ describe('three instances on a three-node Galera cluster', () => {
       const answers = await Promise.all(requests);
       seen.push(...answers);
       const created = answers.filter((a) => a.status === 201);
-      const conflicts = answers.filter((a) => a.status === 409 && JSON.stringify(a.body) === JSON.stringify({ error: 409, message: `plant ${id} already exists` }));
+      const conflicts = answers.filter(
+        (a) => a.status === 409 && JSON.stringify(a.body) === JSON.stringify({ error: 409, message: `plant ${id} already exists` }),
+      );
       if (created.length !== 1 || conflicts.length !== answers.length - 1) badRounds.push(`round ${round}: ${answers.map((a) => a.status).join(',')}`);
       if (created.length === 1) winners.set(id, created[0].name);
     }
@@ -123,7 +131,10 @@ describe('three instances on a three-node Galera cluster', () => {
     expect(unexpected(seen)).toEqual([]);
     expect(badRounds).toEqual([]);
     // Each id once in the database, with the name of the create that got the 201.
-    const rows = await cluster.nodes[2].query<{ id: string; name: string }>('SELECT CAST(id AS CHAR) AS id, name FROM plantstore.plants WHERE team = ? ORDER BY id', ['same-id']);
+    const rows = await cluster.nodes[2].query<{ id: string; name: string }>(
+      'SELECT CAST(id AS CHAR) AS id, name FROM plantstore.plants WHERE team = ? ORDER BY id',
+      ['same-id'],
+    );
     expect(rows.length).toBe(SAME_ID_ROUNDS);
     expect(new Map(rows.map((r) => [Number(r.id), r.name]))).toEqual(winners);
   }, 600_000);
@@ -149,7 +160,9 @@ describe('three instances on a three-node Galera cluster', () => {
       seen.push(...answers);
     }
     const ids = seen.map((s) => Number(/^\/plants\/(\d+)$/.exec(s.location ?? '')?.[1]));
-    summary.push(`server-assigned ids: ${seen.length} concurrent creates, 201: ${seen.filter((s) => s.status === 201).length}, distinct ids: ${new Set(ids).size}, 5xx: ${seen.filter((s) => s.status >= 500).length}`);
+    summary.push(
+      `server-assigned ids: ${seen.length} concurrent creates, 201: ${seen.filter((s) => s.status === 201).length}, distinct ids: ${new Set(ids).size}, 5xx: ${seen.filter((s) => s.status >= 500).length}`,
+    );
     expect(unexpected(seen)).toEqual([]);
     expect(seen.filter((s) => s.status !== 201)).toEqual([]);
     expect(new Set(ids).size).toBe(seen.length);
@@ -165,14 +178,19 @@ describe('three instances on a three-node Galera cluster', () => {
       const writer = round % 3;
       const reader = (round + 1 + (round % 2)) % 3;
       const name = `ryw ${round}`;
-      const created = await instances[writer].http.post('/plants').set(bearer(team)).send({ id: round + 1, name });
+      const created = await instances[writer].http
+        .post('/plants')
+        .set(bearer(team))
+        .send({ id: round + 1, name });
       seen.push({ instance: writer, status: created.status });
       if (created.status !== 201) continue;
       const listed = await instances[reader].http.get(`/plants?after=${round}&limit=1`).set(bearer(team));
       seen.push({ instance: reader, status: listed.status });
       if (JSON.stringify(listed.body) !== JSON.stringify([{ name }])) misses++;
     }
-    summary.push(`read-your-writes: ${RYW_ROUNDS} creates each followed at once by a list on another instance, misses: ${misses}, not 201/200: ${seen.filter((s) => s.status >= 300).length}`);
+    summary.push(
+      `read-your-writes: ${RYW_ROUNDS} creates each followed at once by a list on another instance, misses: ${misses}, not 201/200: ${seen.filter((s) => s.status >= 300).length}`,
+    );
     expect(seen.filter((s) => s.status >= 300)).toEqual([]);
     expect(misses).toBe(0);
   }, 600_000);
@@ -186,7 +204,13 @@ describe('three instances on a three-node Galera cluster', () => {
     const relays: ServerProcess[] = [];
     try {
       for (const [i, node] of cluster.nodes.entries()) {
-        relays.push(await startServer(databaseOn(node, name), { ...INSTANCE_ENV, EVENTS_NATS_URL: nats.url, EVENTS_STREAM: stream, EVENTS_RELAY_INTERVAL_MS: '200', METRICS_PORT: String(metricsPorts[i]) }, { readyWithinMs: STARTUP_MS }));
+        relays.push(
+          await startServer(
+            databaseOn(node, name),
+            { ...INSTANCE_ENV, EVENTS_NATS_URL: nats.url, EVENTS_STREAM: stream, EVENTS_RELAY_INTERVAL_MS: '200', METRICS_PORT: String(metricsPorts[i]) },
+            { readyWithinMs: STARTUP_MS },
+          ),
+        );
       }
       const issued = await runCli(databaseOn(cluster.nodes[1], name), ['tokens', 'create', '--team', 'events']);
       const team = issued.stdout.trim();
@@ -202,7 +226,14 @@ describe('three instances on a three-node Galera cluster', () => {
           const [server, instance] = choices[n % choices.length];
           const id = nextId++;
           for (const kind of ['created', 'deleted'] as const) {
-            const res = await (kind === 'created' ? server.http.post('/plants').set(bearer(team)).send({ id, name: `g ${id}` }) : server.http.delete(`/plants/${id}`).set(bearer(team))).catch(() => undefined);
+            const res = await (
+              kind === 'created'
+                ? server.http
+                    .post('/plants')
+                    .set(bearer(team))
+                    .send({ id, name: `g ${id}` })
+                : server.http.delete(`/plants/${id}`).set(bearer(team))
+            ).catch(() => undefined);
             seen.push({ instance, status: res?.status ?? 0 });
             if (!res) unanswered.add(`${kind} ${id}`);
             if (res?.status !== 201 && res?.status !== 204) break;
@@ -261,7 +292,13 @@ describe('three instances on a three-node Galera cluster', () => {
     try {
       // The default relay interval (1 s), which the bound is for; a drain as in production, shortened.
       for (const node of cluster.nodes) {
-        relays.push(await startServer(databaseOn(node, name), { ...INSTANCE_ENV, EVENTS_NATS_URL: nats.url, EVENTS_STREAM: stream, SHUTDOWN_DRAIN_MS: '1000', LOG_LEVEL: 'log' }, { readyWithinMs: STARTUP_MS }));
+        relays.push(
+          await startServer(
+            databaseOn(node, name),
+            { ...INSTANCE_ENV, EVENTS_NATS_URL: nats.url, EVENTS_STREAM: stream, SHUTDOWN_DRAIN_MS: '1000', LOG_LEVEL: 'log' },
+            { readyWithinMs: STARTUP_MS },
+          ),
+        );
       }
       const issued = await runCli(databaseOn(cluster.nodes[1], name), ['tokens', 'create', '--team', 'events']);
       const team = issued.stdout.trim();
@@ -277,7 +314,14 @@ describe('three instances on a three-node Galera cluster', () => {
           const instance = routed[n % routed.length];
           const id = nextId++;
           for (const kind of ['created', 'deleted'] as const) {
-            const res = await (kind === 'created' ? relays[instance].http.post('/plants').set(bearer(team)).send({ id, name: `h ${id}` }) : relays[instance].http.delete(`/plants/${id}`).set(bearer(team))).catch(() => undefined);
+            const res = await (
+              kind === 'created'
+                ? relays[instance].http
+                    .post('/plants')
+                    .set(bearer(team))
+                    .send({ id, name: `h ${id}` })
+                : relays[instance].http.delete(`/plants/${id}`).set(bearer(team))
+            ).catch(() => undefined);
             seen.push({ instance, status: res?.status ?? 0 });
             if (res?.status !== 201 && res?.status !== 204) break;
             acknowledged.add(`${kind} ${id}`);
@@ -350,19 +394,30 @@ describe('three instances on a three-node Galera cluster', () => {
         const job = spawn(process.execPath, [MIGRATE, 'run'], { env, stdio: 'ignore' });
         const jobExit = new Promise((resolve) => job.once('exit', resolve));
         const results = await Promise.allSettled(cluster.nodes.map((node) => startServer(databaseOn(node, name), INSTANCE_ENV, { readyWithinMs: STARTUP_MS })));
-        for (const result of results) if (result.status === 'fulfilled') started.push(result.value);
-        else failures.push(`round ${round}: ${String(result.reason).split('\n').find((line) => /Error|already exists|Duplicate/.test(line)) ?? String(result.reason).slice(0, 200)}`);
+        for (const result of results)
+          if (result.status === 'fulfilled') started.push(result.value);
+          else
+            failures.push(
+              `round ${round}: ${
+                String(result.reason)
+                  .split('\n')
+                  .find((line) => /Error|already exists|Duplicate/.test(line)) ?? String(result.reason).slice(0, 200)
+              }`,
+            );
         const code = await jobExit;
         if (code !== 0) failures.push(`round ${round}: migration:run exited with ${String(code)}`);
         up += started.length + (code === 0 ? 1 : 0);
-        for (const node of cluster.nodes) if ((await schemaOf(databaseOn(node, name).env).catch(String)) !== reference) failures.push(`round ${round}: schema on node ${node.index} differs`);
+        for (const node of cluster.nodes)
+          if ((await schemaOf(databaseOn(node, name).env).catch(String)) !== reference) failures.push(`round ${round}: schema on node ${node.index} differs`);
         await expect(cluster.nodes[2].query(`SELECT owner FROM ${name}.migration_lock`)).resolves.toEqual([]);
       } finally {
         await Promise.all(started.map((s) => s.stop()));
         await cluster.nodes[0].query(`DROP DATABASE IF EXISTS ${name}`);
       }
     }
-    summary.push(`cold starts: ${COLD_START_ROUNDS} rounds of 3 instances + migration:run on an empty database, ${up}/${COLD_START_ROUNDS * 4} came up, failures: ${JSON.stringify(failures)}`);
+    summary.push(
+      `cold starts: ${COLD_START_ROUNDS} rounds of 3 instances + migration:run on an empty database, ${up}/${COLD_START_ROUNDS * 4} came up, failures: ${JSON.stringify(failures)}`,
+    );
     expect(failures).toEqual([]);
     expect(up).toBe(COLD_START_ROUNDS * 4);
   }, 900_000);
@@ -463,7 +518,6 @@ describe('three instances on a three-node Galera cluster', () => {
     );
   }
 
-
   it('a node SIGKILLed under traffic: its instance answers 503 (ready 503), the others serve; after it rejoins, ready turns 200 only once it is synced, nothing acknowledged is lost', async () => {
     const team = 'killed-node';
     const load = traffic(team, await token(team));
@@ -490,7 +544,8 @@ describe('three instances on a three-node Galera cluster', () => {
         const after = await killed.status();
         samples++;
         const synced = (s: typeof before) => s !== null && s.state === 'Synced' && s.cluster === 'Primary' && s.ready;
-        if (status === 200 && !(synced(before) || synced(after))) untruthful.push(`ready 200 while the node was ${JSON.stringify(before)} then ${JSON.stringify(after)}`);
+        if (status === 200 && !(synced(before) || synced(after)))
+          untruthful.push(`ready 200 while the node was ${JSON.stringify(before)} then ${JSON.stringify(after)}`);
         readyAgain = status === 200;
         if (!readyAgain) await sleep(100);
       }

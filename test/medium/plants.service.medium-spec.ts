@@ -34,7 +34,11 @@ describe(PlantsService.name, () => {
       for (const name of ['a', 'b', 'c']) await sut.create('acme', { name });
       await sut.remove('acme', 3);
       await expect(sut.create('acme', { name: 'd' })).resolves.toMatchObject({ id: 3, name: 'd' });
-      await expect(rows('acme')).resolves.toMatchObject([{ id: 1, name: 'a' }, { id: 2, name: 'b' }, { id: 3, name: 'd' }]);
+      await expect(rows('acme')).resolves.toMatchObject([
+        { id: 1, name: 'a' },
+        { id: 2, name: 'b' },
+        { id: 3, name: 'd' },
+      ]);
     });
 
     it('assigns 2^53 - 1 itself, then refuses with ConflictException and writes nothing', async () => {

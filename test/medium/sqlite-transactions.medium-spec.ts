@@ -49,7 +49,7 @@ describe('transactions are isolated from concurrent requests', () => {
     await expect(plantNames('acme')).resolves.toEqual(['kept']);
   });
 
-  it("a read outside the transaction never sees its uncommitted rows", async () => {
+  it('a read outside the transaction never sees its uncommitted rows', async () => {
     let seen: Promise<number> | undefined;
     const rolledBack = ctx.dataSource.transaction(async (manager) => {
       await manager.insert(Plant, { team: 'acme', id: 1, name: 'uncommitted', tag: null });

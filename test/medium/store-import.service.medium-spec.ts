@@ -3,7 +3,13 @@ import { jest } from '@jest/globals';
 import { STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
 import { StoreAdminService } from '../../src/stores/store-admin.service.js';
 import { StoreCatalog, type CatalogWrite, type CatalogWriter } from '../../src/stores/store-catalog.js';
-import { StoreCatalogMovedError, StoreImportError, StoreImportService, type ImportOptions, type ImportProgress } from '../../src/stores/store-import.service.js';
+import {
+  StoreCatalogMovedError,
+  StoreImportError,
+  StoreImportService,
+  type ImportOptions,
+  type ImportProgress,
+} from '../../src/stores/store-import.service.js';
 import { Store } from '../../src/stores/store.entity.js';
 import { StoresModule } from '../../src/stores/stores.module.js';
 import { storesCsv, WEEK_OPEN, type StoreInput } from '../support/stores.js';
@@ -11,10 +17,24 @@ import { newMediumContext, type MediumContext } from './medium.factory.js';
 
 const HEADER = STORE_CSV_REQUIRED_COLUMNS.join(',');
 /** The summary of an import that reads no row and changes nothing. */
-const NOTHING = { read: 0, inserted: 0, updated: 0, unchanged: 0, pruned: 0, warnings: [], changes: [], changesTruncated: false, removalsNeedConfirmation: false };
+const NOTHING = {
+  read: 0,
+  inserted: 0,
+  updated: 0,
+  unchanged: 0,
+  pruned: 0,
+  warnings: [],
+  changes: [],
+  changesTruncated: false,
+  removalsNeedConfirmation: false,
+};
 /** A CSV line of a valid store, for files written by hand. */
-const line = (code: string, name = `Store ${code}`) => `${code},${name},1 Test Street,New York,NY,10001,,,${Object.values(WEEK_OPEN).map((h) => `"${h}"`).join(',')}`;
-const many = (count: number, from = 0) => Array.from({ length: count }, (_, i): StoreInput => ({ code: `C${String(from + i).padStart(5, '0')}`, name: `Store ${from + i}` }));
+const line = (code: string, name = `Store ${code}`) =>
+  `${code},${name},1 Test Street,New York,NY,10001,,,${Object.values(WEEK_OPEN)
+    .map((h) => `"${h}"`)
+    .join(',')}`;
+const many = (count: number, from = 0) =>
+  Array.from({ length: count }, (_, i): StoreInput => ({ code: `C${String(from + i).padStart(5, '0')}`, name: `Store ${from + i}` }));
 
 describe(StoreImportService.name, () => {
   let ctx: MediumContext;
@@ -24,7 +44,10 @@ describe(StoreImportService.name, () => {
   const run = (csv: string, options?: ImportOptions) => sut.import(() => Readable.from([csv]), options);
   /** Imports, expects a refusal and gives its problems. */
   const problems = async (csv: string, options?: ImportOptions) => {
-    const error: unknown = await run(csv, options).then(() => undefined, (e: unknown) => e);
+    const error: unknown = await run(csv, options).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(StoreImportError);
     return (error as StoreImportError).problems;
   };
@@ -121,8 +144,12 @@ describe(StoreImportService.name, () => {
 
     it('refuses another header and an empty file at line 1', async () => {
       const before = await untouched();
-      await expect(problems(`${HEADER.replace('zip', 'postcode')}\n${line('A')}\n`)).resolves.toEqual([{ line: 1, reason: `the header must be exactly: ${HEADER} (optionally followed by ,time_zone)` }]);
-      await expect(problems('')).resolves.toEqual([{ line: 1, reason: `the file is empty; the header must be exactly: ${HEADER} (optionally followed by ,time_zone)` }]);
+      await expect(problems(`${HEADER.replace('zip', 'postcode')}\n${line('A')}\n`)).resolves.toEqual([
+        { line: 1, reason: `the header must be exactly: ${HEADER} (optionally followed by ,time_zone)` },
+      ]);
+      await expect(problems('')).resolves.toEqual([
+        { line: 1, reason: `the file is empty; the header must be exactly: ${HEADER} (optionally followed by ,time_zone)` },
+      ]);
       await expect(untouched()).resolves.toEqual(before);
     });
   });
@@ -147,7 +174,12 @@ describe(StoreImportService.name, () => {
 
   describe('dry run', () => {
     it('gives the same summary and warnings as the import itself, prune included, and writes nothing', async () => {
-      await run(storesCsv([{ code: 'KEEP', name: 'Kept store' }, { code: 'OLD', name: 'Gone from the file' }]));
+      await run(
+        storesCsv([
+          { code: 'KEEP', name: 'Kept store' },
+          { code: 'OLD', name: 'Gone from the file' },
+        ]),
+      );
       const csv = storesCsv([
         { code: 'KEEP', name: 'Renamed' },
         { code: 'NEW', name: 'New' },
@@ -212,7 +244,9 @@ describe(`${StoreImportService.name}: plan, then apply`, () => {
   const version = async () => Number((await ctx.dataSource.query('SELECT version FROM store_catalog WHERE id = 1'))[0].version);
   /** The change events written, oldest first: `data` of each. */
   const events = async () =>
-    (await ctx.dataSource.query<Array<{ payload: string }>>('SELECT payload FROM event_outbox ORDER BY id')).map((row) => (JSON.parse(row.payload) as { data: unknown }).data);
+    (await ctx.dataSource.query<Array<{ payload: string }>>('SELECT payload FROM event_outbox ORDER BY id')).map(
+      (row) => (JSON.parse(row.payload) as { data: unknown }).data,
+    );
   const fields = (name: string) => ({ name, address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...WEEK_OPEN });
   /** Plans made by an import: each plan ends with the `write` phase's last report. */
   let plans = 0;
@@ -247,7 +281,10 @@ describe(`${StoreImportService.name}: plan, then apply`, () => {
   it('refuses an apply with ifVersions when a write committed after its plan, and writes nothing of the file', async () => {
     const v0 = await version();
     moveBeforeApply(1, () => admin.upsert('OTHER', fields('Edited meanwhile')));
-    const error = await run(storesCsv([...many(2), { code: 'NEW', name: 'New' }]), { ifVersions: [v0], prune: true, expectedRemovals: 1 }).then(() => undefined, (e: unknown) => e);
+    const error = await run(storesCsv([...many(2), { code: 'NEW', name: 'New' }]), { ifVersions: [v0], prune: true, expectedRemovals: 1 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(StoreCatalogMovedError);
     expect(error).toMatchObject({ expected: [v0], current: v0 + 1 });
     expect(plans).toBe(1);

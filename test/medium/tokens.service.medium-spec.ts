@@ -33,7 +33,15 @@ describe(TokensService.name, () => {
       expect(record).toMatchObject({ team: 'acme', name: null, scope: 'write', prefix: token.slice(0, 10), tokenHash: hashToken(token), revokedAt: null });
       expect(record.expiresAt).toEqual(new Date(T0 + 90 * DAY));
       const stored = await row(record.id);
-      expect(stored).toMatchObject({ team: 'acme', name: null, scope: 'write', prefix: token.slice(0, 10), tokenHash: hashToken(token), lastUsedAt: null, revokedAt: null });
+      expect(stored).toMatchObject({
+        team: 'acme',
+        name: null,
+        scope: 'write',
+        prefix: token.slice(0, 10),
+        tokenHash: hashToken(token),
+        lastUsedAt: null,
+        revokedAt: null,
+      });
       expect(stored.expiresAt).toEqual(new Date(T0 + 90 * DAY));
       expect(Object.values(stored)).not.toContain(token);
     });
@@ -163,7 +171,13 @@ describe(TokensService.name, () => {
       expect(record.id).toBeGreaterThan(old.record.id);
       expect(token).not.toBe(old.token);
       // The replacement gets the default lifetime, not the remainder of the old one.
-      await expect(row(record.id)).resolves.toMatchObject({ team: 'rotate', name: 'deploy bot', scope: 'read', expiresAt: new Date(T0 + 90 * DAY), revokedAt: null });
+      await expect(row(record.id)).resolves.toMatchObject({
+        team: 'rotate',
+        name: 'deploy bot',
+        scope: 'read',
+        expiresAt: new Date(T0 + 90 * DAY),
+        revokedAt: null,
+      });
       expect(before).toMatchObject({ id: old.record.id, expiresAt: new Date(T0 + HOUR) });
       await expect(row(old.record.id)).resolves.toMatchObject({ team: 'rotate', scope: 'read', expiresAt: new Date(T0 + HOUR), revokedAt: null });
 
@@ -212,7 +226,9 @@ describe(TokensService.name, () => {
       const old = await sut.create({ team: 'rotate' });
       const { record } = await sut.rotate(old.record.id, HOUR);
       const count = await rows().count();
-      await expect(sut.rotate(old.record.id, HOUR)).rejects.toThrow(new ConflictException(`token ${old.record.id} was already rotated; its replacement is token ${record.id}`));
+      await expect(sut.rotate(old.record.id, HOUR)).rejects.toThrow(
+        new ConflictException(`token ${old.record.id} was already rotated; its replacement is token ${record.id}`),
+      );
       await expect(rows().count()).resolves.toBe(count);
       await expect(sut.rotate(record.id, HOUR)).resolves.toMatchObject({ old: { id: record.id, replacedBy: expect.any(Number) as number } });
     });

@@ -16,7 +16,13 @@ describe(`load (${SECONDS} s, ${engine})`, () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    await importStores(t, storesCsv([{ code: 'S1', name: 'Chelsea', lat: 40.7506, lng: -73.9973 }, { code: 'S2', name: 'Garment', lat: 40.7547, lng: -73.9934, zip: '10018' }]));
+    await importStores(
+      t,
+      storesCsv([
+        { code: 'S1', name: 'Chelsea', lat: 40.7506, lng: -73.9973 },
+        { code: 'S2', name: 'Garment', lat: 40.7547, lng: -73.9934, zip: '10018' },
+      ]),
+    );
     query = (sql, params) => t.dataSource.query(sql, params);
     await seedPlants(query, TEAMS);
     server = await startServer(t.database);

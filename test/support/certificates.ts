@@ -29,14 +29,31 @@ export function makeCertificates(): Certificates {
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
 
-  const ca = (name: string, subject: string) => openssl('req', '-x509', ...key, '-keyout', file(`${name}.key`), '-out', file(`${name}.pem`), '-days', '2', '-subj', subject);
+  const ca = (name: string, subject: string) =>
+    openssl('req', '-x509', ...key, '-keyout', file(`${name}.key`), '-out', file(`${name}.pem`), '-days', '2', '-subj', subject);
   ca('ca', '/CN=Plant Store Test CA');
   ca('other-ca', '/CN=Unrelated Test CA');
 
   const signed = (name: string, subject: string, extensions: string) => {
     writeFileSync(file(`${name}.ext`), extensions);
     openssl('req', ...key, '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`), '-subj', subject);
-    openssl('x509', '-req', '-in', file(`${name}.csr`), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file(`${name}.pem`), '-days', '2', '-extfile', file(`${name}.ext`));
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      file(`${name}.csr`),
+      '-CA',
+      file('ca.pem'),
+      '-CAkey',
+      file('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      file(`${name}.pem`),
+      '-days',
+      '2',
+      '-extfile',
+      file(`${name}.ext`),
+    );
   };
   signed('server', '/CN=localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   signed('server-ip-only', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');

@@ -56,7 +56,13 @@ export class FakeGeocoders {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.url);
     const engine: EngineName | undefined =
-      url.pathname === '/geocoder/locations/address' ? 'census' : url.pathname === '/search' ? 'nominatim' : url.pathname === '/v1/search/structured' ? 'pelias' : undefined;
+      url.pathname === '/geocoder/locations/address'
+        ? 'census'
+        : url.pathname === '/search'
+          ? 'nominatim'
+          : url.pathname === '/v1/search/structured'
+            ? 'pelias'
+            : undefined;
     if (!engine) return void res.writeHead(404).end();
     this.calls[engine]++;
     this.queries.push(url.searchParams);
@@ -73,7 +79,14 @@ export class FakeGeocoders {
       case 'not-json':
         return void res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html><body>Service temporarily unavailable</body></html>');
       case 'malformed':
-        return this.json(res, engine === 'nominatim' ? { results: 'nope' } : engine === 'census' ? { result: { addressMatches: [{ coordinates: { x: 'west', y: null } }] } } : { type: 'FeatureCollection' });
+        return this.json(
+          res,
+          engine === 'nominatim'
+            ? { results: 'nope' }
+            : engine === 'census'
+              ? { result: { addressMatches: [{ coordinates: { x: 'west', y: null } }] } }
+              : { type: 'FeatureCollection' },
+        );
       default:
         return this.json(res, answer(engine, behaviour));
     }
@@ -97,7 +110,14 @@ function answer(engine: EngineName, behaviour: Extract<Behaviour, { kind: 'match
           input: { benchmark: { id: '4', benchmarkName: 'Public_AR_Current', isDefault: true }, address: {} },
           addressMatches:
             found && exact
-              ? [{ tigerLine: { side: 'L', tigerLineId: '59653655' }, coordinates: { x: lng, y: lat }, addressComponents: { zip: zip ?? '', state: state ?? '', city: 'TEST' }, matchedAddress: 'TEST' }]
+              ? [
+                  {
+                    tigerLine: { side: 'L', tigerLineId: '59653655' },
+                    coordinates: { x: lng, y: lat },
+                    addressComponents: { zip: zip ?? '', state: state ?? '', city: 'TEST' },
+                    matchedAddress: 'TEST',
+                  },
+                ]
               : [],
         },
       };
@@ -126,7 +146,14 @@ function answer(engine: EngineName, behaviour: Extract<Behaviour, { kind: 'match
               {
                 type: 'Feature',
                 geometry: { type: 'Point', coordinates: [lng, lat] },
-                properties: { layer: exact ? 'address' : 'street', match_type: exact ? 'exact' : 'fallback', accuracy: exact ? 'point' : 'centroid', confidence: exact ? 1 : 0.6, postalcode: zip, region_a: state },
+                properties: {
+                  layer: exact ? 'address' : 'street',
+                  match_type: exact ? 'exact' : 'fallback',
+                  accuracy: exact ? 'point' : 'centroid',
+                  confidence: exact ? 1 : 0.6,
+                  postalcode: zip,
+                  region_a: state,
+                },
               },
             ]
           : [],

@@ -85,7 +85,14 @@ export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
       if (root) execFileSync('chown', ['-R', 'mysql:mysql', spec.home]);
       await promisify(execFile)(
         'mariadb-install-db',
-        ['--no-defaults', `--datadir=${join(spec.home, 'data')}`, `--tmpdir=${join(spec.home, 'tmp')}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user],
+        [
+          '--no-defaults',
+          `--datadir=${join(spec.home, 'data')}`,
+          `--tmpdir=${join(spec.home, 'tmp')}`,
+          '--auth-root-authentication-method=normal',
+          '--skip-test-db',
+          ...user,
+        ],
         { timeout: 180_000 },
       );
     }),
@@ -147,7 +154,12 @@ export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
         ]);
         if (!rows) return null;
         const value = new Map(rows.map((r) => [r.Variable_name, r.Value]));
-        return { state: value.get('wsrep_local_state_comment') ?? '', cluster: value.get('wsrep_cluster_status') ?? '', size: Number(value.get('wsrep_cluster_size')), ready: value.get('wsrep_ready') === 'ON' };
+        return {
+          state: value.get('wsrep_local_state_comment') ?? '',
+          cluster: value.get('wsrep_cluster_status') ?? '',
+          size: Number(value.get('wsrep_cluster_size')),
+          ready: value.get('wsrep_ready') === 'ON',
+        };
       } catch {
         return null;
       }

@@ -40,7 +40,11 @@ export async function startMariaDb(options: MariaDbOptions = {}): Promise<MariaD
   const port = await freePort();
   // mariadbd refuses to run as root unless told to; elsewhere it runs as the current user.
   const user = process.getuid?.() === 0 ? ['--user=root'] : [];
-  await promisify(execFile)('mariadb-install-db', ['--no-defaults', `--datadir=${datadir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user], { timeout: 120_000 });
+  await promisify(execFile)(
+    'mariadb-install-db',
+    ['--no-defaults', `--datadir=${datadir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...user],
+    { timeout: 120_000 },
+  );
 
   const socket = join(dir, 'mariadb.sock');
   const extra = [

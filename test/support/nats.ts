@@ -12,7 +12,16 @@ export interface PublishedEvent {
   msgId: string | undefined;
   /** When the broker stored it (ms since the epoch, the broker's clock: this machine's). */
   storedAt: number;
-  event: { specversion: string; id: string; source: string; type: string; subject: string; time: string; datacontenttype: string; data: Record<string, unknown> };
+  event: {
+    specversion: string;
+    id: string;
+    source: string;
+    type: string;
+    subject: string;
+    time: string;
+    datacontenttype: string;
+    data: Record<string, unknown>;
+  };
 }
 
 /**
@@ -35,7 +44,9 @@ export class TestNats {
   }
 
   async start(): Promise<void> {
-    this.child = spawn(process.env.NATS_SERVER ?? '/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], { stdio: 'ignore' });
+    this.child = spawn(process.env.NATS_SERVER ?? '/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
+      stdio: 'ignore',
+    });
     for (let i = 0; i < 100; i++) {
       const up = await connect({ servers: this.url, timeout: 200, reconnect: false }).then(
         (nc) => nc.close().then(() => true),

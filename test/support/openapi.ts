@@ -22,7 +22,10 @@ let cached: Promise<OpenAPIObject> | undefined;
 export function openApiDocument(): Promise<OpenAPIObject> {
   cached ??= (async () => {
     const file = process.env.PLANT_STORE_OPENAPI_FILE;
-    if (!file) throw new Error('PLANT_STORE_OPENAPI_FILE is not set: test/support/global-setup.js writes the document (run the specs through a jest config that uses it)');
+    if (!file)
+      throw new Error(
+        'PLANT_STORE_OPENAPI_FILE is not set: test/support/global-setup.js writes the document (run the specs through a jest config that uses it)',
+      );
     return JSON.parse(await readFile(file, 'utf8')) as OpenAPIObject;
   })();
   return cached;
@@ -119,10 +122,16 @@ export function responseChecker(document: OpenAPIObject): ResponseChecker {
         return undefined;
       };
 
-      const present = new Set(Object.entries(res.headers).filter(([, value]) => value !== undefined).map(([name]) => name.toLowerCase()));
+      const present = new Set(
+        Object.entries(res.headers)
+          .filter(([, value]) => value !== undefined)
+          .map(([name]) => name.toLowerCase()),
+      );
       const headersProblem = (headers: Record<string, Header>) => {
         const documentedNames = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
-        const missing = Object.entries(headers).filter(([name, header]) => definition(header)?.required && !present.has(name.toLowerCase())).map(([name]) => name);
+        const missing = Object.entries(headers)
+          .filter(([name, header]) => definition(header)?.required && !present.has(name.toLowerCase()))
+          .map(([name]) => name);
         if (missing.length) return `required header ${missing.join(', ')} missing`;
         const undocumented = Object.keys(contractHeaders).filter((name) => present.has(name.toLowerCase()) && !documentedNames.has(name.toLowerCase()));
         if (undocumented.length) return `header ${undocumented.join(', ')} sent but not documented for this response`;
@@ -133,11 +142,13 @@ export function responseChecker(document: OpenAPIObject): ResponseChecker {
       const lookup = method === 'head' ? 'get' : method;
       const operation = match ? ((doc.paths[match.template] as Record<string, Operation | undefined>)[lookup] ?? undefined) : undefined;
       if (!match || !operation) {
-        if (res.status < 400 || res.status >= 500) return `${where}: no operation in the document describes this request, so only a 4xx Error body may answer it`;
+        if (res.status < 400 || res.status >= 500)
+          return `${where}: no operation in the document describes this request, so only a 4xx Error body may answer it`;
         return errorBodyProblem();
       }
       const documented = operation.responses[String(res.status)] ?? operation.responses.default;
-      if (!documented) return `${where}: status not documented for ${lookup.toUpperCase()} ${match.template} (documented: ${Object.keys(operation.responses).join(', ')})`;
+      if (!documented)
+        return `${where}: status not documented for ${lookup.toUpperCase()} ${match.template} (documented: ${Object.keys(operation.responses).join(', ')})`;
       const headerProblem = headersProblem(documented.headers ?? {});
       if (headerProblem) return `${where}: ${headerProblem}`;
       if (method === 'head') return undefined;
@@ -147,7 +158,10 @@ export function responseChecker(document: OpenAPIObject): ResponseChecker {
       }
       const mediaType = contentType.split(';')[0].trim();
       // A body of another media type (the store export's text/csv) must be the documented one; its content is the test's to check.
-      if (!isJson) return documented.content[mediaType] ? undefined : `${where}: documented as ${Object.keys(documented.content).join(', ')}, got ${contentType || 'no content type'}`;
+      if (!isJson)
+        return documented.content[mediaType]
+          ? undefined
+          : `${where}: documented as ${Object.keys(documented.content).join(', ')}, got ${contentType || 'no content type'}`;
       const invalid = validatorFor(`${lookup} ${match.template}`, operation.responses).validateResponse(res.status, body);
       if (invalid) return `${where}: body does not satisfy the document: ${JSON.stringify(invalid.errors)} in ${res.text}`;
       return errorBodyProblem();

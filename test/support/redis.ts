@@ -15,13 +15,23 @@ export class TestRedis {
   static async create(): Promise<TestRedis> {
     if (process.env.TEST_REDIS_URL) return new TestRedis(process.env.TEST_REDIS_URL);
     const port = await freePort();
-    const child = spawn(process.env.REDIS_SERVER ?? 'redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    const failed = new Promise<never>((_, reject) => child.once('error', (error) => reject(new Error(`redis-server: ${error.message} (scripts/install-test-tools.sh installs it)`))));
+    const child = spawn(process.env.REDIS_SERVER ?? 'redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+    const failed = new Promise<never>((_, reject) =>
+      child.once('error', (error) => reject(new Error(`redis-server: ${error.message} (scripts/install-test-tools.sh installs it)`))),
+    );
     const redis = new TestRedis(`redis://127.0.0.1:${port}`, child);
     for (let i = 0; i < 100; i++) {
       const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       client.on('error', () => undefined);
-      const up = await Promise.race([client.ping().then(() => true, () => false), failed]).finally(() => client.disconnect());
+      const up = await Promise.race([
+        client.ping().then(
+          () => true,
+          () => false,
+        ),
+        failed,
+      ]).finally(() => client.disconnect());
       if (up) return redis;
       await new Promise((r) => setTimeout(r, 100));
     }

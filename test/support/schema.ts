@@ -21,7 +21,12 @@ export async function schemaOf(env: Record<string, string>): Promise<string> {
   }
   const url = new URL(env.DATABASE_URL);
   const schema = url.pathname.slice(1);
-  const connection = await mysql.createConnection({ host: url.hostname, port: Number(url.port || 3306), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) });
+  const connection = await mysql.createConnection({
+    host: url.hostname,
+    port: Number(url.port || 3306),
+    user: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+  });
   try {
     const q = async (sql: string) => (await connection.query(sql, [schema]))[0];
     return JSON.stringify(
@@ -30,7 +35,9 @@ export async function schemaOf(env: Record<string, string>): Promise<string> {
         columns: await q(
           'SELECT table_name, column_name, ordinal_position, column_type, is_nullable, column_default, character_set_name, collation_name, column_key, extra FROM information_schema.columns WHERE table_schema = ? ORDER BY table_name, ordinal_position',
         ),
-        indexes: await q('SELECT table_name, index_name, seq_in_index, column_name, non_unique FROM information_schema.statistics WHERE table_schema = ? ORDER BY table_name, index_name, seq_in_index'),
+        indexes: await q(
+          'SELECT table_name, index_name, seq_in_index, column_name, non_unique FROM information_schema.statistics WHERE table_schema = ? ORDER BY table_name, index_name, seq_in_index',
+        ),
         migrations: (await connection.query(`SELECT timestamp, name FROM \`${schema}\`.migrations ORDER BY id`))[0],
       },
       null,

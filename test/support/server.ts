@@ -38,7 +38,18 @@ export interface ServerProcess {
  */
 export async function startServer(database: TestDatabase, env: Record<string, string> = {}, { readyWithinMs = 45_000 } = {}): Promise<ServerProcess> {
   const port = await freePort();
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test', DEMO_SEED: 'false', LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0', HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: '0', ...database.env, ...env };
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'test',
+    DEMO_SEED: 'false',
+    LOG_LEVEL: 'warn',
+    SHUTDOWN_DRAIN_MS: '0',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    METRICS_PORT: '0',
+    ...database.env,
+    ...env,
+  };
   if (!database.env.DATABASE_URL) delete childEnv.DATABASE_URL;
   // Tracing only where a test asks for it, whatever the developer's shell exports.
   for (const key of Object.keys(childEnv)) if (key.startsWith('OTEL_') && !(key in env)) delete childEnv[key];
@@ -51,7 +62,10 @@ export async function startServer(database: TestDatabase, env: Record<string, st
   const deadline = Date.now() + readyWithinMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
-    const ready = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${url}/health/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');

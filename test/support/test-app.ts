@@ -31,7 +31,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const base = new URL(process.env.TEST_DATABASE_URL as string);
   const name = `${base.pathname.slice(1)}_${randomBytes(4).toString('hex')}`;
   const admin = async (sql: string) => {
-    const connection = await mysql.createConnection({ host: base.hostname, port: Number(base.port || 3306), user: decodeURIComponent(base.username), password: decodeURIComponent(base.password) });
+    const connection = await mysql.createConnection({
+      host: base.hostname,
+      port: Number(base.port || 3306),
+      user: decodeURIComponent(base.username),
+      password: decodeURIComponent(base.password),
+    });
     try {
       await connection.query(sql);
     } finally {
@@ -44,7 +49,24 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return { env: { DATABASE_URL: url.toString() }, drop: () => admin(`DROP DATABASE IF EXISTS \`${name}\``) };
 }
 
-const MANAGED_ENV = ['ADMIN_TOKEN_FILE', 'EVENTS_NATS_URL', 'EVENTS_STREAM', 'EVENTS_OUTBOX_MAX_ROWS', 'EVENTS_RELAY_INTERVAL_MS', 'DATABASE_URL', 'DATA_DIR', 'DEMO_SEED', 'DOCS_ENABLED', 'CONSOLE_ENABLED', 'MIGRATIONS_RUN', 'LOG_LEVEL', 'NODE_ENV', 'CORS_ORIGINS', 'BODY_LIMIT_BYTES', 'TRUST_PROXY'];
+const MANAGED_ENV = [
+  'ADMIN_TOKEN_FILE',
+  'EVENTS_NATS_URL',
+  'EVENTS_STREAM',
+  'EVENTS_OUTBOX_MAX_ROWS',
+  'EVENTS_RELAY_INTERVAL_MS',
+  'DATABASE_URL',
+  'DATA_DIR',
+  'DEMO_SEED',
+  'DOCS_ENABLED',
+  'CONSOLE_ENABLED',
+  'MIGRATIONS_RUN',
+  'LOG_LEVEL',
+  'NODE_ENV',
+  'CORS_ORIGINS',
+  'BODY_LIMIT_BYTES',
+  'TRUST_PROXY',
+];
 
 export interface TestApp {
   app: NestExpressApplication;

@@ -14,7 +14,10 @@ export async function seedPlants(query: Query, teams: string[]): Promise<void> {
   for (const team of teams) {
     for (let first = 1; first <= SEEDED_PLANTS; first += 250) {
       const ids = Array.from({ length: Math.min(250, SEEDED_PLANTS - first + 1) }, (_, i) => first + i);
-      await query(`INSERT INTO plants (team, id, name, tag) VALUES ${ids.map(() => '(?, ?, ?, ?)').join(', ')}`, ids.flatMap((id) => [team, id, `seed ${id}`, id % 3 ? 'seeded' : null]));
+      await query(
+        `INSERT INTO plants (team, id, name, tag) VALUES ${ids.map(() => '(?, ?, ?, ?)').join(', ')}`,
+        ids.flatMap((id) => [team, id, `seed ${id}`, id % 3 ? 'seeded' : null]),
+      );
     }
   }
 }
@@ -46,7 +49,13 @@ export interface TrafficResult {
  * pages, location searches and invalid bodies, round robin on every connection. Every
  * response is checked against the OpenAPI document; acknowledged writes are recorded.
  */
-export async function runTraffic(options: { url: string; teams: Array<{ team: string; token: string }>; seconds: number; connectionsPerTeam: number; document: OpenAPIObject }): Promise<TrafficResult> {
+export async function runTraffic(options: {
+  url: string;
+  teams: Array<{ team: string; token: string }>;
+  seconds: number;
+  connectionsPerTeam: number;
+  document: OpenAPIObject;
+}): Promise<TrafficResult> {
   if (!/^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/.test(options.url)) throw new Error(`load only on loopback, not ${options.url}`);
   const checker = responseChecker(options.document);
   const result: TrafficResult = { statuses: {}, created: new Map(), deleted: new Map(), nonConforming: [], timeline: [], requests: 0, errors: 0, timeouts: 0 };
@@ -86,7 +95,13 @@ export async function runTraffic(options: { url: string; teams: Array<{ team: st
               case 'list':
                 return { ...request, method: 'GET', path: '/plants?limit=20&tag=seeded', headers: { ...headers }, body: undefined };
               case 'nearest':
-                return { ...request, method: 'POST', path: '/locations/nearest', headers: { ...headers }, body: json({ customer_address: { zip: '10001' }, max_distance: 3 }) };
+                return {
+                  ...request,
+                  method: 'POST',
+                  path: '/locations/nearest',
+                  headers: { ...headers },
+                  body: json({ customer_address: { zip: '10001' }, max_distance: 3 }),
+                };
               default:
                 return { ...request, method: 'POST', path: '/plants', headers: { ...headers }, body: json({ name: 42 }) };
             }

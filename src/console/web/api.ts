@@ -89,7 +89,12 @@ export interface UploadProgress {
  * can), with any `headers` besides (If-Match). Resolves with the parsed body of a 2xx and the
  * answer's headers, rejects with the ApiError of any other answer.
  */
-export function uploadCsv<T>(path: string, file: Blob, onProgress: (progress: UploadProgress) => void, headers: Record<string, string> = {}): Promise<Answer<T>> {
+export function uploadCsv<T>(
+  path: string,
+  file: Blob,
+  onProgress: (progress: UploadProgress) => void,
+  headers: Record<string, string> = {},
+): Promise<Answer<T>> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     const started = performance.now();
@@ -100,7 +105,11 @@ export function uploadCsv<T>(path: string, file: Blob, onProgress: (progress: Up
     xhr.upload.onprogress = (event) => {
       const seconds = (performance.now() - started) / 1000;
       const rate = event.loaded / seconds;
-      onProgress({ sent: event.loaded, total: event.total || file.size, secondsLeft: rate > 0 && seconds > 0.2 ? (file.size - event.loaded) / rate : undefined });
+      onProgress({
+        sent: event.loaded,
+        total: event.total || file.size,
+        secondsLeft: rate > 0 && seconds > 0.2 ? (file.size - event.loaded) / rate : undefined,
+      });
     };
     xhr.onload = () => {
       let body: { message?: unknown } | undefined;
@@ -122,7 +131,10 @@ export function uploadCsv<T>(path: string, file: Blob, onProgress: (progress: Up
 /** An XMLHttpRequest's response headers as fetch's Headers. */
 function responseHeaders(xhr: XMLHttpRequest): Headers {
   const headers = new Headers();
-  for (const line of xhr.getAllResponseHeaders().trim().split(/[\r\n]+/)) {
+  for (const line of xhr
+    .getAllResponseHeaders()
+    .trim()
+    .split(/[\r\n]+/)) {
     const colon = line.indexOf(':');
     if (colon > 0) headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
   }

@@ -17,26 +17,66 @@ function Summary({ summary }: { summary: ImportSummary }) {
   return html`<div role="status" class="summary">
     <p>${summary.dry_run ? 'Dry run: nothing was written. Applying this file would give:' : 'Imported:'}</p>
     <table>
-      <caption class="visually-hidden">Import counts</caption>
+      <caption class="visually-hidden">
+        Import counts
+      </caption>
       <tbody>
-        <tr><th scope="row">Rows read</th><td data-count="read">${summary.read}</td></tr>
-        <tr><th scope="row">Added</th><td data-count="inserted">${summary.inserted}</td></tr>
-        <tr><th scope="row">Updated</th><td data-count="updated">${summary.updated}</td></tr>
-        <tr><th scope="row">Unchanged</th><td data-count="unchanged">${summary.unchanged}</td></tr>
-        <tr><th scope="row">Removed</th><td data-count="pruned">${summary.pruned}</td></tr>
+        <tr>
+          <th scope="row">Rows read</th>
+          <td data-count="read">${summary.read}</td>
+        </tr>
+        <tr>
+          <th scope="row">Added</th>
+          <td data-count="inserted">${summary.inserted}</td>
+        </tr>
+        <tr>
+          <th scope="row">Updated</th>
+          <td data-count="updated">${summary.updated}</td>
+        </tr>
+        <tr>
+          <th scope="row">Unchanged</th>
+          <td data-count="unchanged">${summary.unchanged}</td>
+        </tr>
+        <tr>
+          <th scope="row">Removed</th>
+          <td data-count="pruned">${summary.pruned}</td>
+        </tr>
       </tbody>
     </table>
-    ${summary.warnings.length > 0 && html`<details><summary>${summary.warnings.length} warnings</summary><ul>${summary.warnings.map((w) => html`<li>${w}</li>`)}</ul></details>`}
+    ${
+      summary.warnings.length > 0 &&
+      html`<details>
+        <summary>${summary.warnings.length} warnings</summary>
+        <ul>
+          ${summary.warnings.map((w) => html`<li>${w}</li>`)}
+        </ul>
+      </details>`
+    }
   </div>`;
 }
 
 /** An update's changed fields, the stored value beside the file's. */
 function FieldChanges({ change }: { change: StoreChange }) {
   return html`<table class="field-changes">
-    <caption class="visually-hidden">Changed fields of ${change.code}</caption>
-    <thead><tr><th scope="col">Field</th><th scope="col">Now</th><th scope="col">In the file</th></tr></thead>
+    <caption class="visually-hidden">
+      Changed fields of ${change.code}
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">Field</th>
+        <th scope="col">Now</th>
+        <th scope="col">In the file</th>
+      </tr>
+    </thead>
     <tbody>
-      ${(change.fields ?? []).map((field) => html`<tr><th scope="row">${field.field}</th><td class="old">${field.old}</td><td class="new">${field.new}</td></tr>`)}
+      ${(change.fields ?? []).map(
+        (field) =>
+          html`<tr>
+            <th scope="row">${field.field}</th>
+            <td class="old">${field.old}</td>
+            <td class="new">${field.new}</td>
+          </tr>`,
+      )}
     </tbody>
   </table>`;
 }
@@ -52,25 +92,37 @@ function Changes({ summary }: { summary: ImportSummary }) {
     <fieldset class="inline filter">
       <legend class="visually-hidden">Show</legend>
       ${KINDS.map(
-        ([value, label]) => html`<label class="choice">
-          <input type="radio" name="change-kind" value=${value} checked=${kind === value} onChange=${() => setKind(value)} />
-          ${label} (${value === 'all' ? total : summary[COUNTS[value]]})
-        </label>`,
+        ([value, label]) =>
+          html`<label class="choice">
+            <input type="radio" name="change-kind" value=${value} checked=${kind === value} onChange=${() => setKind(value)} />
+            ${label} (${value === 'all' ? total : summary[COUNTS[value]]})
+          </label>`,
       )}
     </fieldset>
     ${summary.changes_truncated && html`<p class="hint" data-truncated="true">The list shows the first ${summary.changes.length} of ${total} changes; the counts are exact.</p>`}
     <table class="change-list">
-      <caption class="visually-hidden">Stores the import changes</caption>
-      <thead><tr><th scope="col">Change</th><th scope="col">Line</th><th scope="col">Code</th><th scope="col">Name</th><th scope="col">Details</th></tr></thead>
+      <caption class="visually-hidden">
+        Stores the import changes
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Change</th>
+          <th scope="col">Line</th>
+          <th scope="col">Code</th>
+          <th scope="col">Name</th>
+          <th scope="col">Details</th>
+        </tr>
+      </thead>
       <tbody>
         ${shown.map(
-          (change) => html`<tr data-change=${change.change}>
-            <td>${KINDS.find(([value]) => value === change.change)![1]}</td>
-            <td>${change.line ?? ''}</td>
-            <td>${change.code}</td>
-            <td>${change.name}</td>
-            <td>${change.change === 'update' ? html`<${FieldChanges} change=${change} />` : `${change.city}, ${change.state}`}</td>
-          </tr>`,
+          (change) =>
+            html`<tr data-change=${change.change}>
+              <td>${KINDS.find(([value]) => value === change.change)![1]}</td>
+              <td>${change.line ?? ''}</td>
+              <td>${change.code}</td>
+              <td>${change.name}</td>
+              <td>${change.change === 'update' ? html`<${FieldChanges} change=${change} />` : `${change.city}, ${change.state}`}</td>
+            </tr>`,
         )}
       </tbody>
     </table>
@@ -87,12 +139,31 @@ function Problems({ message }: { message: string }) {
   const { rows, rest } = problemRows(message);
   return html`<div class="problems" role="alert">
     ${rest.map((line) => html`<p class="error">${line}</p>`)}
-    ${rows.length > 0 &&
-    html`<table class="problem-lines">
-      <caption>Lines with problems</caption>
-      <thead><tr><th scope="col">Line</th><th scope="col">Column</th><th scope="col">Problem</th></tr></thead>
-      <tbody>${rows.map((row) => html`<tr><td>${row.line}</td><td>${row.column}</td><td>${row.reason}</td></tr>`)}</tbody>
-    </table>`}
+    ${
+      rows.length > 0 &&
+      html`<table class="problem-lines">
+        <caption>
+          Lines with problems
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Line</th>
+            <th scope="col">Column</th>
+            <th scope="col">Problem</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows.map(
+            (row) =>
+              html`<tr>
+                <td>${row.line}</td>
+                <td>${row.column}</td>
+                <td>${row.reason}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>`
+    }
   </div>`;
 }
 
@@ -178,10 +249,12 @@ export function ImportView({ onChanged }: { onChanged: () => void }) {
     <section aria-labelledby="import-heading">
       <h2 id="import-heading">Import a store list</h2>
       <p>The CSV of <code>locations import</code>: checked first (a dry run writes nothing), then applied in one transaction.</p>
-      <div class=${`drop ${dragging ? 'dragging' : ''}`}
+      <div
+        class=${`drop ${dragging ? 'dragging' : ''}`}
         onDragOver=${(e: DragEvent) => (e.preventDefault(), setDragging(true))}
         onDragLeave=${() => setDragging(false)}
-        onDrop=${(e: DragEvent) => (e.preventDefault(), setDragging(false), choose(e.dataTransfer?.files[0]))}>
+        onDrop=${(e: DragEvent) => (e.preventDefault(), setDragging(false), choose(e.dataTransfer?.files[0]))}
+      >
         <label for="import-file">CSV file (or drop one here)</label>
         <input id="import-file" type="file" accept=".csv,text/csv" onChange=${(e: Event) => choose((e.target as HTMLInputElement).files?.[0])} />
         ${file && html`<p>${file.name}, ${bytes(file.size)}</p>`}
@@ -192,31 +265,55 @@ export function ImportView({ onChanged }: { onChanged: () => void }) {
       </p>
       <button type="button" disabled=${!file || busy} onClick=${() => void send(true)}>Check (dry run)</button>
       ${' '}
-      <button type="button" class="primary" disabled=${!checked || busy || moved || (needsConfirmation && confirmation.trim() !== String(checked.summary.pruned))} onClick=${() => void send(false)}>Apply</button>
-      ${needsConfirmation &&
-      html`<div class="confirm-removals">
-        <p id="confirm-removals-help">
-          This file removes <strong>${checked.summary.pruned}</strong> of the ${checked.summary.catalog_size} stores, more than the service lets an import remove unasked. Check the removals
-          below, then type their number to apply.
-        </p>
-        <label for="confirm-removals">Number of stores to remove</label>
-        <input id="confirm-removals" inputmode="numeric" autocomplete="off" aria-describedby="confirm-removals-help" value=${confirmation} onInput=${(e: Event) => setConfirmation((e.target as HTMLInputElement).value)} />
-      </div>`}
-      ${progress &&
-      html`<div class="progress">
-        <label for="import-progress">Upload</label>
-        <progress id="import-progress" max="100" value=${percent}>${percent}%</progress>
-        <span>${bytes(progress.sent)} of ${bytes(progress.total)}${progress.secondsLeft !== undefined && progress.sent < progress.total ? `, about ${Math.ceil(progress.secondsLeft)} s left` : ''}${busy && progress.sent >= progress.total ? ', checking…' : ''}</span>
-      </div>`}
-      ${moved &&
-      html`<div class="moved" role="alert">
-        <p><strong>Nothing was written: the store list changed since this file was checked.</strong> Someone edited, imported or removed stores meanwhile, so applying the file now would do something other than the list below shows.</p>
-        <button type="button" disabled=${busy} onClick=${() => void send(true)}>Check again</button>
-      </div>`}
-      ${error && !moved && html`<${Problems} message=${error} />`}
-      ${checked && html`<${Summary} summary=${checked.summary} />`}
-      ${checked && html`<${Changes} summary=${checked.summary} />`}
-      ${result && html`<${Summary} summary=${result} />`}
+      <button
+        type="button"
+        class="primary"
+        disabled=${!checked || busy || moved || (needsConfirmation && confirmation.trim() !== String(checked.summary.pruned))}
+        onClick=${() => void send(false)}
+      >
+        Apply
+      </button>
+      ${
+        needsConfirmation &&
+        html`<div class="confirm-removals">
+          <p id="confirm-removals-help">
+            This file removes <strong>${checked.summary.pruned}</strong> of the ${checked.summary.catalog_size} stores, more than the service lets an import
+            remove unasked. Check the removals below, then type their number to apply.
+          </p>
+          <label for="confirm-removals">Number of stores to remove</label>
+          <input
+            id="confirm-removals"
+            inputmode="numeric"
+            autocomplete="off"
+            aria-describedby="confirm-removals-help"
+            value=${confirmation}
+            onInput=${(e: Event) => setConfirmation((e.target as HTMLInputElement).value)}
+          />
+        </div>`
+      }
+      ${
+        progress &&
+        html`<div class="progress">
+          <label for="import-progress">Upload</label>
+          <progress id="import-progress" max="100" value=${percent}>${percent}%</progress>
+          <span
+            >${bytes(progress.sent)} of
+            ${bytes(progress.total)}${progress.secondsLeft !== undefined && progress.sent < progress.total ? `, about ${Math.ceil(progress.secondsLeft)} s left` : ''}${busy && progress.sent >= progress.total ? ', checking…' : ''}</span
+          >
+        </div>`
+      }
+      ${
+        moved &&
+        html`<div class="moved" role="alert">
+          <p>
+            <strong>Nothing was written: the store list changed since this file was checked.</strong> Someone edited, imported or removed stores meanwhile, so
+            applying the file now would do something other than the list below shows.
+          </p>
+          <button type="button" disabled=${busy} onClick=${() => void send(true)}>Check again</button>
+        </div>`
+      }
+      ${error && !moved && html`<${Problems} message=${error} />`} ${checked && html`<${Summary} summary=${checked.summary} />`}
+      ${checked && html`<${Changes} summary=${checked.summary} />`} ${result && html`<${Summary} summary=${result} />`}
     </section>
     <section aria-labelledby="export-heading">
       <h2 id="export-heading">Export</h2>

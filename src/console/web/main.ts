@@ -41,8 +41,19 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice?: strin
     <h1>Plant Store console</h1>
     <form onSubmit=${submit}>
       <label for="token">Admin token</label>
-      <input id="token" type="password" autocomplete="off" spellcheck="false" required value=${token} onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)} />
-      <p class="hint">An admin token (scope <code>admin</code>), e.g. from <code>npm run cli -- tokens create --team ops --scope admin</code>. It is kept in this tab only, until you sign out or close it.</p>
+      <input
+        id="token"
+        type="password"
+        autocomplete="off"
+        spellcheck="false"
+        required
+        value=${token}
+        onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)}
+      />
+      <p class="hint">
+        An admin token (scope <code>admin</code>), e.g. from <code>npm run cli -- tokens create --team ops --scope admin</code>. It is kept in this tab only,
+        until you sign out or close it.
+      </p>
       <button type="submit" disabled=${busy}>Sign in</button>
       ${error && html`<p class="error" role="alert">${error}</p>`}
     </form>
@@ -102,8 +113,7 @@ function App() {
     <${StatusStrip} status=${status} error=${statusError} />
     <main>
       ${view === 'stores' && html`<${StoresView} catalogVersion=${status?.catalog_version} onChanged=${refreshStatus} />`}
-      ${view === 'import' && html`<${ImportView} onChanged=${refreshStatus} />`}
-      ${view === 'tokens' && html`<${TokensView} />`}
+      ${view === 'import' && html`<${ImportView} onChanged=${refreshStatus} />`} ${view === 'tokens' && html`<${TokensView} />`}
     </main>`;
 }
 

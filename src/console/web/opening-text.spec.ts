@@ -38,12 +38,20 @@ describe('console: whether a store is open, in words', () => {
     expect(openingText(late, 'America/Chicago', at('2026-07-11T04:00:00Z'))).toEqual({ open: true, headline: 'Open now', until: 'closes Sat 2:00 AM' });
     // Open on Wednesdays only, asked on a Wednesday evening.
     const wednesdays = { ...week('Closed'), wednesday: '9:00 AM - 5:00 PM' };
-    expect(openingText(wednesdays, 'America/Chicago', at('2026-07-09T00:00:00Z'))).toEqual({ open: false, headline: 'Closed', until: 'opens next Wed 9:00 AM' });
+    expect(openingText(wednesdays, 'America/Chicago', at('2026-07-09T00:00:00Z'))).toEqual({
+      open: false,
+      headline: 'Closed',
+      until: 'opens next Wed 9:00 AM',
+    });
   });
 
   it('reads a closing at midnight as the end of today, as the hours write it', () => {
     // 11:00 PM on Wednesday in New York (EDT), open until midnight.
-    expect(openingText(week('9:00 AM - 12:00 AM'), 'America/New_York', at('2026-07-02T03:00:00Z'))).toEqual({ open: true, headline: 'Open now', until: 'closes 12:00 AM' });
+    expect(openingText(week('9:00 AM - 12:00 AM'), 'America/New_York', at('2026-07-02T03:00:00Z'))).toEqual({
+      open: true,
+      headline: 'Open now',
+      until: 'closes 12:00 AM',
+    });
     // An opening at midnight is the next day's: its weekday is named.
     expect(changeWords('2026-07-02T00:00:00-04:00', '2026-07-01', false)).toBe('Thu 12:00 AM');
   });

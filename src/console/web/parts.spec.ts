@@ -10,12 +10,16 @@ describe('console: placing the API texts', () => {
       zip: 'zip: "1" is not a ZIP code like 12345 or 12345-6789',
     });
     expect(fieldErrors('name must be a string', FIELDS)).toEqual({ name: 'name must be a string' });
-    expect(fieldErrors('code: has white space around it; lat: must be a number', FIELDS)).toEqual({ '': 'code: has white space around it', lat: 'lat: must be a number' });
+    expect(fieldErrors('code: has white space around it; lat: must be a number', FIELDS)).toEqual({
+      '': 'code: has white space around it',
+      lat: 'lat: must be a number',
+    });
     expect(fieldErrors('request body is not valid JSON', FIELDS)).toEqual({ '': 'request body is not valid JSON' });
   });
 
   it("reads a 422's lines in both of formatProblem's shapes, keeping the other lines as text", () => {
-    const message = 'the file was not imported, 3 problems found:\n  line 3, state: "XX" is not a US state or territory code\n  line 4: expected 15 fields, found 3\n  line 9, zip: a: b\n  … and 2 more';
+    const message =
+      'the file was not imported, 3 problems found:\n  line 3, state: "XX" is not a US state or territory code\n  line 4: expected 15 fields, found 3\n  line 9, zip: a: b\n  … and 2 more';
     expect(problemRows(message)).toEqual({
       rows: [
         { line: '3', column: 'state', reason: '"XX" is not a US state or territory code' },

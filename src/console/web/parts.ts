@@ -9,7 +9,11 @@ export type WeekHours = Record<(typeof WEEKDAYS)[number], string>;
 
 export function Hours({ hours }: { hours: WeekHours }) {
   return html`<dl class="hours">
-    ${WEEKDAYS.map((day) => html`<dt>${day[0].toUpperCase()}${day.slice(1, 3)}</dt><dd>${hours[day]}</dd>`)}
+    ${WEEKDAYS.map(
+      (day) =>
+        html`<dt>${day[0].toUpperCase()}${day.slice(1, 3)}</dt>
+          <dd>${hours[day]}</dd>`,
+    )}
   </dl>`;
 }
 
@@ -32,7 +36,15 @@ export function fieldErrors(message: string, fields: readonly string[]): Record<
  * Previous and next for the API's keyset pages: `cursors` is the stack of `after` values that
  * led to this page (undefined for the first), `next` the `after` of the `Link: rel="next"`.
  */
-export function Pager({ cursors, next, onChange }: { cursors: Array<string | undefined>; next?: string; onChange: (cursors: Array<string | undefined>) => void }) {
+export function Pager({
+  cursors,
+  next,
+  onChange,
+}: {
+  cursors: Array<string | undefined>;
+  next?: string;
+  onChange: (cursors: Array<string | undefined>) => void;
+}) {
   return html`<div class="pager">
     <button type="button" disabled=${cursors.length === 1} onClick=${() => onChange(cursors.slice(0, -1))}>Previous page</button>
     <button type="button" disabled=${next === undefined} onClick=${() => next !== undefined && onChange([...cursors, next])}>Next page</button>

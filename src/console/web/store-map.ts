@@ -347,7 +347,8 @@ export class StoreMap {
 
   private readonly key = (event: KeyboardEvent): void => {
     if (event.altKey || event.ctrlKey || event.metaKey) return;
-    const pan = (dx: number, dy: number) => this.setView({ k: this.view.k, tx: this.view.tx + dx * this.width * PAN_STEP, ty: this.view.ty + dy * this.height * PAN_STEP });
+    const pan = (dx: number, dy: number) =>
+      this.setView({ k: this.view.k, tx: this.view.tx + dx * this.width * PAN_STEP, ty: this.view.ty + dy * this.height * PAN_STEP });
     switch (event.key) {
       case '+':
       case '=':
@@ -504,7 +505,8 @@ export class StoreMap {
         context.rect(this.x[n] * k + tx - half, this.y[n] * k + ty - half, size, size);
       }
     } else {
-      for (let n = 0; n < this.x.length; n++) if (grid.cellOf(this.x[n], this.y[n]) >= 0) context.rect(this.x[n] * k + tx - half, this.y[n] * k + ty - half, size, size);
+      for (let n = 0; n < this.x.length; n++)
+        if (grid.cellOf(this.x[n], this.y[n]) >= 0) context.rect(this.x[n] * k + tx - half, this.y[n] * k + ty - half, size, size);
     }
     context.fillStyle = DOT;
     context.fill();
@@ -527,7 +529,13 @@ export class StoreMap {
     context.clearRect(0, 0, this.width, this.height);
     if (this.circle) {
       const { lat, lng, miles } = this.circle;
-      const ring: Feature = { type: 'Feature', properties: {}, geometry: geoCircle().center([lng, lat]).radius(((miles / EARTH_RADIUS_MILES) * 180) / Math.PI)() };
+      const ring: Feature = {
+        type: 'Feature',
+        properties: {},
+        geometry: geoCircle()
+          .center([lng, lat])
+          .radius(((miles / EARTH_RADIUS_MILES) * 180) / Math.PI)(),
+      };
       context.setTransform(ratio * k, 0, 0, ratio * k, ratio * tx, ratio * ty);
       context.beginPath();
       geoPath(this.projection, context)(ring);

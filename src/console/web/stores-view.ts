@@ -95,8 +95,13 @@ function EditStore({ store, onDone }: { store: Store; onDone: (changed: boolean)
         const described = [hint && `store-${field}-hint`, errors[field] && `store-${field}-error`].filter(Boolean).join(' ');
         return html`<div class="field">
           <label for=${`store-${field}`}>${field}</label>
-          <input id=${`store-${field}`} value=${form[field]} aria-invalid=${errors[field] ? 'true' : undefined} aria-describedby=${described || undefined}
-            onInput=${(e: Event) => setForm({ ...form, [field]: (e.target as HTMLInputElement).value })} />
+          <input
+            id=${`store-${field}`}
+            value=${form[field]}
+            aria-invalid=${errors[field] ? 'true' : undefined}
+            aria-describedby=${described || undefined}
+            onInput=${(e: Event) => setForm({ ...form, [field]: (e.target as HTMLInputElement).value })}
+          />
           ${hint && html`<span class="hint" id=${`store-${field}-hint`}>${hint}</span>`}
           ${errors[field] && html`<span class="error" id=${`store-${field}-error`}>${errors[field]}</span>`}
         </div>`;
@@ -169,7 +174,11 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
       ]);
       const scope = headers.get('Search-Scope') ?? 'radius';
       setLocations(data.locations);
-      setAnswered({ unit: headers.get('Distance-Unit') ?? 'mi', scope, region: region && [region.city?.trim(), region.state.toUpperCase()].filter(Boolean).join(', ') });
+      setAnswered({
+        unit: headers.get('Distance-Unit') ?? 'mi',
+        scope,
+        region: region && [region.city?.trim(), region.state.toUpperCase()].filter(Boolean).join(', '),
+      });
       setPosition(found);
       onResults(data.locations);
       // The circle is the radius asked, in miles on the map; a region search has none.
@@ -191,31 +200,40 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
   return html`<section aria-labelledby="search-heading" class="search">
     <h2 id="search-heading">Where would a customer land?</h2>
     <form onSubmit=${search} class="inline">
-      ${field('search-address', 'Street address', address, setAddress, 22)} ${field('search-city', 'City', city, setCity, 12)} ${field('search-state', 'State (two letters)', state, setState, 3)}
-      ${field('search-zip', 'ZIP code', zip, setZip, 10, 'numeric')} ${field('search-miles', unit === 'km' ? 'Distance (km)' : 'Distance (miles)', miles, setMiles, 5, 'decimal')}
+      ${field('search-address', 'Street address', address, setAddress, 22)} ${field('search-city', 'City', city, setCity, 12)}
+      ${field('search-state', 'State (two letters)', state, setState, 3)} ${field('search-zip', 'ZIP code', zip, setZip, 10, 'numeric')}
+      ${field('search-miles', unit === 'km' ? 'Distance (km)' : 'Distance (miles)', miles, setMiles, 5, 'decimal')}
       <label for="search-unit">Unit</label>
       <select id="search-unit" value=${unit} onChange=${(e: Event) => setUnit((e.target as HTMLSelectElement).value as 'mi' | 'km')}>
         <option value="mi">miles</option>
         <option value="km">kilometres</option>
       </select>
-      <label><input type="checkbox" checked=${nearestIfNone} onChange=${(e: Event) => setNearestIfNone((e.target as HTMLInputElement).checked)} /> Nearest store if none in range</label>
-      ${field('search-region-state', 'Or every store of a state (two letters)', regionState, setRegionState, 3)} ${field('search-region-city', 'and of its city', regionCity, setRegionCity, 12)}
+      <label
+        ><input type="checkbox" checked=${nearestIfNone} onChange=${(e: Event) => setNearestIfNone((e.target as HTMLInputElement).checked)} /> Nearest store if
+        none in range</label
+      >
+      ${field('search-region-state', 'Or every store of a state (two letters)', regionState, setRegionState, 3)}
+      ${field('search-region-city', 'and of its city', regionCity, setRegionCity, 12)}
       <button type="submit">Search</button>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
-    ${position &&
-    html`<p class="hint" data-position=${position.source}>
-      <span aria-hidden="true" class="legend-diamond"></span>
-      ${`Measured from ${POSITION_WORDS[position.source] ?? position.source} (${position.lat.toFixed(6)}, ${position.lng.toFixed(6)})${position.fallback ? `: ${FALLBACK_WORDS[position.fallback] ?? position.fallback}` : ''}. `}
-      <span aria-hidden="true" class="legend-square"></span>
-      ${`ZIP ${position.zip.zip}'s point: ${position.zip.lat.toFixed(6)}, ${position.zip.lng.toFixed(6)}.`}
-    </p>`}
-    ${locations &&
-    answered &&
-    html`<p role="status" data-scope=${answered.scope}>${resultsText(locations.length, answered.scope, answered.region)}</p>
-      <ol class="results">
-        ${locations.map((location) => html`<li><span class="distance">${location.distance} ${answered.unit}</span> ${location.name}, ${location.address}, ${location.city}, ${location.state} ${location.zip}</li>`)}
-      </ol>`}
+    ${
+      position &&
+      html`<p class="hint" data-position=${position.source}>
+        <span aria-hidden="true" class="legend-diamond"></span>
+        ${`Measured from ${POSITION_WORDS[position.source] ?? position.source} (${position.lat.toFixed(6)}, ${position.lng.toFixed(6)})${position.fallback ? `: ${FALLBACK_WORDS[position.fallback] ?? position.fallback}` : ''}. `}
+        <span aria-hidden="true" class="legend-square"></span>
+        ${`ZIP ${position.zip.zip}'s point: ${position.zip.lat.toFixed(6)}, ${position.zip.lng.toFixed(6)}.`}
+      </p>`
+    }
+    ${
+      locations &&
+      answered &&
+      html`<p role="status" data-scope=${answered.scope}>${resultsText(locations.length, answered.scope, answered.region)}</p>
+        <ol class="results">
+          ${locations.map((location) => html`<li><span class="distance">${location.distance} ${answered.unit}</span> ${location.name}, ${location.address}, ${location.city}, ${location.state} ${location.zip}</li>`)}
+        </ol>`
+    }
   </section>`;
 }
 
@@ -265,11 +283,14 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
     setStoreCount(points.codes.length);
   }, [map, points]);
 
-  const { page, error: tableError, setError: setTableError } = useListPage<Store>(
-    '/admin/stores',
-    { limit: String(PAGE), after: cursors[cursors.length - 1], state: filter.state, q: filter.q.trim() },
-    [catalogVersion, reloads],
-  );
+  const {
+    page,
+    error: tableError,
+    setError: setTableError,
+  } = useListPage<Store>('/admin/stores', { limit: String(PAGE), after: cursors[cursors.length - 1], state: filter.state, q: filter.q.trim() }, [
+    catalogVersion,
+    reloads,
+  ]);
 
   const storeDetails = (code: string): Promise<Store> => {
     let found = details.current.get(code);
@@ -301,7 +322,10 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
     // A store's details are asked for once the pointer rests on its dot (not for every dot it
     // crosses), then kept for the session of this map.
     clearTimeout(hoverTimer.current);
-    hoverTimer.current = setTimeout(() => void storeDetails(code).then((found) => setHover((now) => (now && map.storeAt(now.x, now.y) === store ? { ...now, store: found } : now))), HOVER_REST_MS);
+    hoverTimer.current = setTimeout(
+      () => void storeDetails(code).then((found) => setHover((now) => (now && map.storeAt(now.x, now.y) === store ? { ...now, store: found } : now))),
+      HOVER_REST_MS,
+    );
     if (event.type === 'click') void storeDetails(code).then(setSelected);
   };
 
@@ -329,10 +353,23 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
   return html`<div class="stores">
     <section aria-labelledby="map-heading" class="map-panel">
       <h2 id="map-heading">Stores on the map</h2>
-      <p role="status">${mapError ? html`<span class="error">${mapError}</span>` : storeCount === undefined ? 'Loading the stores…' : `${storeCount} stores. Point at a dot for its details, click to keep them.`}</p>
-      <p class="hint" id="map-help">Zoom with the wheel, a pinch or the buttons; drag to move. A numbered circle is that many stores close together: click it to zoom in. With the map focused: + and − zoom, the arrow keys move, 0 shows the whole country.</p>
+      <p role="status">
+        ${mapError ? html`<span class="error">${mapError}</span>` : storeCount === undefined ? 'Loading the stores…' : `${storeCount} stores. Point at a dot for its details, click to keep them.`}
+      </p>
+      <p class="hint" id="map-help">
+        Zoom with the wheel, a pinch or the buttons; drag to move. A numbered circle is that many stores close together: click it to zoom in. With the map
+        focused: + and − zoom, the arrow keys move, 0 shows the whole country.
+      </p>
       <div class="map" onMouseMove=${pointer} onClick=${pointer} onMouseLeave=${() => (map?.setHovered(-1), setHover(undefined))}>
-        <canvas ref=${baseRef} id="store-map" tabindex="0" role="application" aria-roledescription="map" aria-label=${`Map of ${storeCount ?? 0} stores`} aria-describedby="map-help"></canvas>
+        <canvas
+          ref=${baseRef}
+          id="store-map"
+          tabindex="0"
+          role="application"
+          aria-roledescription="map"
+          aria-label=${`Map of ${storeCount ?? 0} stores`}
+          aria-describedby="map-help"
+        ></canvas>
         <canvas ref=${overlayRef} class="overlay" aria-hidden="true"></canvas>
         <div class="zoom" role="group" aria-label="Map zoom">
           <button type="button" aria-label="Zoom in" onClick=${() => map?.zoomBy(2)}>+</button>
@@ -359,14 +396,33 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
       ${tableError && html`<p class="error" role="alert">${tableError}</p>`}
       ${editing && html`<${EditStore} store=${editing} onDone=${(saved: boolean) => (setEditing(undefined), setSelected(undefined), saved && changed())} />`}
       <table>
-        <caption class="visually-hidden">Stores by code</caption>
-        <thead><tr><th scope="col">Code</th><th scope="col">Name</th><th scope="col">City</th><th scope="col">State</th><th scope="col">ZIP</th><th scope="col">Actions</th></tr></thead>
+        <caption class="visually-hidden">
+          Stores by code
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Code</th>
+            <th scope="col">Name</th>
+            <th scope="col">City</th>
+            <th scope="col">State</th>
+            <th scope="col">ZIP</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
         <tbody>
           ${page?.items.map(
-            (store) => html`<tr>
-              <td>${store.code}</td><td>${store.name}</td><td>${store.city}</td><td>${store.state}</td><td>${store.zip}</td>
-              <td><button type="button" onClick=${() => setEditing(store)} aria-label=${`Edit ${store.code}`}>Edit</button> <button type="button" class="danger" onClick=${() => void remove(store)} aria-label=${`Delete ${store.code}`}>Delete</button></td>
-            </tr>`,
+            (store) =>
+              html`<tr>
+                <td>${store.code}</td>
+                <td>${store.name}</td>
+                <td>${store.city}</td>
+                <td>${store.state}</td>
+                <td>${store.zip}</td>
+                <td>
+                  <button type="button" onClick=${() => setEditing(store)} aria-label=${`Edit ${store.code}`}>Edit</button>
+                  <button type="button" class="danger" onClick=${() => void remove(store)} aria-label=${`Delete ${store.code}`}>Delete</button>
+                </td>
+              </tr>`,
           )}
         </tbody>
       </table>

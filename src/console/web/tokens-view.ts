@@ -25,8 +25,13 @@ function ShownOnce({ issued, onClose }: { issued: Issued; onClose: () => void })
   };
   return html`<div class="shown-once" role="alert">
     <p><strong>Copy this token now: it will not be shown again.</strong> The service keeps only its digest.</p>
-    ${'replaces' in issued &&
-    html`<p>It replaces token ${issued.replaces.id}, which keeps working until ${issued.replaces.expires_at ? when(issued.replaces.expires_at) : 'it is revoked'} (the grace period), then stops.</p>`}
+    ${
+      'replaces' in issued &&
+      html`<p>
+        It replaces token ${issued.replaces.id}, which keeps working until ${issued.replaces.expires_at ? when(issued.replaces.expires_at) : 'it is revoked'}
+        (the grace period), then stops.
+      </p>`
+    }
     <label for="issued-token">Token ${issued.id} for team ${issued.team} (${issued.scope})</label>
     <input id="issued-token" readonly value=${issued.token} size="60" onFocus=${(e: Event) => (e.target as HTMLInputElement).select()} />
     <button type="button" onClick=${() => void copy()}>${copied ? 'Copied' : 'Copy'}</button>
@@ -55,10 +60,14 @@ function CreateToken({ onIssued }: { onIssued: (issued: Issued) => void }) {
   const input = (field: 'team' | 'name' | 'expires_in_days', label: string, hint?: string) =>
     html`<div class="field">
       <label for=${`token-${field}`}>${label}</label>
-      <input id=${`token-${field}`} value=${form[field]} aria-invalid=${errors[field] ? 'true' : undefined} aria-describedby=${hint ? `token-${field}-hint` : undefined}
-        onInput=${(e: Event) => setForm({ ...form, [field]: (e.target as HTMLInputElement).value })} />
-      ${hint && html`<span class="hint" id=${`token-${field}-hint`}>${hint}</span>`}
-      ${errors[field] && html`<span class="error">${errors[field]}</span>`}
+      <input
+        id=${`token-${field}`}
+        value=${form[field]}
+        aria-invalid=${errors[field] ? 'true' : undefined}
+        aria-describedby=${hint ? `token-${field}-hint` : undefined}
+        onInput=${(e: Event) => setForm({ ...form, [field]: (e.target as HTMLInputElement).value })}
+      />
+      ${hint && html`<span class="hint" id=${`token-${field}-hint`}>${hint}</span>`} ${errors[field] && html`<span class="error">${errors[field]}</span>`}
     </div>`;
   return html`<form class="create-token" onSubmit=${submit} aria-labelledby="create-token-heading">
     <h3 id="create-token-heading">Issue a token</h3>
@@ -68,7 +77,9 @@ function CreateToken({ onIssued }: { onIssued: (issued: Issued) => void }) {
       <div class="field">
         <label for="token-scope">Scope</label>
         <select id="token-scope" value=${form.scope} onChange=${(e: Event) => setForm({ ...form, scope: (e.target as HTMLSelectElement).value })}>
-          <option value="read">read</option><option value="write">write</option><option value="admin">admin</option>
+          <option value="read">read</option>
+          <option value="write">write</option>
+          <option value="admin">admin</option>
         </select>
         ${errors.scope && html`<span class="error">${errors.scope}</span>`}
       </div>
@@ -85,7 +96,9 @@ export function TokensView() {
   const [grace, setGrace] = useState('86400');
   const [reloads, setReloads] = useState(0);
 
-  const { page, error, setError } = useListPage<Token>('/admin/tokens', { limit: String(PAGE), after: cursors[cursors.length - 1], team: team.trim() }, [reloads]);
+  const { page, error, setError } = useListPage<Token>('/admin/tokens', { limit: String(PAGE), after: cursors[cursors.length - 1], team: team.trim() }, [
+    reloads,
+  ]);
 
   const act = async (action: () => Promise<unknown>) => {
     try {
@@ -119,16 +132,44 @@ export function TokensView() {
       </form>
       ${error && html`<p class="error" role="alert">${error}</p>`}
       <table>
-        <caption class="visually-hidden">Tokens by id</caption>
-        <thead><tr><th scope="col">Id</th><th scope="col">Team</th><th scope="col">Name</th><th scope="col">Scope</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
+        <caption class="visually-hidden">
+          Tokens by id
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Id</th>
+            <th scope="col">Team</th>
+            <th scope="col">Name</th>
+            <th scope="col">Scope</th>
+            <th scope="col">Prefix</th>
+            <th scope="col">Created</th>
+            <th scope="col">Expires</th>
+            <th scope="col">Last used</th>
+            <th scope="col">State</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
         <tbody>
           ${page?.items.map(
-            (token) => html`<tr data-token-id=${token.id}>
-              <td>${token.id}</td><td>${token.team}</td><td>${token.name ?? ''}</td><td>${token.scope}</td><td><code>${token.prefix}</code></td>
-              <td>${when(token.created_at)}</td><td>${when(token.expires_at) || 'never'}</td><td>${when(token.last_used_at)}</td><td>${state(token)}</td>
-              <td>${state(token) === 'active' &&
-              html`<button type="button" onClick=${() => void rotate(token)} aria-label=${`Rotate token ${token.id}`}>Rotate</button> <button type="button" class="danger" onClick=${() => revoke(token)} aria-label=${`Revoke token ${token.id}`}>Revoke</button>`}</td>
-            </tr>`,
+            (token) =>
+              html`<tr data-token-id=${token.id}>
+                <td>${token.id}</td>
+                <td>${token.team}</td>
+                <td>${token.name ?? ''}</td>
+                <td>${token.scope}</td>
+                <td><code>${token.prefix}</code></td>
+                <td>${when(token.created_at)}</td>
+                <td>${when(token.expires_at) || 'never'}</td>
+                <td>${when(token.last_used_at)}</td>
+                <td>${state(token)}</td>
+                <td>
+                  ${
+                    state(token) === 'active' &&
+                    html`<button type="button" onClick=${() => void rotate(token)} aria-label=${`Rotate token ${token.id}`}>Rotate</button>
+                      <button type="button" class="danger" onClick=${() => revoke(token)} aria-label=${`Revoke token ${token.id}`}>Revoke</button>`
+                  }
+                </td>
+              </tr>`,
           )}
         </tbody>
       </table>

@@ -27,7 +27,7 @@ export class StoreTimeZone1764400000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.addColumn('stores', new TableColumn({ name: 'time_zone', type: 'varchar', length: '64', default: "''" }));
     const zoneOf = zoneFinder();
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page: Array<{ id: number | string; lat: number | string; lng: number | string }> = await queryRunner.query(
         'SELECT id, lat, lng FROM stores WHERE id > ? ORDER BY id LIMIT ?',
         [after, PAGE],
@@ -40,7 +40,8 @@ export class StoreTimeZone1764400000000 implements MigrationInterface {
         if (ids) ids.push(Number(id));
         else byZone.set(zone, [Number(id)]);
       }
-      for (const [zone, ids] of byZone) await queryRunner.query(`UPDATE stores SET time_zone = ? WHERE id IN (${ids.map(() => '?').join(',')})`, [zone, ...ids]);
+      for (const [zone, ids] of byZone)
+        await queryRunner.query(`UPDATE stores SET time_zone = ? WHERE id IN (${ids.map(() => '?').join(',')})`, [zone, ...ids]);
       if (page.length < PAGE) break;
       after = Number(page[page.length - 1].id);
     }

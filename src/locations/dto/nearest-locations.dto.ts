@@ -51,7 +51,11 @@ function ValidateMaxDistance({ default: fallback, maximum, ...options }: FieldOp
       },
     },
   });
-  return applyDecorators(ApiPropertyOptional({ type: 'number', format: 'float', default: fallback, minimum: 0, exclusiveMinimum: true, maximum, ...options }), IsOptional(), isMaxDistance);
+  return applyDecorators(
+    ApiPropertyOptional({ type: 'number', format: 'float', default: fallback, minimum: 0, exclusiveMinimum: true, maximum, ...options }),
+    IsOptional(),
+    isMaxDistance,
+  );
 }
 
 /** `distance_unit`: "mi" or "km", exactly. */
@@ -75,9 +79,12 @@ function ValidateNearestIfNone(options: FieldOptions) {
     ValidateBy({
       name: 'isNearestIfNone',
       validator: {
-        validate: (value: unknown, args?: ValidationArguments) => typeof value === 'boolean' && !(value && (args?.object as { region?: unknown }).region != null),
+        validate: (value: unknown, args?: ValidationArguments) =>
+          typeof value === 'boolean' && !(value && (args?.object as { region?: unknown }).region != null),
         defaultMessage: ({ property, value }: ValidationArguments) =>
-          typeof value === 'boolean' ? `${property} cannot be given with region: a region search has no radius to look beyond` : `${property} must be true or false`,
+          typeof value === 'boolean'
+            ? `${property} cannot be given with region: a region search has no radius to look beyond`
+            : `${property} must be true or false`,
       },
     }),
   );
@@ -137,7 +144,8 @@ function ValidateOpenOnly(options: FieldOptions) {
       name: 'isOpenOnly',
       validator: {
         validate: (value: unknown, args?: ValidationArguments) => typeof value === 'boolean' && (args?.object as Record<string, unknown>).open_at !== undefined,
-        defaultMessage: ({ value }: ValidationArguments) => (typeof value === 'boolean' ? 'open_only needs open_at: the moment the stores must be open at' : 'open_only must be true or false'),
+        defaultMessage: ({ value }: ValidationArguments) =>
+          typeof value === 'boolean' ? 'open_only needs open_at: the moment the stores must be open at' : 'open_only must be true or false',
       },
     }),
   );
@@ -276,7 +284,7 @@ export class NearestLocationsRequest {
     required: ['state'],
     selfRequired: false,
     description:
-      "Every store of a state (`{\"state\": \"KS\"}`) or of a city of it (`{\"state\": \"KS\", \"city\": \"Garden City\"}`), nearest first from the customer's position, at most `limit`, whatever the distance (an extension of this service): `max_distance` is not given with it. `open_at`, `open_only` and `distance_unit` apply as to a radius search. The `Search-Scope` header then says `region`.",
+      'Every store of a state (`{"state": "KS"}`) or of a city of it (`{"state": "KS", "city": "Garden City"}`), nearest first from the customer\'s position, at most `limit`, whatever the distance (an extension of this service): `max_distance` is not given with it. `open_at`, `open_only` and `distance_unit` apply as to a radius search. The `Search-Scope` header then says `region`.',
   })
   @Transform(({ value }: { value: unknown }) => (value === null ? undefined : value))
   @IsOptional()
@@ -294,7 +302,10 @@ export const NEAREST_REQUEST_EXAMPLES = {
   radius: { summary: 'Stores within 5 miles of a ZIP code', value: { customer_address: { zip: '10001' }, max_distance: 5 } },
   kilometres: { summary: 'Stores within 8 km, distances in kilometres', value: { customer_address: { zip: '10001' }, max_distance: 8, distance_unit: 'km' } },
   nearest: { summary: 'The nearest store, however far, when none is within 5 miles', value: { customer_address: { zip: '59001' }, nearest_if_none: true } },
-  region: { summary: 'Every store of a city, nearest first', value: { customer_address: { zip: '10001' }, region: { state: 'NY', city: 'New York' }, limit: 10 } },
+  region: {
+    summary: 'Every store of a city, nearest first',
+    value: { customer_address: { zip: '10001' }, region: { state: 'NY', city: 'New York' }, limit: 10 },
+  },
   openNow: { summary: 'The stores open now within 2 miles', value: { customer_address: { zip: '10001' }, max_distance: 2, open_at: 'now', open_only: true } },
 };
 
@@ -353,6 +364,11 @@ export class NearestLocationsResponse {
   @ApiProperty({ description: 'Response status code (capital C): "Success" for a successful search.', example: 'Success' })
   Code: string;
 
-  @ApiProperty({ type: Location, isArray: true, description: 'Locations within max_distance (or of the region, or the single nearest store: see the `Search-Scope` header), nearest first (ties by name, then store code); empty when none.' })
+  @ApiProperty({
+    type: Location,
+    isArray: true,
+    description:
+      'Locations within max_distance (or of the region, or the single nearest store: see the `Search-Scope` header), nearest first (ties by name, then store code); empty when none.',
+  })
   locations: Location[];
 }

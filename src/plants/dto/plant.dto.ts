@@ -7,9 +7,15 @@ import { MAX_PLANT_ID } from '../plant-id.js';
  * and `tag` only (PlantResponse; the id comes back in the Location header), hence `id` is
  * also marked write-only.
  */
-@ApiSchema({ name: 'Plant', description: 'A plant to create in the caller\'s team.' })
+@ApiSchema({ name: 'Plant', description: "A plant to create in the caller's team." })
 export class PlantDto {
-  @ValidateText({ description: 'Name of the plant: 1 to 255 characters, not only white space.', minLength: 1, maxLength: 255, notBlank: true, example: 'Monstera deliciosa' })
+  @ValidateText({
+    description: 'Name of the plant: 1 to 255 characters, not only white space.',
+    minLength: 1,
+    maxLength: 255,
+    notBlank: true,
+    example: 'Monstera deliciosa',
+  })
   name: string;
 
   @ValidateInteger({
@@ -33,7 +39,10 @@ export class PlantDto {
  * A plant in a response (the 201 of a create, the items of the list): the spec returns
  * `name` and `tag` only, never the id.
  */
-@ApiSchema({ name: 'PlantResponse', description: 'A plant as create and list return it: name and tag, never the id (the 201 of a create carries it in the Location header).' })
+@ApiSchema({
+  name: 'PlantResponse',
+  description: 'A plant as create and list return it: name and tag, never the id (the 201 of a create carries it in the Location header).',
+})
 export class PlantResponse {
   @ApiProperty({ description: 'Name of the plant.', example: 'Monstera deliciosa' })
   name: string;

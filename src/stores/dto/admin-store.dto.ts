@@ -12,7 +12,10 @@ import { WEEKDAYS } from '../store.entity.js';
 const Field = (options: FieldOptions) => ValidateField({ type: 'string', ...options }, IsString({ message: ({ property }) => `${property} must be a string` }));
 const HOURS = 'Hours: `Closed`, or ranges like `9:00 AM - 6:00 PM` joined by `, `, each closing after it opens, in order.';
 
-@ApiSchema({ name: 'AdminStoreRequest', description: 'A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row.' })
+@ApiSchema({
+  name: 'AdminStoreRequest',
+  description: 'A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row.',
+})
 export class StoreRequest {
   @Field({ description: 'Name, 1 to 200 characters.', example: 'Fern & Fig Chelsea' })
   name: string;
@@ -29,7 +32,11 @@ export class StoreRequest {
   @Field({ description: 'ZIP code: 12345 or 12345-6789.', example: '10001' })
   zip: string;
 
-  @Field({ optional: true, description: 'Latitude in decimal degrees (kept to 6 decimals). Leave out with lng to use the ZIP code\'s point.', example: '40.755823' })
+  @Field({
+    optional: true,
+    description: "Latitude in decimal degrees (kept to 6 decimals). Leave out with lng to use the ZIP code's point.",
+    example: '40.755823',
+  })
   lat?: string;
 
   @Field({ optional: true, description: 'Longitude in decimal degrees (kept to 6 decimals), with lat.', example: '-74.001164' })
@@ -85,13 +92,23 @@ export class ListStoresQuery {
   @ValidateInteger({ optional: true, query: true, minimum: 1, maximum: 1000, description: 'Maximum number of stores to return: 1 to 1000. Default: 100.' })
   limit: number = 100;
 
-  @ValidateText({ optional: true, maxLength: 64, description: 'Cursor: only stores whose code sorts after this one. The `Link` header of a page gives the next one.' })
+  @ValidateText({
+    optional: true,
+    maxLength: 64,
+    description: 'Cursor: only stores whose code sorts after this one. The `Link` header of a page gives the next one.',
+  })
   after?: string;
 
   @ValidateUsState({ optional: true, description: 'Only the stores of this state or territory (two letters, any case).', example: 'NY' })
   state?: string;
 
-  @ValidateText({ optional: true, minLength: 1, maxLength: 100, description: 'Only the stores whose code, name, address, city or ZIP contains this text (ignoring case).', example: 'chelsea' })
+  @ValidateText({
+    optional: true,
+    minLength: 1,
+    maxLength: 100,
+    description: 'Only the stores whose code, name, address, city or ZIP contains this text (ignoring case).',
+    example: 'chelsea',
+  })
   q?: string;
 }
 
@@ -102,13 +119,21 @@ const QueryFlag = (description: string) =>
     Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value)),
     ValidateBy({
       name: 'isFlag',
-      validator: { validate: (value: unknown) => typeof value === 'boolean', defaultMessage: ({ property }: ValidationArguments) => `${property} must be true or false` },
+      validator: {
+        validate: (value: unknown) => typeof value === 'boolean',
+        defaultMessage: ({ property }: ValidationArguments) => `${property} must be true or false`,
+      },
     }),
   );
 
 export class ExportQuery {
   @ValidateField(
-    { type: 'string', optional: true, description: `Only these columns, comma-separated, in this order (each once): some of ${STORE_CSV_COLUMNS.join(', ')}. Default: all, the format the import takes.`, example: 'code,lat,lng' },
+    {
+      type: 'string',
+      optional: true,
+      description: `Only these columns, comma-separated, in this order (each once): some of ${STORE_CSV_COLUMNS.join(', ')}. Default: all, the format the import takes.`,
+      example: 'code,lat,lng',
+    },
     ValidateBy({
       name: 'isColumnList',
       validator: {
@@ -146,7 +171,10 @@ export class ImportQuery {
   expected_removals?: number;
 }
 
-@ApiSchema({ name: 'AdminStoreFieldChange', description: 'One field of a store that an import changes: the stored value and the file\'s, as text (coordinates with six decimals).' })
+@ApiSchema({
+  name: 'AdminStoreFieldChange',
+  description: "One field of a store that an import changes: the stored value and the file's, as text (coordinates with six decimals).",
+})
 export class FieldChangeView {
   @ApiProperty({ description: 'The CSV column.', enum: STORE_CSV_COLUMNS.filter((column) => column !== 'code'), example: 'name' }) field: string;
   @ApiProperty({ description: 'The value stored now.', example: 'Fern & Fig Chelsea' }) old: string;
@@ -155,16 +183,17 @@ export class FieldChangeView {
 
 @ApiSchema({
   name: 'AdminStoreImportChange',
-  description: 'One store an import adds, updates or removes. Adds and updates carry the file\'s line; removals (by `prune`) have none.',
+  description: "One store an import adds, updates or removes. Adds and updates carry the file's line; removals (by `prune`) have none.",
 })
 export class StoreChangeView {
   @ApiProperty({ description: 'What happens to the store.', enum: ['add', 'update', 'remove'], example: 'update' }) change: 'add' | 'update' | 'remove';
   @ApiProperty({ description: 'The line of the file the store is on (adds and updates).', type: 'integer', required: false, example: 7 }) line?: number;
   @ApiProperty({ description: "The store's code.", example: 'NY-0042' }) code: string;
-  @ApiProperty({ description: "The store's name (the file's for adds and updates, the stored one for removals).", example: 'Fern & Fig West Chelsea' }) name: string;
+  @ApiProperty({ description: "The store's name (the file's for adds and updates, the stored one for removals).", example: 'Fern & Fig West Chelsea' })
+  name: string;
   @ApiProperty({ description: 'City (adds and removals).', required: false, example: 'New York' }) city?: string;
   @ApiProperty({ description: 'State (adds and removals).', required: false, example: 'NY' }) state?: string;
-  @ApiProperty({ description: 'The fields that change (updates), in the CSV\'s order.', type: [FieldChangeView], required: false }) fields?: FieldChangeView[];
+  @ApiProperty({ description: "The fields that change (updates), in the CSV's order.", type: [FieldChangeView], required: false }) fields?: FieldChangeView[];
 }
 
 @ApiSchema({ name: 'AdminStoreImport', description: 'What an import did (or, in a dry run, would do).' })
@@ -177,7 +206,8 @@ export class ImportView {
   @ApiProperty({ description: 'Whether nothing was written (`dry_run`).', example: false }) dry_run: boolean;
   @ApiProperty({ description: 'Warnings by line (the first 50), e.g. coordinates far from the ZIP code.', type: [String], example: [] }) warnings: string[];
   @ApiProperty({
-    description: "The store catalogue's version this answer holds for: the one a dry run was computed against, or the one an apply left. The same as the `ETag` header.",
+    description:
+      "The store catalogue's version this answer holds for: the one a dry run was computed against, or the one an apply left. The same as the `ETag` header.",
     type: 'integer',
     example: 42,
   })
@@ -188,7 +218,8 @@ export class ImportView {
     type: [StoreChangeView],
   })
   changes: StoreChangeView[];
-  @ApiProperty({ description: `Whether \`changes\` was cut at ${MAX_LISTED_CHANGES} entries; the counts are exact either way.`, example: false }) changes_truncated: boolean;
+  @ApiProperty({ description: `Whether \`changes\` was cut at ${MAX_LISTED_CHANGES} entries; the counts are exact either way.`, example: false })
+  changes_truncated: boolean;
   @ApiProperty({
     description: 'Whether `pruned` is more than `STORE_IMPORT_MAX_PRUNE_PERCENT` of the catalogue, so that an apply must state `expected_removals`.',
     example: false,

@@ -32,11 +32,18 @@ function ValidateScope(options: FieldOptions) {
   return ValidateField({ type: 'string', enum: [...TOKEN_SCOPES], ...options }, isScope);
 }
 
-const LIFETIME = { minimum: 1, maximum: 3650, description: "The new token's lifetime in days, 1 to 3650. Default: TOKEN_DEFAULT_TTL_DAYS (90 unless configured; 0 there: no expiry)." };
+const LIFETIME = {
+  minimum: 1,
+  maximum: 3650,
+  description: "The new token's lifetime in days, 1 to 3650. Default: TOKEN_DEFAULT_TTL_DAYS (90 unless configured; 0 there: no expiry).",
+};
 
 @ApiSchema({ name: 'AdminTokenRequest', description: 'A token to issue.' })
 export class CreateTokenRequest {
-  @ValidateTeam({ description: 'The team the token belongs to: every token of a team sees the same plants. For an admin token, the team it is issued for (shown in audit lines).' })
+  @ValidateTeam({
+    description:
+      'The team the token belongs to: every token of a team sees the same plants. For an admin token, the team it is issued for (shown in audit lines).',
+  })
   team: string;
 
   @ValidateText({ optional: true, minLength: 1, maxLength: 100, description: 'A label for operators, 1 to 100 characters.', example: 'storefront checkout' })
@@ -45,13 +52,23 @@ export class CreateTokenRequest {
   @ValidateInteger({ optional: true, ...LIFETIME, example: 90 })
   expires_in_days?: number;
 
-  @ValidateScope({ optional: true, default: 'write', example: 'read', description: '`read` (list plants, search stores), `write` (also create and delete plants) or `admin` (the /admin routes only). Default: `write`.' })
+  @ValidateScope({
+    optional: true,
+    default: 'write',
+    example: 'read',
+    description: '`read` (list plants, search stores), `write` (also create and delete plants) or `admin` (the /admin routes only). Default: `write`.',
+  })
   scope?: TokenScope;
 }
 
 @ApiSchema({ name: 'AdminTokenRotation', description: 'How to rotate a token.' })
 export class RotateTokenRequest {
-  @ValidateInteger({ minimum: 0, maximum: MAX_GRACE_SECONDS, description: 'How long the old token keeps working, in seconds: 0 (it stops at once) to 3650 days. An earlier expiry of the old token is kept.', example: 86400 })
+  @ValidateInteger({
+    minimum: 0,
+    maximum: MAX_GRACE_SECONDS,
+    description: 'How long the old token keeps working, in seconds: 0 (it stops at once) to 3650 days. An earlier expiry of the old token is kept.',
+    example: 86400,
+  })
   grace_seconds: number;
 
   @ValidateInteger({ optional: true, ...LIFETIME, example: 90 })
@@ -65,7 +82,14 @@ export class ListTokensQuery {
   @ValidateInteger({ optional: true, query: true, minimum: 1, maximum: 1000, description: 'Maximum number of tokens to return: 1 to 1000. Default: 100.' })
   limit: number = 100;
 
-  @ValidateInteger({ optional: true, query: true, minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64', description: 'Cursor: only tokens with a larger id. The `Link` header of a page gives the next one.' })
+  @ValidateInteger({
+    optional: true,
+    query: true,
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    format: 'int64',
+    description: 'Cursor: only tokens with a larger id. The `Link` header of a page gives the next one.',
+  })
   after?: number;
 }
 
@@ -105,7 +129,10 @@ export class AdminTokenView {
 
 @ApiSchema({ name: 'AdminIssuedToken', description: 'A token just issued: the token itself is in this answer and nowhere else, ever.' })
 export class IssuedTokenView extends AdminTokenView {
-  @ApiProperty({ description: 'The token, to send as `Authorization: Bearer <token>`. Shown only this once; the service keeps its digest.', example: 'pst_3xK9aQ…' })
+  @ApiProperty({
+    description: 'The token, to send as `Authorization: Bearer <token>`. Shown only this once; the service keeps its digest.',
+    example: 'pst_3xK9aQ…',
+  })
   token: string;
 }
 
