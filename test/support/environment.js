@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestEnvironment } from 'jest-environment-node';
@@ -9,12 +9,14 @@ import { TestEnvironment } from 'jest-environment-node';
  * it starts, and it is removed afterwards. Spec files run side by side (one per worker) and beside
  * other checkouts' runs: a test that counts what is left in the temporary directory (the CSV
  * upload's spool files) sees only its own. Set before Jest's node environment copies
- * process.env for the spec.
+ * process.env for the spec. Open to every user, sticky, as /tmp is: the cluster and outage specs
+ * run mariadbd as the mysql user in directories below it (mkdtemp makes it 0700, root's only).
  */
 export default class SpecEnvironment extends TestEnvironment {
   constructor(config, context) {
     const outer = process.env.TMPDIR;
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-spec-'));
+    chmodSync(dir, 0o1777);
     process.env.TMPDIR = dir;
     super(config, context);
     this.dir = dir;
