@@ -172,18 +172,7 @@ async function scopeSearches(url, headers, file) {
     c.scope = res.headers.get('search-scope');
     c.found = (await res.json()).locations.length;
   }
-  for (let round = 0; round < SCOPE_ROUNDS; round++) {
-    for (let i = 0; i < cases.length; i++) {
-      const c = cases[(i + round) % cases.length];
-      console.error(`scopes, round ${round + 1}: ${c.name}…`);
-      const options = { url, duration: DURATION, method: 'POST', path: '/locations/nearest', body: c.body, headers };
-      const single = await load({ ...options, connections: 1 });
-      const many = await load({ ...options, connections: 32 });
-      c.single.push(single);
-      c.many.push(many);
-      c.errors += single.errors + many.errors + single.non2xx + many.non2xx;
-    }
-  }
+  await alternate('scopes', SCOPE_ROUNDS, cases, url, headers);
   return { cases, region: { state, stores: stateStores, city, cityStores }, far };
 }
 
@@ -234,10 +223,19 @@ async function openAtSearches(url, headers) {
     c.found = locations.length;
     if (c.open_at) c.open = locations.filter((l) => l.open).length;
   }
-  for (let round = 0; round < OPEN_AT_ROUNDS; round++) {
+  await alternate('open_at', OPEN_AT_ROUNDS, cases, url, headers);
+  return cases;
+}
+
+/**
+ * `rounds` rounds of every case, with one connection and with 32, the order turning from round to
+ * round so that no case always runs first; each case keeps its rounds' results and its errors.
+ */
+async function alternate(label, rounds, cases, url, headers) {
+  for (let round = 0; round < rounds; round++) {
     for (let i = 0; i < cases.length; i++) {
       const c = cases[(i + round) % cases.length];
-      console.error(`open_at, round ${round + 1}: ${c.name}…`);
+      console.error(`${label}, round ${round + 1}: ${c.name}…`);
       const options = { url, duration: DURATION, method: 'POST', path: '/locations/nearest', body: c.body, headers };
       const single = await load({ ...options, connections: 1 });
       const many = await load({ ...options, connections: 32 });
@@ -246,5 +244,4 @@ async function openAtSearches(url, headers) {
       c.errors += single.errors + many.errors + single.non2xx + many.non2xx;
     }
   }
-  return cases;
 }

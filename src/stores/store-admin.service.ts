@@ -61,13 +61,13 @@ export class StoreAdminService {
       if (current) await remove([current.id]);
       return current;
     });
-    if (!store) throw notFound(code);
+    if (!store) throw new StoreNotFoundError(code);
     return store;
   }
 
   async get(code: string): Promise<Store> {
     const store = await this.dataSource.getRepository(Store).findOneBy({ code });
-    if (!store) throw notFound(code);
+    if (!store) throw new StoreNotFoundError(code);
     return store;
   }
 
@@ -98,5 +98,3 @@ export class StoreAdminService {
     return { stores, nextAfter: stores[limit - 1].code };
   }
 }
-
-const notFound = (code: string) => new StoreNotFoundError(code);

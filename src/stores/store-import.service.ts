@@ -201,9 +201,8 @@ interface CheckedFile {
  */
 interface ImportPlan {
   summary: ImportSummary;
-  /** The file's new and changed rows, in its order; `added` of them are new. */
+  /** The file's new and changed rows, in its order; `summary.inserted` of them are new. */
   puts: StoreRow[];
-  added: number;
   /** The ids of the stores a prune removes. */
   removals: number[];
 }
@@ -268,7 +267,7 @@ export class StoreImportService {
         ? await this.catalog.write('import', async (write) => {
             const plan = await this.plan(write.manager, open, file, pacer, options, write.version);
             this.check(plan, options);
-            await write.put(plan.puts, plan.added);
+            await write.put(plan.puts, plan.summary.inserted);
             await write.remove(plan.removals);
             return plan;
           })
@@ -287,7 +286,7 @@ export class StoreImportService {
     this.check(plan, options);
     const applied = await this.catalog.write('import', async (write) => {
       if (write.version !== plan.summary.version) return undefined;
-      await write.put(plan.puts, plan.added);
+      await write.put(plan.puts, plan.summary.inserted);
       await write.remove(plan.removals);
       return plan;
     });
@@ -338,7 +337,7 @@ export class StoreImportService {
     summary.catalogSize = removals?.catalogSize ?? (await reader.count(Store));
     summary.pruned = removals?.ids.length ?? 0;
     summary.removalsNeedConfirmation = summary.pruned > (summary.catalogSize * this.maxPrunePercent) / 100;
-    const plan: ImportPlan = { summary, puts: [], added: 0, removals: removals?.ids ?? [] };
+    const plan: ImportPlan = { summary, puts: [], removals: removals?.ids ?? [] };
     let batch: Array<{ row: StoreRow; line: number }> = [];
     for await (const { row, line, rows, bytes } of this.rows(open)) {
       await pacer.pause();
@@ -459,7 +458,6 @@ export class StoreImportService {
         listed.push({ change: 'update', line, code: row.code, name: row.name, fields });
       } else {
         summary.inserted++;
-        plan.added++;
         listed.push({ change: 'add', line, code: row.code, name: row.name, city: row.city, state: row.state });
       }
       plan.puts.push(row);
