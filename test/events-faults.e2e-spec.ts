@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createToken } from './support/cli.js';
 import { TestNats } from './support/nats.js';
+import { plantChurn } from './support/plant-churn.js';
 import { startServer, type ServerProcess } from './support/server.js';
 import { bearer, createTestApp, createTestDatabase, type TestApp, type TestDatabase } from './support/test-app.js';
 
@@ -134,37 +135,17 @@ describe('change events at full write rate, through a killed relay and a broker 
     const token = await createToken(database, 'load');
     reader = await createTestApp({ database, env: { EVENTS_NATS_URL: '' } });
     const query = <T>(sql: string) => reader!.dataSource.query<T>(sql);
-    const acknowledged = new Set<string>();
-    const unanswered = new Set<string>();
-    const statuses = new Map<number, number>();
-    let stop = false;
-    let nextId = 1_000_000;
-    const writer = async (n: number) => {
-      while (!stop) {
+    // An instance that died with a request under way may have committed it: `unanswered` explains its event.
+    const { acknowledged, unanswered, statuses, stop } = plantChurn({
+      writers: 16,
+      token,
+      firstId: 1_000_000,
+      name: 'load',
+      route: (n) => {
         const alive = servers.filter((s) => s.process.exitCode === null && s.process.signalCode === null);
-        const server = alive[n % alive.length];
-        const id = nextId++;
-        for (const kind of ['created', 'deleted'] as const) {
-          const key = `${kind} ${id}`;
-          const res = await (
-            kind === 'created'
-              ? server.http
-                  .post('/plants')
-                  .set(bearer(token))
-                  .send({ id, name: `load ${id}` })
-              : server.http.delete(`/plants/${id}`).set(bearer(token))
-          ).catch(() => undefined);
-          if (!res) {
-            unanswered.add(key); // the instance died with the request under way: it may have committed
-            break;
-          }
-          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-          if (res.status !== 201 && res.status !== 204) break;
-          acknowledged.add(key);
-        }
-      }
-    };
-    const writers = Array.from({ length: 16 }, (_, n) => writer(n));
+        return alive[n % alive.length];
+      },
+    });
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     await sleep(3000);
     // The holder, named in the lease row as host:pid:random, is killed while its relay publishes.
@@ -178,8 +159,7 @@ describe('change events at full write rate, through a killed relay and a broker 
     await sleep(10_000);
     await nats.start();
     await sleep(2000);
-    stop = true;
-    await Promise.all(writers);
+    await stop();
 
     const waiting = async () => Number((await query<Array<{ n: number | string }>>('SELECT COUNT(*) AS n FROM event_outbox'))[0].n);
     for (let i = 0; i < 150 && (await waiting()) > 0; i++) await sleep(200);

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { createToken } from './support/cli.js';
 import { TestNats, type PublishedEvent } from './support/nats.js';
+import { plantChurn } from './support/plant-churn.js';
 import { startServer, type ServerProcess } from './support/server.js';
-import { bearer, createTestApp, createTestDatabase, type TestApp, type TestDatabase } from './support/test-app.js';
+import { createTestApp, createTestDatabase, type TestApp, type TestDatabase } from './support/test-app.js';
 
 /**
  * The relay's lease when its holder stops: two instances as separate processes on one database,
@@ -57,37 +58,17 @@ describe('the relay hands its lease on when its holder stops', () => {
     reader = await createTestApp({ database, env: { EVENTS_NATS_URL: '' } });
     const query = <T>(sql: string) => reader!.dataSource.query<T>(sql);
     const retired = new Set<ServerProcess>();
-    const acknowledged = new Set<string>();
-    const unanswered = new Set<string>();
-    const statuses = new Map<number, number>();
-    let stop = false;
-    let nextId = 1;
-    const writer = async (n: number) => {
-      while (!stop) {
+    // A killed instance's write that got no answer may have committed: `unanswered` explains its event.
+    const { acknowledged, unanswered, statuses, stop } = plantChurn({
+      writers: WRITERS,
+      token,
+      firstId: 1,
+      name: 'handover',
+      route: (n) => {
         const routed = servers.filter((s) => !retired.has(s));
-        const server = routed[n % routed.length];
-        const id = nextId++;
-        for (const kind of ['created', 'deleted'] as const) {
-          const key = `${kind} ${id}`;
-          const res = await (
-            kind === 'created'
-              ? server.http
-                  .post('/plants')
-                  .set(bearer(token))
-                  .send({ id, name: `handover ${id}` })
-              : server.http.delete(`/plants/${id}`).set(bearer(token))
-          ).catch(() => undefined);
-          if (!res) {
-            unanswered.add(key); // no answer (a killed instance): it may have committed
-            break;
-          }
-          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-          if (res.status !== 201 && res.status !== 204) break;
-          acknowledged.add(key);
-        }
-      }
-    };
-    const writers = Array.from({ length: WRITERS }, (_, n) => writer(n));
+        return routed[n % routed.length];
+      },
+    });
     const owner = async () => (await query<Array<{ owner: string | null }>>('SELECT owner FROM event_relay_lease WHERE id = 1'))[0].owner;
     const waiting = async () => Number((await query<Array<{ n: number | string }>>('SELECT COUNT(*) AS n FROM event_outbox'))[0].n);
     return {
@@ -101,8 +82,7 @@ describe('the relay hands its lease on when its holder stops', () => {
       retire: (server: ServerProcess) => retired.add(server),
       /** Stops the writers, waits for the outbox to drain (checked every 200 ms, 150 times at most), and counts. */
       finish: async (since: number) => {
-        stop = true;
-        await Promise.all(writers);
+        await stop();
         for (let i = 0; i < 150 && (await waiting()) > 0; i++) await sleep(200);
         expect(await waiting()).toBe(0);
         const published = await nats.events(stream);
