@@ -58,6 +58,7 @@ import { StoreAdminService } from './store-admin.service.js';
 import { STORE_CSV_COLUMNS } from './store-csv.js';
 import { StoreExportService } from './store-export.service.js';
 import { StoreErrorsFilter } from './store-errors.filter.js';
+import { STORE_CODE_LENGTH } from './store-fields.js';
 import { MAX_LISTED_CHANGES, StoreImportService } from './store-import.service.js';
 import { StoreUploadInterceptor, UploadedStoreList } from './store-upload.interceptor.js';
 
@@ -68,8 +69,8 @@ const IMPORT_CPU_SHARE = 0.5;
 
 const CODE_PARAM = {
   name: 'code',
-  description: "The store's code (its key in the CSV), 1 to 64 characters.",
-  schema: { type: 'string' as const, maxLength: 64, example: 'NY-0042' },
+  description: `The store's code (its key in the CSV), 1 to ${STORE_CODE_LENGTH} characters.`,
+  schema: { type: 'string' as const, maxLength: STORE_CODE_LENGTH, example: 'NY-0042' },
 };
 const NOT_FOUND = { description: 'No store with this code.', type: ErrorBody, example: { error: 404, message: 'store "NY-0042" not found' } };
 

@@ -168,6 +168,9 @@ export const STORED_FIELDS = STORE_FIELD_NAMES.filter((name): name is Exclude<St
 /** The free-text fields: what a spreadsheet could take for a formula (the export guards them). */
 export const FREE_TEXT_FIELDS = STORE_FIELDS.filter((field) => field.kind === 'text').map((field) => field.name);
 
+/** The longest code: the path of an admin route and the list's cursor are codes. */
+export const STORE_CODE_LENGTH = STORE_FIELDS[0].length;
+
 const COORDINATES = new Set<string>(STORE_FIELDS.filter((field) => field.kind === 'coordinate').map((field) => field.name));
 
 /** A field's value as the CSV, the admin API and an import's list of changes write it: coordinates with six decimals (mysql2 gives DECIMAL as text), the rest as it is. */

@@ -5,7 +5,7 @@ import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from 
 import { ValidateUsState } from '../../geo/validate-us-state.js';
 import { STORE_CSV_COLUMNS, type StoreCsvColumn } from '../store-csv.js';
 import { MAX_LISTED_CHANGES, type ImportSummary } from '../store-import.service.js';
-import { STORE_FIELD_NAMES, STORE_FIELDS, storeFieldText, type StoreFields, type StoreViewFields } from '../store-fields.js';
+import { STORE_CODE_LENGTH, STORE_FIELD_NAMES, STORE_FIELDS, storeFieldText, type StoreFields, type StoreViewFields } from '../store-fields.js';
 import type { Store } from '../store.entity.js';
 
 /** Text as a CSV field holds it; the rules of a store row (store-csv.ts) check it afterwards, with the import's messages. */
@@ -49,7 +49,7 @@ export class ListStoresQuery {
 
   @ValidateText({
     optional: true,
-    maxLength: 64,
+    maxLength: STORE_CODE_LENGTH,
     description: 'Cursor: only stores whose code sorts after this one. The `Link` header of a page gives the next one.',
   })
   after?: string;
