@@ -4,7 +4,7 @@ import { US_STATE_CODES } from '../geo/us-states.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { hoursProblem } from './business-hours.js';
 import { unguardCell } from './csv-guard.js';
-import { FREE_TEXT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, type StoreFieldName, type StoreRow } from './store-fields.js';
+import { FREE_TEXT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, type StoreFieldName, type StoreFieldSpec, type StoreRow } from './store-fields.js';
 import { WEEKDAYS } from './weekdays.js';
 
 /** The stores CSV header every file has, in this order (contract §4). */
@@ -35,8 +35,10 @@ export interface RowProblem {
 /** When a row's ZIP point and its own coordinates are further apart than this, warn. */
 export const ZIP_DISTANCE_WARNING_MILES = 100;
 
-/** The free-text fields and their lengths (the table's). */
-const TEXT_LIMITS = STORE_FIELDS.filter((field) => field.kind === 'text').map((field) => [field.name, field.length] as const);
+/** The free-text fields, their lengths and whether they may be empty (a column a file may leave out may have empty cells). */
+const TEXT_LIMITS = (STORE_FIELDS as readonly StoreFieldSpec[])
+  .filter((field) => field.kind === 'text')
+  .map((field) => [field.name as StoreCsvColumn, field.length!, field.csv === 'optional'] as const);
 const DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
 
 function parseCoordinate(text: string, bound: number): number | undefined {
@@ -75,10 +77,11 @@ export function validateStoreRecord(
   const value = Object.fromEntries(STORE_CSV_COLUMNS.map((column, i) => [column, (fields[i] ?? '').trim()])) as Record<StoreCsvColumn, string>;
   const lookupZip = lookups.zip;
 
-  for (const [column, limit] of TEXT_LIMITS) {
+  for (const [column, limit, mayBeEmpty] of TEXT_LIMITS) {
     const length = [...value[column]].length;
-    if (length === 0) problem(column, 'is empty');
-    else if (length > limit) problem(column, `is longer than ${limit} characters`);
+    if (length === 0) {
+      if (!mayBeEmpty) problem(column, 'is empty');
+    } else if (length > limit) problem(column, `is longer than ${limit} characters`);
     else if (!value[column].isWellFormed()) problem(column, 'is not well-formed Unicode text');
   }
   const state = value.state.toUpperCase();

@@ -14,7 +14,7 @@ export interface StoreFieldSpec {
   readonly kind: StoreFieldKind;
   /** VARCHAR length (characters); a coordinate is DECIMAL(9,6) and has none. */
   readonly length?: number;
-  /** Whether every CSV has the column; an optional one may follow the required ones (an import adds its default). */
+  /** Whether every CSV has the column. Optional columns follow the required ones; a file may leave them out, or have empty cells in them (free text is then empty). */
   readonly csv: 'required' | 'optional';
   /** Whether the search's `Location` (the contract's) shows it: locations/store-snapshot.ts writes those, checked by store-fields.spec.ts. */
   readonly location: boolean;
