@@ -4,14 +4,14 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { retryWriteConflicts } from '../database/database-errors.js';
 import { OutboxService } from '../events/outbox.service.js';
 import { Metrics } from '../metrics/metrics.js';
-import { STORE_FIELD_NAMES, STORED_FIELDS, type CatalogStore, type StoreRow } from './store-fields.js';
+import { INDEX_FIELD_NAMES, STORED_FIELDS, type CatalogStore, type StoreRow } from './store-fields.js';
 import { Store } from './store.entity.js';
 
 export { STORED_FIELDS, type CatalogStore } from './store-fields.js';
 export type StoredField = (typeof STORED_FIELDS)[number];
 
-/** Every field, by the table's names (which are the columns'), and the id the pages go by. */
-const PAGE_SQL = `SELECT id, ${STORE_FIELD_NAMES.join(', ')} FROM stores WHERE id > ? ORDER BY id LIMIT ?`;
+/** The fields the search's index reads (CatalogStore), by the table's names (which are the columns'), and the id the pages go by. */
+const PAGE_SQL = `SELECT id, ${INDEX_FIELD_NAMES.join(', ')} FROM stores WHERE id > ? ORDER BY id LIMIT ?`;
 
 /** Rows per statement of `put`: 18 parameters each (a store's fields and its update time) stays far below SQLite's 32,766 variables. */
 const PUT_CHUNK = 500;

@@ -1,7 +1,7 @@
 import { getMetadataArgsStorage } from 'typeorm';
 import { StoreRequest, storeView, StoreView } from './dto/admin-store.dto.js';
 import { STORE_CSV_COLUMNS, STORE_CSV_HEADER_RULE, STORE_CSV_REQUIRED_COLUMNS } from './store-csv.js';
-import { FREE_TEXT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, STORED_FIELDS, type CatalogStore } from './store-fields.js';
+import { FREE_TEXT_FIELDS, INDEX_FIELD_NAMES, STORE_FIELD_NAMES, STORE_FIELDS, STORED_FIELDS, type CatalogStore } from './store-fields.js';
 import { Store } from './store.entity.js';
 import { WEEKDAYS } from './weekdays.js';
 
@@ -61,6 +61,10 @@ describe('the store field table', () => {
     expect(STORE_FIELDS.filter((field) => field.kind === 'hours').map((field) => field.name)).toEqual(WEEKDAYS);
     expect(STORED_FIELDS).toEqual(STORE_FIELD_NAMES.slice(1));
     expect(FREE_TEXT_FIELDS).toEqual(['code', 'name', 'address', 'city']);
+    // The search's index reads what its Location shows, the code (ties) and the zone (open_at).
+    expect(INDEX_FIELD_NAMES).toEqual(
+      expect.arrayContaining(['code', 'time_zone', ...STORE_FIELDS.filter((field) => field.location).map((field) => field.name)]),
+    );
   });
 
   it("gives the admin API's request and view their properties in the table's order", () => {

@@ -16,8 +16,14 @@ export interface StoreFieldSpec {
   readonly length?: number;
   /** Whether every CSV has the column. Optional columns follow the required ones; a file may leave them out, or have empty cells in them (free text is then empty). */
   readonly csv: 'required' | 'optional';
-  /** Whether the search's `Location` (the contract's) shows it: locations/store-snapshot.ts writes those, checked by store-fields.spec.ts. */
+  /** Whether the search's `Location` (the contract's) shows it: locations/store-snapshot.ts writes those, checked by location-fields.spec.ts. */
   readonly location: boolean;
+  /**
+   * Whether the search's index reads it (StoreCatalog.pages, CatalogStore): what a Location shows,
+   * and what else the search needs (the code breaks ties, the zone answers `open_at`). A field the
+   * search does not use stays out, so that the index's load reads no more than it uses.
+   */
+  readonly index: boolean;
   /** The admin API's request body (AdminStoreRequest); none for the code, which is the path. `optional`: may be left out. */
   readonly request?: { readonly description: string; readonly example: string; readonly optional?: boolean };
   /** The admin API's view of a store (AdminStore): every field is in it. */
@@ -34,6 +40,7 @@ function hours<const N extends Weekday>(name: N, example: string) {
     length: 200,
     csv: 'required',
     location: true,
+    index: true,
     request: { description: HOURS, example },
     view: { description: `${day} hours.`, example },
   } as const satisfies StoreFieldSpec;
@@ -50,6 +57,7 @@ export const STORE_FIELDS = [
     length: 64,
     csv: 'required',
     location: false,
+    index: true,
     view: { description: "The store's code, its key.", example: 'NY-0042' },
   },
   {
@@ -58,6 +66,7 @@ export const STORE_FIELDS = [
     length: 200,
     csv: 'required',
     location: true,
+    index: true,
     request: { description: 'Name, 1 to 200 characters.', example: 'Fern & Fig Chelsea' },
     view: { description: 'Name.', example: 'Fern & Fig Chelsea' },
   },
@@ -67,6 +76,7 @@ export const STORE_FIELDS = [
     length: 200,
     csv: 'required',
     location: true,
+    index: true,
     request: { description: 'Street address, 1 to 200 characters.', example: '1083 Cedar Lane' },
     view: { description: 'Street address.', example: '1083 Cedar Lane' },
   },
@@ -76,6 +86,7 @@ export const STORE_FIELDS = [
     length: 100,
     csv: 'required',
     location: true,
+    index: true,
     request: { description: 'City, 1 to 100 characters.', example: 'New York' },
     view: { description: 'City.', example: 'New York' },
   },
@@ -85,6 +96,7 @@ export const STORE_FIELDS = [
     length: 2,
     csv: 'required',
     location: true,
+    index: true,
     request: { description: 'US state or territory code, any case (stored upper case).', example: 'NY' },
     view: { description: 'State or territory code.', example: 'NY' },
   },
@@ -94,6 +106,7 @@ export const STORE_FIELDS = [
     length: 10,
     csv: 'required',
     location: true,
+    index: true,
     request: { description: 'ZIP code: 12345 or 12345-6789.', example: '10001' },
     view: { description: 'ZIP code.', example: '10001' },
   },
@@ -102,6 +115,7 @@ export const STORE_FIELDS = [
     kind: 'coordinate',
     csv: 'required',
     location: true,
+    index: true,
     request: {
       description: "Latitude in decimal degrees (kept to 6 decimals). Leave out with lng to use the ZIP code's point.",
       example: '40.755823',
@@ -114,6 +128,7 @@ export const STORE_FIELDS = [
     kind: 'coordinate',
     csv: 'required',
     location: true,
+    index: true,
     request: { description: 'Longitude in decimal degrees (kept to 6 decimals), with lat.', example: '-74.001164', optional: true },
     view: { description: 'Longitude, six decimals.', example: '-74.001164' },
   },
@@ -132,6 +147,7 @@ export const STORE_FIELDS = [
     length: 64,
     csv: 'optional',
     location: false,
+    index: true,
     request: {
       description:
         "The IANA time zone the hours are in, as the tz database spells it (`America/Denver`). Left out or empty: the zone at the store's coordinates (El Paso gets America/Denver).",
@@ -149,8 +165,8 @@ type NamesOf<F> = F extends { name: infer N extends string } ? N : never;
 /** A store's fields as a checked CSV row holds them: coordinates as numbers, the rest text. */
 export type StoreRow = { [F in Field as F['name']]: F['kind'] extends 'coordinate' ? number : string };
 
-/** As a reader of the whole catalogue gets them: mysql2 gives DECIMAL as text, better-sqlite3 as a number. */
-export type CatalogStore = { [F in Field as F['name']]: F['kind'] extends 'coordinate' ? number | string : string };
+/** A store as the search's index reads the catalogue (the fields with `index`): mysql2 gives DECIMAL as text, better-sqlite3 as a number. */
+export type CatalogStore = { [F in Extract<Field, { index: true }> as F['name']]: F['kind'] extends 'coordinate' ? number | string : string };
 
 type RequestField = Extract<Field, { request: object }>;
 type OptionalRequestField = Extract<RequestField, { request: { optional: true } }>;
@@ -161,6 +177,9 @@ export type StoreFields = { [N in NamesOf<Exclude<RequestField, OptionalRequestF
 export type StoreViewFields = Record<StoreFieldName, string>;
 
 export const STORE_FIELD_NAMES: readonly StoreFieldName[] = STORE_FIELDS.map((field) => field.name);
+
+/** The fields of CatalogStore, in the table's order. */
+export const INDEX_FIELD_NAMES = (STORE_FIELDS as readonly StoreFieldSpec[]).filter((field) => field.index).map((field) => field.name as keyof CatalogStore);
 
 /** The fields an import (and an admin write) compares and writes, in the CSV's order: all but the key. */
 export const STORED_FIELDS = STORE_FIELD_NAMES.filter((name): name is Exclude<StoreFieldName, 'code'> => name !== 'code');
