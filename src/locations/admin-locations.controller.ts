@@ -1,4 +1,4 @@
-import { BadRequestException, Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Get, HttpCode, Param, Post, Res, UseFilters } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
@@ -8,6 +8,7 @@ import { ErrorBody } from '../common/error-body.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { NEAREST_REQUEST_EXAMPLES, NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
 import { LocationsService, sendNearest } from './locations.service.js';
+import { UnknownZipFilter } from './unknown-zip.filter.js';
 
 @ApiSchema({ name: 'AdminZipPoint', description: 'The point a search from this ZIP code starts at.' })
 export class ZipPointView {
@@ -45,6 +46,7 @@ export class CustomerPositionView {
 @ApiTags('admin')
 @ApiBearerAuth()
 @ApiCommonErrors()
+@UseFilters(UnknownZipFilter)
 @Controller('admin')
 export class AdminLocationsController {
   constructor(private readonly locations: LocationsService) {}

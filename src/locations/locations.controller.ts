@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Res, UseFilters } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
@@ -6,10 +6,12 @@ import { responseHeaders } from '../common/api-headers.js';
 import { ErrorBody } from '../common/error-body.js';
 import { NEAREST_REQUEST_EXAMPLES, NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
 import { LocationsService, sendNearest } from './locations.service.js';
+import { UnknownZipFilter } from './unknown-zip.filter.js';
 
 @ApiTags('locations')
 @ApiBearerAuth()
 @ApiCommonErrors()
+@UseFilters(UnknownZipFilter)
 @Controller('locations')
 export class LocationsController {
   constructor(private readonly locations: LocationsService) {}

@@ -1,4 +1,4 @@
-import { BadRequestException, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import { AddressGeocoder, type FallbackReason, type PositionSource } from '../geo/address-geocoder.js';
 import type { Point } from '../geo/geo.js';
@@ -13,7 +13,7 @@ import { StoreIndex } from './store-index.js';
 export interface CustomerPosition {
   point: Point;
   source: PositionSource;
-  /** The request's ZIP code point (always looked up: an unknown ZIP code is a 400 whatever else is given). */
+  /** The request's ZIP code point (always looked up: an unknown ZIP code is refused whatever else is given). */
   zipPoint: Point;
   /** Why a street address was not used, when there was one to use. */
   fallback?: FallbackReason;
@@ -25,6 +25,13 @@ export interface NearestAnswer {
   source: PositionSource;
   unit: DistanceUnit;
   scope: SearchScope;
+}
+
+/** No source of ZIP code points knows this (well-formed) ZIP code; the entry point words it for its caller (UnknownZipFilter: 400). */
+export class UnknownZipError extends Error {
+  constructor(readonly zip5: string) {
+    super(`unknown ZIP code ${zip5}`);
+  }
 }
 
 @Injectable()
@@ -47,12 +54,12 @@ export class LocationsService {
 
   /**
    * The customer's point: the packaged point of the ZIP's first five digits (the request DTO
-   * has checked and trimmed it), or 400 for a ZIP no source knows.
+   * has checked and trimmed it), or UnknownZipError for a ZIP no source knows.
    */
   locate(zip: string): Point {
     const zip5 = zip.slice(0, 5);
     const point = this.geocoder.lookup(zip5);
-    if (!point) throw new BadRequestException(`unknown ZIP code ${zip5}`);
+    if (!point) throw new UnknownZipError(zip5);
     return point;
   }
 

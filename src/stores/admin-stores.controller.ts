@@ -1,9 +1,3 @@
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import {
   BadRequestException,
   Body,
@@ -13,16 +7,14 @@ import {
   HttpCode,
   Logger,
   Param,
-  PayloadTooLargeException,
   Post,
   Put,
   Query,
   Req,
   Res,
-  UnsupportedMediaTypeException,
   UseFilters,
+  UseInterceptors,
 } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
@@ -50,7 +42,6 @@ import { AdminScope, CurrentCaller } from '../common/auth.decorators.js';
 import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
 import { nextPageLink } from '../common/next-page-link.js';
-import type { EnvironmentVariables } from '../config/environment.js';
 import {
   ExportQuery,
   ImportQuery,
@@ -67,7 +58,9 @@ import { StoreAdminService } from './store-admin.service.js';
 import { STORE_CSV_COLUMNS } from './store-csv.js';
 import { StoreExportService } from './store-export.service.js';
 import { StoreErrorsFilter } from './store-errors.filter.js';
+import { STORE_CODE_LENGTH } from './store-fields.js';
 import { MAX_LISTED_CHANGES, StoreImportService } from './store-import.service.js';
+import { StoreUploadInterceptor, UploadedStoreList } from './store-upload.interceptor.js';
 
 /** The path of the CSV upload: the JSON body reader leaves its stream alone (json-body.ts). */
 export const STORE_IMPORT_PATH = '/admin/stores.csv';
@@ -76,8 +69,8 @@ const IMPORT_CPU_SHARE = 0.5;
 
 const CODE_PARAM = {
   name: 'code',
-  description: "The store's code (its key in the CSV), 1 to 64 characters.",
-  schema: { type: 'string' as const, maxLength: 64, example: 'NY-0042' },
+  description: `The store's code (its key in the CSV), 1 to ${STORE_CODE_LENGTH} characters.`,
+  schema: { type: 'string' as const, maxLength: STORE_CODE_LENGTH, example: 'NY-0042' },
 };
 const NOT_FOUND = { description: 'No store with this code.', type: ErrorBody, example: { error: 404, message: 'store "NY-0042" not found' } };
 
@@ -86,7 +79,8 @@ const NOT_FOUND = { description: 'No store with this code.', type: ErrorBody, ex
  * StoreAdminService, a whole file through the same StoreImportService as `locations import`
  * (all or nothing, `dry_run`, `prune`), and the export is the command line's. Every change
  * reaches the search index of every instance within STORE_INDEX_REFRESH_MS. The services throw
- * the store domain's errors; StoreErrorsFilter answers them (status, audit line, ETag).
+ * the store domain's errors; StoreErrorsFilter answers them (status, audit line, ETag). An upload
+ * reaches its handler as a file (StoreUploadInterceptor).
  */
 @ApiTags('admin')
 @ApiBearerAuth()
@@ -95,16 +89,12 @@ const NOT_FOUND = { description: 'No store with this code.', type: ErrorBody, ex
 @Controller('admin')
 export class AdminStoresController {
   private readonly audit = new Logger('Audit');
-  private readonly maxImportBytes: number;
 
   constructor(
     private readonly stores: StoreAdminService,
     private readonly imports: StoreImportService,
     private readonly exporter: StoreExportService,
-    config: ConfigService<EnvironmentVariables, true>,
-  ) {
-    this.maxImportBytes = config.get('STORE_IMPORT_MAX_BYTES', { infer: true });
-  }
+  ) {}
 
   @Get('stores')
   @AdminScope('listing stores')
@@ -272,63 +262,38 @@ export class AdminStoresController {
     type: ErrorBody,
     example: { error: 422, message: 'the file was not imported, 1 problem found:\n  line 3, state: "XX" is not a US state or territory code' },
   })
+  @UseInterceptors(StoreUploadInterceptor)
   async import(
     @CurrentCaller() caller: Caller,
     @Query() query: ImportQuery,
+    @UploadedStoreList() file: string,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ImportView> {
-    const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    if (type !== 'text/csv') throw new UnsupportedMediaTypeException('the store list must be sent as text/csv');
     const dryRun = query.dry_run ?? false;
     const prune = query.prune ?? false;
     if (query.expected_removals !== undefined && !prune) throw new BadRequestException('expected_removals needs prune=true');
     const ifVersions = parseIfMatch(req.headers['if-match']);
-    const tooLarge = () => new PayloadTooLargeException(`the file exceeds the limit of ${this.maxImportBytes} bytes (STORE_IMPORT_MAX_BYTES)`);
-    if (Number(req.headers['content-length'] ?? 0) > this.maxImportBytes) throw tooLarge();
-    const dir = await mkdtemp(join(tmpdir(), 'plant-store-import-'));
-    try {
-      const file = join(dir, 'stores.csv');
-      // Not pipeline(req, …): on a refusal it would destroy the request's socket before the 413 is sent.
-      const limiter = byteLimit(this.maxImportBytes, tooLarge);
-      req.once('close', () => !req.complete && limiter.destroy(new Error('the upload was cut off')));
-      req.pipe(limiter);
-      try {
-        await pipeline(limiter, createWriteStream(file));
-      } catch (error) {
-        req.unpipe(limiter);
-        req.resume();
-        if (error instanceof PayloadTooLargeException) {
-          // The rest of the upload is read and dropped; the connection is not kept for another request.
-          res.setHeader('Connection', 'close');
-          throw error;
-        }
-        // The client went away mid-upload: nothing was imported, and there is nobody to answer.
-        throw new BadRequestException('the upload was cut off before its end; nothing was imported');
-      }
-      // Half of the process at most: searches and the other requests keep going meanwhile. Refusals: StoreErrorsFilter.
-      const summary = await this.imports.importFile(file, { dryRun, prune, ifVersions, expectedRemovals: query.expected_removals, cpuShare: IMPORT_CPU_SHARE });
-      this.audit.log({
-        event: dryRun ? 'admin.stores.import_checked' : 'admin.stores.imported',
-        team: caller.team,
-        tokenId: caller.tokenId,
-        target: {
-          read: summary.read,
-          inserted: summary.inserted,
-          updated: summary.updated,
-          unchanged: summary.unchanged,
-          pruned: summary.pruned,
-          warnings: summary.warnings.length,
-          dryRun,
-          version: summary.version,
-          ifMatch: ifVersions !== undefined,
-        },
-      });
-      res.setHeader('ETag', `"${summary.version}"`);
-      return importView(summary, dryRun);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    // Half of the process at most: searches and the other requests keep going meanwhile. Refusals: StoreErrorsFilter.
+    const summary = await this.imports.importFile(file, { dryRun, prune, ifVersions, expectedRemovals: query.expected_removals, cpuShare: IMPORT_CPU_SHARE });
+    this.audit.log({
+      event: dryRun ? 'admin.stores.import_checked' : 'admin.stores.imported',
+      team: caller.team,
+      tokenId: caller.tokenId,
+      target: {
+        read: summary.read,
+        inserted: summary.inserted,
+        updated: summary.updated,
+        unchanged: summary.unchanged,
+        pruned: summary.pruned,
+        warnings: summary.warnings.length,
+        dryRun,
+        version: summary.version,
+        ifMatch: ifVersions !== undefined,
+      },
+    });
+    res.setHeader('ETag', `"${summary.version}"`);
+    return importView(summary, dryRun);
   }
 }
 
@@ -350,15 +315,4 @@ export function parseIfMatch(header: string | undefined): number[] | undefined {
     if (!tag[1] && /^(0|[1-9][0-9]{0,14})$/.test(tag[2])) versions.push(Number(tag[2]));
   }
   return versions;
-}
-
-/** Passes bytes through until `limit`, then fails the stream with the error of `tooLarge`. */
-function byteLimit(limit: number, tooLarge: () => Error): Transform {
-  let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      seen += chunk.length;
-      done(seen > limit ? tooLarge() : null, chunk);
-    },
-  });
 }

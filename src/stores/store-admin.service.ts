@@ -5,14 +5,10 @@ import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { STORED_FIELDS, StoreCatalog } from './store-catalog.js';
 import { STORE_CSV_COLUMNS, validateStoreRecord } from './store-csv.js';
+import type { StoreFields } from './store-fields.js';
 import { Store } from './store.entity.js';
 
-/** The fields of one store as the admin API takes them: the CSV row's, as text. */
-export type StoreFields = Omit<Record<(typeof STORE_CSV_COLUMNS)[number], string>, 'code' | 'lat' | 'lng' | 'time_zone'> & {
-  lat?: string;
-  lng?: string;
-  time_zone?: string;
-};
+export type { StoreFields } from './store-fields.js';
 
 /** No store has this code. */
 export class StoreNotFoundError extends Error {

@@ -4,26 +4,16 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { retryWriteConflicts } from '../database/database-errors.js';
 import { OutboxService } from '../events/outbox.service.js';
 import { Metrics } from '../metrics/metrics.js';
-import type { StoreRow } from './store-csv.js';
-import { Store, WEEKDAYS } from './store.entity.js';
+import { INDEX_FIELD_NAMES, STORED_FIELDS, type CatalogStore, type StoreRow } from './store-fields.js';
+import { Store } from './store.entity.js';
 
-/** The fields an import (and an admin write) compares and writes, in the CSV's order. */
-export const STORED_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS, 'time_zone'] as const;
+export { STORED_FIELDS, type CatalogStore } from './store-fields.js';
 export type StoredField = (typeof STORED_FIELDS)[number];
 
-/** A store as a reader of the whole catalogue gets it: mysql2 gives DECIMAL as text, better-sqlite3 as a number. */
-export type CatalogStore = Pick<
-  Store,
-  'code' | 'name' | 'address' | 'city' | 'state' | 'zip' | 'monday' | 'tuesday' | 'wednesday' | 'thursday' | 'friday' | 'saturday' | 'sunday' | 'time_zone'
-> & {
-  lat: number | string;
-  lng: number | string;
-};
+/** The fields the search's index reads (CatalogStore), by the table's names (which are the columns'), and the id the pages go by. */
+const PAGE_SQL = `SELECT id, ${INDEX_FIELD_NAMES.join(', ')} FROM stores WHERE id > ? ORDER BY id LIMIT ?`;
 
-const PAGE_SQL =
-  'SELECT id, code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone FROM stores WHERE id > ? ORDER BY id LIMIT ?';
-
-/** Rows per statement of `put`: 18 parameters each stays far below SQLite's 32,766 variables. */
+/** Rows per statement of `put`: 18 parameters each (a store's fields and its update time) stays far below SQLite's 32,766 variables. */
 const PUT_CHUNK = 500;
 /** Ids per DELETE of `remove`. */
 const REMOVE_CHUNK = 1000;

@@ -4,33 +4,27 @@ import { US_STATE_CODES } from '../geo/us-states.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { hoursProblem } from './business-hours.js';
 import { unguardCell } from './csv-guard.js';
-import { WEEKDAYS, type Weekday } from './store.entity.js';
+import { FREE_TEXT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, type StoreFieldName, type StoreFieldSpec, type StoreRow } from './store-fields.js';
+import { WEEKDAYS } from './weekdays.js';
 
 /** The stores CSV header every file has, in this order (contract §4). */
-export const STORE_CSV_REQUIRED_COLUMNS = ['code', 'name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS] as const;
+export const STORE_CSV_REQUIRED_COLUMNS: readonly StoreFieldName[] = STORE_FIELDS.filter((field) => field.csv === 'required').map((field) => field.name);
 /**
- * Every column, in this order: the required ones and `time_zone`, which a file may add as a
- * sixteenth column (the export writes it, so that an export imports back unchanged). A row
- * without a zone, or with an empty cell, gets the zone at its coordinates.
+ * Every column, in this order: the required ones and the optional ones (`time_zone`), which a
+ * file may add after them (the export writes them, so that an export imports back unchanged). A
+ * row without a zone, or with an empty cell, gets the zone at its coordinates.
  */
-export const STORE_CSV_COLUMNS = [...STORE_CSV_REQUIRED_COLUMNS, 'time_zone'] as const;
-export type StoreCsvColumn = (typeof STORE_CSV_COLUMNS)[number];
+export const STORE_CSV_COLUMNS: readonly StoreFieldName[] = STORE_FIELD_NAMES;
+export type StoreCsvColumn = StoreFieldName;
+export type { StoreRow };
 
-export type StoreRow = {
-  code: string;
-  name: string;
-  address: string;
-  city: string;
-  state: string;
-  zip: string;
-  lat: number;
-  lng: number;
-  time_zone: string;
-} & Record<Weekday, string>;
+const OPTIONAL_COLUMNS = STORE_CSV_COLUMNS.slice(STORE_CSV_REQUIRED_COLUMNS.length);
 
-/** The headers a file may have: the required columns, or every column. */
-export const STORE_CSV_HEADERS = [STORE_CSV_REQUIRED_COLUMNS.join(','), STORE_CSV_COLUMNS.join(',')] as const;
-export const STORE_CSV_HEADER_RULE = `the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by ,time_zone)`;
+/** The headers a file may have: the required columns, followed by none, some or all of the optional ones, in order. */
+export const STORE_CSV_HEADERS: readonly string[] = OPTIONAL_COLUMNS.map((_, i) =>
+  STORE_CSV_COLUMNS.slice(0, STORE_CSV_REQUIRED_COLUMNS.length + i).join(','),
+).concat(STORE_CSV_COLUMNS.join(','));
+export const STORE_CSV_HEADER_RULE = `the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by ,${OPTIONAL_COLUMNS.join(',')})`;
 
 export interface RowProblem {
   line: number;
@@ -41,7 +35,10 @@ export interface RowProblem {
 /** When a row's ZIP point and its own coordinates are further apart than this, warn. */
 export const ZIP_DISTANCE_WARNING_MILES = 100;
 
-const LIMITS = { code: 64, name: 200, address: 200, city: 100 } as const;
+/** The free-text fields, their lengths and whether they may be empty (a column a file may leave out may have empty cells). */
+const TEXT_LIMITS = (STORE_FIELDS as readonly StoreFieldSpec[])
+  .filter((field) => field.kind === 'text')
+  .map((field) => [field.name as StoreCsvColumn, field.length!, field.csv === 'optional'] as const);
 const DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
 
 function parseCoordinate(text: string, bound: number): number | undefined {
@@ -80,10 +77,11 @@ export function validateStoreRecord(
   const value = Object.fromEntries(STORE_CSV_COLUMNS.map((column, i) => [column, (fields[i] ?? '').trim()])) as Record<StoreCsvColumn, string>;
   const lookupZip = lookups.zip;
 
-  for (const column of ['code', 'name', 'address', 'city'] as const) {
+  for (const [column, limit, mayBeEmpty] of TEXT_LIMITS) {
     const length = [...value[column]].length;
-    if (length === 0) problem(column, 'is empty');
-    else if (length > LIMITS[column]) problem(column, `is longer than ${LIMITS[column]} characters`);
+    if (length === 0) {
+      if (!mayBeEmpty) problem(column, 'is empty');
+    } else if (length > limit) problem(column, `is longer than ${limit} characters`);
     else if (!value[column].isWellFormed()) problem(column, 'is not well-formed Unicode text');
   }
   const state = value.state.toUpperCase();
@@ -128,7 +126,7 @@ export function validateStoreRecord(
  * are checked formats that never start so (state, ZIP, hours), or numbers (a negative lat or lng
  * is a number to a spreadsheet, not a formula).
  */
-export const FREE_TEXT_COLUMNS = ['code', 'name', 'address', 'city'] as const;
+export const FREE_TEXT_COLUMNS = FREE_TEXT_FIELDS;
 const FREE_TEXT_INDEXES = FREE_TEXT_COLUMNS.map((column) => STORE_CSV_COLUMNS.indexOf(column));
 
 /** A CSV record's free-text fields unguarded (guardCell), in place. */

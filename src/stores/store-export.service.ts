@@ -6,11 +6,12 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { stringify } from 'csv-stringify/sync';
 import type { Repository } from 'typeorm';
 import { guardCell } from './csv-guard.js';
-import { FREE_TEXT_COLUMNS, STORE_CSV_COLUMNS, type StoreCsvColumn } from './store-csv.js';
+import { STORE_CSV_COLUMNS, type StoreCsvColumn } from './store-csv.js';
+import { FREE_TEXT_FIELDS, storeFieldText } from './store-fields.js';
 import { Store } from './store.entity.js';
 
 const EXPORT_PAGE = 1000;
-const FREE_TEXT = new Set<string>(FREE_TEXT_COLUMNS);
+const FREE_TEXT = new Set<string>(FREE_TEXT_FIELDS);
 
 /**
  * `locations export` and `GET /admin/stores.csv`: every store, ordered by code, in the format
@@ -58,6 +59,6 @@ export class StoreExportService {
 
 /** A cell as the import reads it: coordinates with six decimals (mysql2 gives DECIMAL as text), free text guarded. */
 function cell(column: StoreCsvColumn, value: string | number): string {
-  if (column === 'lat' || column === 'lng') return Number(value).toFixed(6);
-  return FREE_TEXT.has(column) ? guardCell(String(value)) : String(value);
+  const text = storeFieldText(column, value);
+  return FREE_TEXT.has(column) ? guardCell(text) : text;
 }

@@ -10,6 +10,7 @@ import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { STORED_FIELDS, StoreCatalog, type StoredField } from './store-catalog.js';
+import { storeFieldText } from './store-fields.js';
 import {
   STORE_CSV_HEADER_RULE,
   STORE_CSV_HEADERS,
@@ -167,14 +168,11 @@ export class StoreImportError extends Error {
   }
 }
 
-/** A stored value as the CSV writes it (coordinates with their six decimals). */
-const asText = (field: StoredField, value: string | number) => (field === 'lat' || field === 'lng' ? Number(value).toFixed(6) : String(value));
-
 function changedFields(row: StoreRow, store: Store): FieldChange[] {
   return STORED_FIELDS.filter((field) => row[field] !== store[field]).map((field) => ({
     field,
-    old: asText(field, store[field]),
-    new: asText(field, row[field]),
+    old: storeFieldText(field, store[field]),
+    new: storeFieldText(field, row[field]),
   }));
 }
 
@@ -413,7 +411,7 @@ export class StoreImportService {
         const line = firstLine(record, info.empty_lines);
         if (header) {
           const names = record.map((name) => name.trim().toLowerCase()).join(',');
-          if (!(STORE_CSV_HEADERS as readonly string[]).includes(names)) throw new StoreImportError([{ line, reason: STORE_CSV_HEADER_RULE }]);
+          if (!STORE_CSV_HEADERS.includes(names)) throw new StoreImportError([{ line, reason: STORE_CSV_HEADER_RULE }]);
           width = record.length;
         }
         yield { record: header ? record : unguardRecord(record), line, bytes, header, width };

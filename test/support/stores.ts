@@ -46,7 +46,7 @@ export function storesCsv(stores: StoreInput[]): string {
       ...hours,
       time_zone: s.timeZone ?? '',
     };
-    return columns.map((c) => quote(values[c])).join(',');
+    return columns.map((c) => quote(values[c] ?? '')).join(',');
   });
   return [columns.join(','), ...rows].join('\n') + '\n';
 }

@@ -5,82 +5,37 @@ import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from 
 import { ValidateUsState } from '../../geo/validate-us-state.js';
 import { STORE_CSV_COLUMNS, type StoreCsvColumn } from '../store-csv.js';
 import { MAX_LISTED_CHANGES, type ImportSummary } from '../store-import.service.js';
+import { STORE_CODE_LENGTH, STORE_FIELD_NAMES, STORE_FIELDS, storeFieldText, type StoreFields, type StoreViewFields } from '../store-fields.js';
 import type { Store } from '../store.entity.js';
-import { WEEKDAYS } from '../store.entity.js';
 
 /** Text as a CSV field holds it; the rules of a store row (store-csv.ts) check it afterwards, with the import's messages. */
 const Field = (options: FieldOptions) => ValidateField({ type: 'string', ...options }, IsString({ message: ({ property }) => `${property} must be a string` }));
-const HOURS = 'Hours: `Closed`, or ranges like `9:00 AM - 6:00 PM` joined by `, `, each closing after it opens, in order.';
 
+/*
+ * The request's and the view's properties are the table's (store-fields.ts), each field's check and
+ * schema in the CSV's order: the classes carry the decorators (Nest validates and documents by
+ * class), an interface of the same name their types.
+ */
+/* eslint-disable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
 @ApiSchema({
   name: 'AdminStoreRequest',
   description: 'A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row.',
 })
-export class StoreRequest {
-  @Field({ description: 'Name, 1 to 200 characters.', example: 'Fern & Fig Chelsea' })
-  name: string;
-
-  @Field({ description: 'Street address, 1 to 200 characters.', example: '1083 Cedar Lane' })
-  address: string;
-
-  @Field({ description: 'City, 1 to 100 characters.', example: 'New York' })
-  city: string;
-
-  @Field({ description: 'US state or territory code, any case (stored upper case).', example: 'NY' })
-  state: string;
-
-  @Field({ description: 'ZIP code: 12345 or 12345-6789.', example: '10001' })
-  zip: string;
-
-  @Field({
-    optional: true,
-    description: "Latitude in decimal degrees (kept to 6 decimals). Leave out with lng to use the ZIP code's point.",
-    example: '40.755823',
-  })
-  lat?: string;
-
-  @Field({ optional: true, description: 'Longitude in decimal degrees (kept to 6 decimals), with lat.', example: '-74.001164' })
-  lng?: string;
-
-  @Field({ description: HOURS, example: '9:00 AM - 6:00 PM' }) monday: string;
-  @Field({ description: HOURS, example: '9:00 AM - 6:00 PM' }) tuesday: string;
-  @Field({ description: HOURS, example: '9:00 AM - 6:00 PM' }) wednesday: string;
-  @Field({ description: HOURS, example: '9:00 AM - 6:00 PM' }) thursday: string;
-  @Field({ description: HOURS, example: '9:00 AM - 6:00 PM' }) friday: string;
-  @Field({ description: HOURS, example: '10:00 AM - 4:00 PM' }) saturday: string;
-  @Field({ description: HOURS, example: 'Closed' }) sunday: string;
-
-  @Field({
-    optional: true,
-    description:
-      "The IANA time zone the hours are in, as the tz database spells it (`America/Denver`). Left out or empty: the zone at the store's coordinates (El Paso gets America/Denver).",
-    example: 'America/New_York',
-  })
-  time_zone?: string;
-}
+export class StoreRequest {}
+export interface StoreRequest extends StoreFields {}
+for (const field of STORE_FIELDS) if ('request' in field) Field(field.request)(StoreRequest.prototype, field.name);
 
 @ApiSchema({ name: 'AdminStore', description: 'A store as stored: what searches answer with, and its code.' })
-export class StoreView {
-  @ApiProperty({ description: "The store's code, its key.", example: 'NY-0042' })
-  code: string;
-  @ApiProperty({ description: 'Name.', example: 'Fern & Fig Chelsea' }) name: string;
-  @ApiProperty({ description: 'Street address.', example: '1083 Cedar Lane' }) address: string;
-  @ApiProperty({ description: 'City.', example: 'New York' }) city: string;
-  @ApiProperty({ description: 'State or territory code.', example: 'NY' }) state: string;
-  @ApiProperty({ description: 'ZIP code.', example: '10001' }) zip: string;
-  @ApiProperty({ description: 'Latitude, six decimals.', example: '40.755823' }) lat: string;
-  @ApiProperty({ description: 'Longitude, six decimals.', example: '-74.001164' }) lng: string;
-  @ApiProperty({ description: 'Monday hours.', example: '9:00 AM - 6:00 PM' }) monday: string;
-  @ApiProperty({ description: 'Tuesday hours.', example: '9:00 AM - 6:00 PM' }) tuesday: string;
-  @ApiProperty({ description: 'Wednesday hours.', example: '9:00 AM - 6:00 PM' }) wednesday: string;
-  @ApiProperty({ description: 'Thursday hours.', example: '9:00 AM - 6:00 PM' }) thursday: string;
-  @ApiProperty({ description: 'Friday hours.', example: '9:00 AM - 6:00 PM' }) friday: string;
-  @ApiProperty({ description: 'Saturday hours.', example: '10:00 AM - 4:00 PM' }) saturday: string;
-  @ApiProperty({ description: 'Sunday hours.', example: 'Closed' }) sunday: string;
-  @ApiProperty({ description: 'The IANA time zone the hours are in.', example: 'America/New_York' }) time_zone: string;
-  @ApiProperty({ description: 'When it last changed (ISO 8601, UTC).', format: 'date-time', example: '2026-11-24T10:00:00.000Z' })
+export class StoreView {}
+export interface StoreView extends StoreViewFields {
   updated_at: string;
 }
+for (const { name, view } of STORE_FIELDS) ApiProperty({ type: String, ...view })(StoreView.prototype, name);
+/* eslint-enable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
+ApiProperty({ type: String, description: 'When it last changed (ISO 8601, UTC).', format: 'date-time', example: '2026-11-24T10:00:00.000Z' })(
+  StoreView.prototype,
+  'updated_at',
+);
 
 @ApiSchema({ name: 'AdminStoreWritten', description: 'The store as stored, and the warnings of its check (coordinates far from the ZIP code).' })
 export class StoreWrittenView extends StoreView {
@@ -94,7 +49,7 @@ export class ListStoresQuery {
 
   @ValidateText({
     optional: true,
-    maxLength: 64,
+    maxLength: STORE_CODE_LENGTH,
     description: 'Cursor: only stores whose code sorts after this one. The `Link` header of a page gives the next one.',
   })
   after?: string;
@@ -245,17 +200,8 @@ export function importView(summary: ImportSummary, dryRun: boolean): ImportView 
 }
 
 export function storeView(store: Store): StoreView {
-  return {
-    code: store.code,
-    name: store.name,
-    address: store.address,
-    city: store.city,
-    state: store.state,
-    zip: store.zip,
-    lat: store.lat.toFixed(6),
-    lng: store.lng.toFixed(6),
-    ...Object.fromEntries(WEEKDAYS.map((day) => [day, store[day]])),
-    time_zone: store.time_zone,
-    updated_at: store.updatedAt.toISOString(),
-  } as StoreView;
+  const view = {} as StoreView;
+  for (const name of STORE_FIELD_NAMES) view[name] = storeFieldText(name, store[name]);
+  view.updated_at = store.updatedAt.toISOString();
+  return view;
 }

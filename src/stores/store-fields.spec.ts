@@ -1,0 +1,76 @@
+import { getMetadataArgsStorage } from 'typeorm';
+import { StoreRequest, storeView, StoreView } from './dto/admin-store.dto.js';
+import { STORE_CSV_COLUMNS, STORE_CSV_HEADER_RULE, STORE_CSV_REQUIRED_COLUMNS } from './store-csv.js';
+import { FREE_TEXT_FIELDS, INDEX_FIELD_NAMES, STORE_FIELD_NAMES, STORE_FIELDS, STORED_FIELDS, type CatalogStore } from './store-fields.js';
+import { Store } from './store.entity.js';
+import { WEEKDAYS } from './weekdays.js';
+
+/** The Store entity's columns as TypeORM reads them, by property: the entity is written by hand and must say what the table says. */
+function entityColumns() {
+  return getMetadataArgsStorage()
+    .columns.filter((column) => column.target === Store && column.mode === 'regular' && !column.options.primary)
+    .map(({ propertyName, options }) => ({
+      propertyName,
+      name: options.name ?? propertyName,
+      type: options.type,
+      length: options.length,
+      precision: options.precision,
+      scale: options.scale,
+    }));
+}
+
+/** The properties a class shows in the OpenAPI document, in its order. */
+const schemaProperties = (type: object): string[] =>
+  ((Reflect.getMetadata('swagger/apiModelPropertiesArray', (type as { prototype: object }).prototype) ?? []) as string[]).map((key) => key.slice(1));
+
+const STORE: CatalogStore = {
+  code: 'NY-1',
+  name: 'Fern',
+  address: '1 Main St',
+  city: 'New York',
+  state: 'NY',
+  zip: '10001',
+  lat: '40.750650',
+  lng: -73.99,
+  monday: '9:00 AM - 6:00 PM',
+  tuesday: '9:00 AM - 6:00 PM',
+  wednesday: '9:00 AM - 6:00 PM',
+  thursday: '9:00 AM - 6:00 PM',
+  friday: '9:00 AM - 6:00 PM',
+  saturday: '10:00 AM - 4:00 PM',
+  sunday: 'Closed',
+  time_zone: 'America/New_York',
+};
+
+describe('the store field table', () => {
+  it('is what the Store entity maps: each field a column of its own name, of the type and length its kind says, in the same order', () => {
+    const columns = entityColumns();
+    expect(columns.map((column) => column.propertyName)).toEqual(STORE_FIELD_NAMES);
+    for (const field of STORE_FIELDS) {
+      const column = columns.find((c) => c.propertyName === field.name)!;
+      expect(column.name).toBe(field.name);
+      if (field.kind === 'coordinate') expect(column).toMatchObject({ type: 'decimal', precision: 9, scale: 6 });
+      else expect(column).toMatchObject({ type: 'varchar', length: 'length' in field ? field.length : undefined });
+    }
+  });
+
+  it("keeps the contract's CSV header, the optional zone after it, and the hours as the weekdays in order", () => {
+    expect(STORE_CSV_REQUIRED_COLUMNS.join(',')).toBe('code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday');
+    expect(STORE_CSV_COLUMNS).toEqual([...STORE_CSV_REQUIRED_COLUMNS, 'time_zone']);
+    expect(STORE_CSV_HEADER_RULE).toBe(`the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by ,time_zone)`);
+    expect(STORE_FIELDS.filter((field) => field.kind === 'hours').map((field) => field.name)).toEqual(WEEKDAYS);
+    expect(STORED_FIELDS).toEqual(STORE_FIELD_NAMES.slice(1));
+    expect(FREE_TEXT_FIELDS).toEqual(['code', 'name', 'address', 'city']);
+    // The search's index reads what its Location shows, the code (ties) and the zone (open_at).
+    expect(INDEX_FIELD_NAMES).toEqual(
+      expect.arrayContaining(['code', 'time_zone', ...STORE_FIELDS.filter((field) => field.location).map((field) => field.name)]),
+    );
+  });
+
+  it("gives the admin API's request and view their properties in the table's order", () => {
+    expect(schemaProperties(StoreRequest)).toEqual(STORE_FIELDS.filter((field) => 'request' in field).map((field) => field.name));
+    expect(schemaProperties(StoreView)).toEqual([...STORE_FIELD_NAMES, 'updated_at']);
+    const store = Object.assign(new Store(), { ...STORE, lat: 40.75065, lng: -73.99, updatedAt: new Date('2026-11-24T10:00:00Z') });
+    expect(JSON.stringify(storeView(store))).toBe(JSON.stringify({ ...STORE, lat: '40.750650', lng: '-73.990000', updated_at: '2026-11-24T10:00:00.000Z' }));
+  });
+});

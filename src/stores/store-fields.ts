@@ -1,0 +1,198 @@
+import type { Weekday } from './weekdays.js';
+
+/**
+ * What a field holds, which decides its check (validateStoreRecord), its column type and how the
+ * export writes it: free text of at most `length` characters (which the export guards against
+ * formulas), a state code, a ZIP code, a coordinate (DECIMAL(9,6), written with six decimals and
+ * taken as a number), a day's hours, an IANA time zone.
+ */
+export type StoreFieldKind = 'text' | 'state' | 'zip' | 'coordinate' | 'hours' | 'zone';
+
+export interface StoreFieldSpec {
+  /** The one name: the property of Store, the column of `stores`, the CSV column and the admin API's JSON field. */
+  readonly name: string;
+  readonly kind: StoreFieldKind;
+  /** VARCHAR length (characters); a coordinate is DECIMAL(9,6) and has none. */
+  readonly length?: number;
+  /** Whether every CSV has the column. Optional columns follow the required ones; a file may leave them out, or have empty cells in them (free text is then empty). */
+  readonly csv: 'required' | 'optional';
+  /** Whether the search's `Location` (the contract's) shows it: locations/store-snapshot.ts writes those, checked by location-fields.spec.ts. */
+  readonly location: boolean;
+  /**
+   * Whether the search's index reads it (StoreCatalog.pages, CatalogStore): what a Location shows,
+   * and what else the search needs (the code breaks ties, the zone answers `open_at`). A field the
+   * search does not use stays out, so that the index's load reads no more than it uses.
+   */
+  readonly index: boolean;
+  /** The admin API's request body (AdminStoreRequest); none for the code, which is the path. `optional`: may be left out. */
+  readonly request?: { readonly description: string; readonly example: string; readonly optional?: boolean };
+  /** The admin API's view of a store (AdminStore): every field is in it. */
+  readonly view: { readonly description: string; readonly example: string };
+}
+
+const HOURS = 'Hours: `Closed`, or ranges like `9:00 AM - 6:00 PM` joined by `, `, each closing after it opens, in order.';
+
+function hours<const N extends Weekday>(name: N, example: string) {
+  const day = `${name[0].toUpperCase()}${name.slice(1)}`;
+  return {
+    name,
+    kind: 'hours',
+    length: 200,
+    csv: 'required',
+    location: true,
+    index: true,
+    request: { description: HOURS, example },
+    view: { description: `${day} hours.`, example },
+  } as const satisfies StoreFieldSpec;
+}
+
+/**
+ * Every field of a store, in the CSV's order (which is also the order of the admin API's
+ * schemas and of the catalogue's queries). Adding a field: docs/development.md, "Adding a store field".
+ */
+export const STORE_FIELDS = [
+  {
+    name: 'code',
+    kind: 'text',
+    length: 64,
+    csv: 'required',
+    location: false,
+    index: true,
+    view: { description: "The store's code, its key.", example: 'NY-0042' },
+  },
+  {
+    name: 'name',
+    kind: 'text',
+    length: 200,
+    csv: 'required',
+    location: true,
+    index: true,
+    request: { description: 'Name, 1 to 200 characters.', example: 'Fern & Fig Chelsea' },
+    view: { description: 'Name.', example: 'Fern & Fig Chelsea' },
+  },
+  {
+    name: 'address',
+    kind: 'text',
+    length: 200,
+    csv: 'required',
+    location: true,
+    index: true,
+    request: { description: 'Street address, 1 to 200 characters.', example: '1083 Cedar Lane' },
+    view: { description: 'Street address.', example: '1083 Cedar Lane' },
+  },
+  {
+    name: 'city',
+    kind: 'text',
+    length: 100,
+    csv: 'required',
+    location: true,
+    index: true,
+    request: { description: 'City, 1 to 100 characters.', example: 'New York' },
+    view: { description: 'City.', example: 'New York' },
+  },
+  {
+    name: 'state',
+    kind: 'state',
+    length: 2,
+    csv: 'required',
+    location: true,
+    index: true,
+    request: { description: 'US state or territory code, any case (stored upper case).', example: 'NY' },
+    view: { description: 'State or territory code.', example: 'NY' },
+  },
+  {
+    name: 'zip',
+    kind: 'zip',
+    length: 10,
+    csv: 'required',
+    location: true,
+    index: true,
+    request: { description: 'ZIP code: 12345 or 12345-6789.', example: '10001' },
+    view: { description: 'ZIP code.', example: '10001' },
+  },
+  {
+    name: 'lat',
+    kind: 'coordinate',
+    csv: 'required',
+    location: true,
+    index: true,
+    request: {
+      description: "Latitude in decimal degrees (kept to 6 decimals). Leave out with lng to use the ZIP code's point.",
+      example: '40.755823',
+      optional: true,
+    },
+    view: { description: 'Latitude, six decimals.', example: '40.755823' },
+  },
+  {
+    name: 'lng',
+    kind: 'coordinate',
+    csv: 'required',
+    location: true,
+    index: true,
+    request: { description: 'Longitude in decimal degrees (kept to 6 decimals), with lat.', example: '-74.001164', optional: true },
+    view: { description: 'Longitude, six decimals.', example: '-74.001164' },
+  },
+  hours('monday', '9:00 AM - 6:00 PM'),
+  hours('tuesday', '9:00 AM - 6:00 PM'),
+  hours('wednesday', '9:00 AM - 6:00 PM'),
+  hours('thursday', '9:00 AM - 6:00 PM'),
+  hours('friday', '9:00 AM - 6:00 PM'),
+  hours('saturday', '10:00 AM - 4:00 PM'),
+  hours('sunday', 'Closed'),
+  {
+    // A sixteenth CSV column a file may leave out (the export writes it, so that an export
+    // imports back unchanged); left out or empty, the zone at the store's coordinates.
+    name: 'time_zone',
+    kind: 'zone',
+    length: 64,
+    csv: 'optional',
+    location: false,
+    index: true,
+    request: {
+      description:
+        "The IANA time zone the hours are in, as the tz database spells it (`America/Denver`). Left out or empty: the zone at the store's coordinates (El Paso gets America/Denver).",
+      example: 'America/New_York',
+      optional: true,
+    },
+    view: { description: 'The IANA time zone the hours are in.', example: 'America/New_York' },
+  },
+] as const satisfies readonly StoreFieldSpec[];
+
+type Field = (typeof STORE_FIELDS)[number];
+export type StoreFieldName = Field['name'];
+type NamesOf<F> = F extends { name: infer N extends string } ? N : never;
+
+/** A store's fields as a checked CSV row holds them: coordinates as numbers, the rest text. */
+export type StoreRow = { [F in Field as F['name']]: F['kind'] extends 'coordinate' ? number : string };
+
+/** A store as the search's index reads the catalogue (the fields with `index`): mysql2 gives DECIMAL as text, better-sqlite3 as a number. */
+export type CatalogStore = { [F in Extract<Field, { index: true }> as F['name']]: F['kind'] extends 'coordinate' ? number | string : string };
+
+type RequestField = Extract<Field, { request: object }>;
+type OptionalRequestField = Extract<RequestField, { request: { optional: true } }>;
+/** The fields of one store as the admin API takes them: the CSV row's, as text; the code is the path. */
+export type StoreFields = { [N in NamesOf<Exclude<RequestField, OptionalRequestField>>]: string } & { [N in NamesOf<OptionalRequestField>]?: string };
+
+/** The admin API's view of a store: every field as text (coordinates with six decimals). */
+export type StoreViewFields = Record<StoreFieldName, string>;
+
+export const STORE_FIELD_NAMES: readonly StoreFieldName[] = STORE_FIELDS.map((field) => field.name);
+
+/** The fields of CatalogStore, in the table's order. */
+export const INDEX_FIELD_NAMES = (STORE_FIELDS as readonly StoreFieldSpec[]).filter((field) => field.index).map((field) => field.name as keyof CatalogStore);
+
+/** The fields an import (and an admin write) compares and writes, in the CSV's order: all but the key. */
+export const STORED_FIELDS = STORE_FIELD_NAMES.filter((name): name is Exclude<StoreFieldName, 'code'> => name !== 'code');
+
+/** The free-text fields: what a spreadsheet could take for a formula (the export guards them). */
+export const FREE_TEXT_FIELDS = STORE_FIELDS.filter((field) => field.kind === 'text').map((field) => field.name);
+
+/** The longest code: the path of an admin route and the list's cursor are codes. */
+export const STORE_CODE_LENGTH = STORE_FIELDS[0].length;
+
+const COORDINATES = new Set<string>(STORE_FIELDS.filter((field) => field.kind === 'coordinate').map((field) => field.name));
+
+/** A field's value as the CSV, the admin API and an import's list of changes write it: coordinates with six decimals (mysql2 gives DECIMAL as text), the rest as it is. */
+export function storeFieldText(name: StoreFieldName, value: string | number): string {
+  return COORDINATES.has(name) ? Number(value).toFixed(6) : String(value);
+}

@@ -1,0 +1,98 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  BadRequestException,
+  createParamDecorator,
+  Injectable,
+  PayloadTooLargeException,
+  UnsupportedMediaTypeException,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import type { Request, Response } from 'express';
+import { defer, lastValueFrom, type Observable } from 'rxjs';
+import type { EnvironmentVariables } from '../config/environment.js';
+
+type UploadRequest = Request & { storeList?: string };
+
+/**
+ * The store list uploaded as `text/csv`, streamed to a temporary file of its own before the
+ * handler runs (as Nest's FileInterceptor does for multipart), and removed once the handler has
+ * answered: the handler reads the path with `@UploadedStoreList()`. Another content type is a 415;
+ * a file over STORE_IMPORT_MAX_BYTES a 413, by its Content-Length or while it streams; an upload
+ * cut off a 400 that nobody reads. The JSON body reader leaves this path's stream alone (json-body.ts).
+ */
+@Injectable()
+export class StoreUploadInterceptor implements NestInterceptor {
+  private readonly maxBytes: number;
+
+  constructor(config: ConfigService<EnvironmentVariables, true>) {
+    this.maxBytes = config.get('STORE_IMPORT_MAX_BYTES', { infer: true });
+  }
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const req = context.switchToHttp().getRequest<UploadRequest>();
+    const res = context.switchToHttp().getResponse<Response>();
+    return defer(async () => {
+      const dir = await this.receive(req, res);
+      try {
+        req.storeList = join(dir, 'stores.csv');
+        return await lastValueFrom(next.handle());
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  /** Streams the body to `stores.csv` in a new temporary directory and returns the directory; nothing is left behind on a refusal. */
+  private async receive(req: Request, res: Response): Promise<string> {
+    const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    if (type !== 'text/csv') throw new UnsupportedMediaTypeException('the store list must be sent as text/csv');
+    const tooLarge = () => new PayloadTooLargeException(`the file exceeds the limit of ${this.maxBytes} bytes (STORE_IMPORT_MAX_BYTES)`);
+    if (Number(req.headers['content-length'] ?? 0) > this.maxBytes) throw tooLarge();
+    const dir = await mkdtemp(join(tmpdir(), 'plant-store-import-'));
+    // Not pipeline(req, …): on a refusal it would destroy the request's socket before the 413 is sent.
+    const limiter = byteLimit(this.maxBytes, tooLarge);
+    req.once('close', () => !req.complete && limiter.destroy(new Error('the upload was cut off')));
+    req.pipe(limiter);
+    try {
+      await pipeline(limiter, createWriteStream(join(dir, 'stores.csv')));
+      return dir;
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      req.unpipe(limiter);
+      req.resume();
+      if (error instanceof PayloadTooLargeException) {
+        // The rest of the upload is read and dropped; the connection is not kept for another request.
+        res.setHeader('Connection', 'close');
+        throw error;
+      }
+      // The client went away mid-upload: nothing was imported, and there is nobody to answer.
+      throw new BadRequestException('the upload was cut off before its end; nothing was imported');
+    }
+  }
+}
+
+/** The path of the file StoreUploadInterceptor received. */
+export const UploadedStoreList = createParamDecorator((_data: unknown, context: ExecutionContext): string => {
+  const file = context.switchToHttp().getRequest<UploadRequest>().storeList;
+  if (file === undefined) throw new Error('UploadedStoreList needs StoreUploadInterceptor on its route');
+  return file;
+});
+
+/** Passes bytes through until `limit`, then fails the stream with the error of `tooLarge`. */
+function byteLimit(limit: number, tooLarge: () => Error): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      done(seen > limit ? tooLarge() : null, chunk);
+    },
+  });
+}
