@@ -66,31 +66,31 @@ describe('the search index takes catalogue changes from the change log', () => {
     const rows: Array<{ stores: string | null }> = await a.dataSource.query('SELECT stores FROM store_changes WHERE version = ?', [v]);
     return rows.length === 0 ? undefined : rows[0].stores === null ? null : (JSON.parse(rows[0].stores) as string[]).sort();
   };
-  const search = (http: TestApp['http'] | ServerProcess['http'], body: object) =>
+  const search = (http: TestApp['http'], body: object, center = CHELSEA) =>
     http
       .post('/locations/nearest')
       .set(bearer(team))
-      .send({ customer_address: { zip: '10001', ...CHELSEA }, ...body });
-  const locations = async (http: TestApp['http'] | ServerProcess['http'], body: object): Promise<Location[]> => {
-    const res = await search(http, body);
+      .send({ customer_address: { zip: '10001', ...center }, ...body });
+  const locations = async (http: TestApp['http'], body: object, center = CHELSEA): Promise<Location[]> => {
+    const res = await search(http, body, center);
     expect(res.status).toBe(200);
     return (res.body as { locations: Location[] }).locations;
   };
   /** Searches B until `done` holds (at most 15 s: B polls every 300 ms), and gives its last answer. */
-  const onB = async (body: object, done: (found: Location[]) => boolean): Promise<Location[]> => {
-    let found = await locations(b.http, body);
-    for (const deadline = Date.now() + 15_000; !done(found) && Date.now() < deadline; ) {
+  const onB = async (body: object, done: (found: Location[]) => boolean, center = CHELSEA): Promise<Location[]> => {
+    let found = await locations(b.http, body, center);
+    for (const deadline = Date.now() + 15_000; !done(found) && Date.now() < deadline;) {
       await sleep(100);
-      found = await locations(b.http, body);
+      found = await locations(b.http, body, center);
     }
     return found;
   };
 
   /** The answer of a search with `max_distance` and `limit` worked out from the database's rows. */
-  const expected = async (miles: number, limit: number) => {
+  const expected = async (miles: number, limit: number, center = CHELSEA) => {
     const rows = await a.dataSource.getRepository(Store).find();
     return rows
-      .map((s) => ({ s, d: haversineMiles(CHELSEA, s) }))
+      .map((s) => ({ s, d: haversineMiles(center, s) }))
       .filter(({ d }) => d <= miles)
       .sort((x, y) => x.d - y.d || (x.s.name < y.s.name ? -1 : x.s.name > y.s.name ? 1 : 0) || (x.s.code < y.s.code ? -1 : 1))
       .slice(0, limit)
@@ -100,12 +100,27 @@ describe('the search index takes catalogue changes from the change log', () => {
 
   it('an edit made through A reaches B with every field and its new distance; the log names the store', async () => {
     const before = await version();
-    const body = { name: 'Moved Grid', address: '9 New Street', city: 'Hoboken', state: 'NJ', zip: '07030', lat: '40.750100', lng: '-73.990100', ...WEEK_OPEN, sunday: '11:00 AM - 3:00 PM' };
+    const body = {
+      name: 'Moved Grid',
+      address: '9 New Street',
+      city: 'Hoboken',
+      state: 'NJ',
+      zip: '07030',
+      lat: '40.750100',
+      lng: '-73.990100',
+      ...WEEK_OPEN,
+      sunday: '11:00 AM - 3:00 PM',
+    };
     await a.http.put('/admin/stores/G0005').set(bearer(admin)).send(body).expect(200);
     expect(await version()).toBe(before + 1);
     expect(await logged(before + 1)).toEqual(['G0005']);
-    await expect(a.dataSource.getRepository(Store).findOneByOrFail({ code: 'G0005' })).resolves.toMatchObject({ name: 'Moved Grid', city: 'Hoboken', lat: 40.7501 });
-    const found = await onB({ max_distance: 0.1, limit: 1 }, (l) => l[0]?.name === 'Moved Grid');
+    await expect(a.dataSource.getRepository(Store).findOneByOrFail({ code: 'G0005' })).resolves.toMatchObject({
+      name: 'Moved Grid',
+      city: 'Hoboken',
+      lat: 40.7501,
+    });
+    // Grid stores stand on Chelsea's point itself, nearer than the moved one.
+    const found = (await onB({ max_distance: 0.1, limit: 50 }, (l) => l.some((x) => x.name === 'Moved Grid'))).filter((l) => l.name === 'Moved Grid');
     expect(found).toEqual([
       {
         name: 'Moved Grid',
@@ -113,14 +128,22 @@ describe('the search index takes catalogue changes from the change log', () => {
         city: 'Hoboken',
         state: 'NJ',
         zip: '07030',
-        business_hours: { Monday: WEEK_OPEN.monday, Tuesday: WEEK_OPEN.tuesday, Wednesday: WEEK_OPEN.wednesday, Thursday: WEEK_OPEN.thursday, Friday: WEEK_OPEN.friday, Saturday: WEEK_OPEN.saturday, Sunday: '11:00 AM - 3:00 PM' },
+        business_hours: {
+          Monday: WEEK_OPEN.monday,
+          Tuesday: WEEK_OPEN.tuesday,
+          Wednesday: WEEK_OPEN.wednesday,
+          Thursday: WEEK_OPEN.thursday,
+          Friday: WEEK_OPEN.friday,
+          Saturday: WEEK_OPEN.saturday,
+          Sunday: '11:00 AM - 3:00 PM',
+        },
         lat: '40.750100',
         lng: '-73.990100',
         distance: Math.round(haversineMiles(CHELSEA, { lat: 40.7501, lng: -73.9901 }) * 100) / 100,
       },
     ]);
     // Its old place (40.75, -73.98) no longer lists it, in a region search either: NJ has it now, NY not.
-    const ny = await locations(b.http, { region: { state: 'NY' }, limit: 500 });
+    const ny = await locations(b.http, { region: { state: 'NY' }, limit: 200 });
     expect(ny.map((l) => l.name)).not.toContain('Moved Grid');
     expect((await locations(b.http, { region: { state: 'NJ' } })).map((l) => l.name)).toEqual(['Moved Grid']);
     expect(brief(await locations(b.http, { max_distance: 3, limit: 40 }))).toEqual(await expected(3, 40));
@@ -147,19 +170,22 @@ describe('the search index takes catalogue changes from the change log', () => {
     expect(summary).toMatchObject({ inserted: 6, updated: 9, pruned: 10 });
     expect(await version()).toBe(before + 1);
     expect(await logged(before + 1)).toHaveLength(25);
-    const want = await expected(10, 400);
+    // From the renamed stores' column of the grid: they are among the nearest 200.
+    const column = { lat: 40.745, lng: -74.03 };
+    const want = await expected(10, 200, column);
     expect(want.filter(([name]) => String(name).startsWith('Renamed'))).toHaveLength(10);
-    const seen = await onB({ max_distance: 10, limit: 400 }, (l) => l.filter((x) => x.name.startsWith('Renamed')).length === 10);
+    const seen = await onB({ max_distance: 10, limit: 200 }, (l) => JSON.stringify(brief(l)) === JSON.stringify(want), column);
     expect(brief(seen)).toEqual(want);
 
     // A file of more stores than the log lists: the log says "reload", and B loads them all.
     const big = grid(CHANGE_LOG_MAX_STORES + 50, 'B');
     await importStores(a, storesCsv(big));
     expect(await logged(before + 2)).toBeNull();
-    const count = await a.dataSource.getRepository(Store).count();
-    const all = await onB({ max_distance: 20, limit: 2000 }, (l) => l.length === count);
-    expect(all).toHaveLength(count);
-    expect(brief(all)).toEqual(await expected(20, 2000));
+    await expect(a.dataSource.getRepository(Store).count()).resolves.toBe(295 + CHANGE_LOG_MAX_STORES + 50);
+    const wantAll = await expected(20, 200);
+    // Each grid point now holds twice or three times as many stores: B answers so only once it has them all.
+    const all = await onB({ max_distance: 20, limit: 200 }, (l) => JSON.stringify(brief(l)) === JSON.stringify(wantAll));
+    expect(brief(all)).toEqual(wantAll);
   });
 
   it('after a burst of edits on both instances, searched all along, neither answers anything stale', async () => {
@@ -203,7 +229,7 @@ describe('the search index takes catalogue changes from the change log', () => {
     // Each instance takes the other's writes when it next polls: then every search agrees, byte for byte across the two.
     const answers = async () => Promise.all(searches.map(async (body) => [body, (await search(a.http, body)).text, (await search(b.http, body)).text]));
     let compared = await answers();
-    for (const deadline = Date.now() + 15_000; compared.some(([, x, y]) => x !== y) && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 15_000; compared.some(([, x, y]) => x !== y) && Date.now() < deadline;) {
       await sleep(200);
       compared = await answers();
     }

@@ -69,15 +69,21 @@ class Catalogue {
   }
 
   now(codes: string[]) {
-    return { stores: codes.flatMap((code) => (this.stores.has(code) ? [this.stores.get(code)!] : [])), removed: codes.filter((code) => !this.stores.has(code)) };
+    return {
+      stores: codes.flatMap((code) => (this.stores.has(code) ? [this.stores.get(code)!] : [])),
+      removed: codes.filter((code) => !this.stores.has(code)),
+    };
+  }
+
+  /** One page of every store, as they are when the reader starts reading. */
+  private async *pages(): AsyncGenerator<CatalogStore[]> {
+    yield await Promise.resolve([...this.stores.values()]);
   }
 
   catalog(): StoreCatalog {
     return {
       version: () => Promise.resolve(this.version),
-      pages: async function* (this: void, rows: CatalogStore[]) {
-        yield await Promise.resolve(rows);
-      }.bind(undefined, [...this.stores.values()]),
+      pages: () => this.pages(),
       onChange: () => undefined,
       changesSince: (since: number): Promise<CatalogChange> => {
         const codes = new Set<string>();
@@ -95,8 +101,7 @@ class Catalogue {
 const names = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { locations: Array<{ name: string }> }).locations.map((l) => l.name);
 
 function indexOver(catalogue: Catalogue): StoreIndex {
-  // Bound per call: pages() reads the stores as they are when the load starts.
-  const catalog = new Proxy({} as StoreCatalog, { get: (_, name: keyof StoreCatalog) => catalogue.catalog()[name] });
+  const catalog = catalogue.catalog();
   const config = { get: () => 60_000 } as unknown as ConfigService<EnvironmentVariables, true>;
   const metrics = { storeIndexStores: { set: () => undefined } } as unknown as Metrics;
   return new StoreIndex(catalog, config, metrics);
@@ -123,7 +128,10 @@ async function compare(index: StoreIndex, catalogue: Catalogue, next: () => numb
     ]) {
       for (const moment of [undefined, monday, mondayOpen]) {
         const what = `radius ${JSON.stringify(center)} ${miles} ${limit} ${JSON.stringify(moment)}`;
-        expect([what, index.nearestResponse(center, miles, limit, moment).toString()]).toEqual([what, nearestResponse(fresh, center, miles, limit, moment).toString()]);
+        expect([what, index.nearestResponse(center, miles, limit, moment).toString()]).toEqual([
+          what,
+          nearestResponse(fresh, center, miles, limit, moment).toString(),
+        ]);
       }
       const scopes: Scope[] = [
         { unit: 'km', nearestIfNone: false },

@@ -59,7 +59,14 @@ interface Catalogue {
 }
 
 function catalogueOf(base: Snapshot): Catalogue {
-  return { version: base.version, base, changed: new Map(), overlay: EMPTY_SNAPSHOT, hidden: new Uint8Array(base.rank.length), view: { parts: [{ snapshot: base }] } };
+  return {
+    version: base.version,
+    base,
+    changed: new Map(),
+    overlay: EMPTY_SNAPSHOT,
+    hidden: new Uint8Array(base.rank.length),
+    view: { parts: [{ snapshot: base }] },
+  };
 }
 
 const answerCache = () => new LRUCache<string, Answer>({ maxSize: ANSWERS_MAX_BYTES, sizeCalculation: ({ body }) => body.length + 100 });
@@ -68,11 +75,23 @@ const answerCache = () => new LRUCache<string, Answer>({ maxSize: ANSWERS_MAX_BY
  * The stores, held in memory in a k-d tree (kdbush + geokdbush, see store-snapshot.ts), so
  * that a search costs about the same with 100,000 stores as with 1,000.
  *
- * Freshness: an import bumps `store_catalog.version` in its transaction and reloads this
- * instance's index at once; every other instance polls the version every
- * STORE_INDEX_REFRESH_MS and reloads when it changed. So a search may lag an import made
- * elsewhere by at most that interval plus the reload (about a second for 100,000 stores).
- * While a reload runs, searches use the previous snapshot.
+ * Freshness: every write of the catalogue goes through StoreCatalog.write, which bumps
+ * `store_catalog.version` and logs the codes it changed (`store_changes`) in its transaction,
+ * and hands this instance's index the changed stores as it left them: the write answers once
+ * the index has them (a few milliseconds, whatever the catalogue's size). Every other instance
+ * polls the version every STORE_INDEX_REFRESH_MS and, when it moved, reads the log for the
+ * versions it missed and only the stores they name. So a search lags a change made elsewhere by
+ * at most that interval plus a few milliseconds. A change too big to list (an import of more
+ * than CHANGE_LOG_MAX_STORES stores), a gap the log no longer covers, or a failure to apply
+ * loads every store instead (about a second for 100,000), as the start does; searches use the
+ * previous index meanwhile.
+ *
+ * Changes are not written into the snapshot (it is immutable, off the heap): the changed stores
+ * go into a small snapshot of their own and their entries in the base are hidden, both searched
+ * as one catalogue (nearest-response.ts, IndexView). Past CHANGES_MAX changed stores the index
+ * is built again from the database, off the request path. A kept answer is dropped when a
+ * changed store was or now is within its reach (the distance of its last store, or what it
+ * searched when it is not full), so most answers outlive an edit elsewhere.
  */
 @Injectable()
 export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {

@@ -60,7 +60,7 @@ export const codeOf = ({ keys, keyOffsets }: Snapshot, n: number) => keys.toStri
 /** The number of the store with `code`, if there is one: a binary search of byCode. */
 export function storeOfCode(snapshot: Snapshot, code: string): number | undefined {
   const { byCode } = snapshot;
-  for (let low = 0, high = byCode.length - 1; low <= high; ) {
+  for (let low = 0, high = byCode.length - 1; low <= high;) {
     const middle = (low + high) >>> 1;
     const order = compareText(codeOf(snapshot, byCode[middle]), code);
     if (order === 0) return byCode[middle];

@@ -126,6 +126,7 @@ export class CatalogWrite {
   };
 
   private log(codes: string[]): void {
+    if (this.codes && this.codes.size + codes.length > CHANGE_LOG_MAX_STORES * 2) this.codes = undefined;
     if (!this.codes) return;
     for (const code of codes) this.codes.add(code);
     if (this.codes.size > CHANGE_LOG_MAX_STORES) this.codes = undefined;
@@ -229,7 +230,7 @@ export class StoreCatalog {
     const stores: CatalogStore[] = [];
     for (let i = 0; i < codes.length; i += CODES_CHUNK) {
       const chunk = codes.slice(i, i + CODES_CHUNK);
-      stores.push(...((await manager.query(CODES_SQL.replace('(?)', `(${chunk.map(() => '?').join(', ')})`), chunk)) as CatalogStore[]));
+      stores.push(...(await manager.query<CatalogStore[]>(CODES_SQL.replace('(?)', `(${chunk.map(() => '?').join(', ')})`), chunk)));
     }
     const found = new Set(stores.map((store) => store.code));
     return { stores, removed: codes.filter((code) => !found.has(code)) };
