@@ -2,7 +2,7 @@
 // soon another replica searches the change, what the search keeps of its throughput with one edit
 // a second, and how many rows the database reads for one edit.
 //
-//   npm run build && BEFORE=/path/to/an/older/checkout node bench/store-edits.mjs
+//   BEFORE=/path/to/an/older/checkout/with/dist npm run bench:store-edits
 //
 // Each build (BEFORE's dist/, when given, and this checkout's) gets a MySQL database of its own
 // with STORES synthetic stores (default 100,000) and two instances on it, A and B

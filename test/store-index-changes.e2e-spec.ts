@@ -188,6 +188,16 @@ describe('the search index takes catalogue changes from the change log', () => {
     expect(brief(all)).toEqual(wantAll);
   });
 
+  it('a version the log does not hold (a change made by hand) makes B load every store', async () => {
+    await a.dataSource.query("UPDATE stores SET name = 'By Hand' WHERE code = 'G0100'");
+    await a.dataSource.query('UPDATE store_catalog SET version = version + 1 WHERE id = 1');
+    expect(await logged(await version())).toBeUndefined();
+    const column = { lat: 40.7, lng: -74.03 };
+    const found = await onB({ max_distance: 0.01, limit: 25 }, (l) => l.some((x) => x.name === 'By Hand'), column);
+    expect(found.map((l) => l.name)).toContain('By Hand');
+    expect(brief(found)).toEqual(await expected(0.01, 25, column));
+  });
+
   it('after a burst of edits on both instances, searched all along, neither answers anything stale', async () => {
     const searches = [
       { max_distance: 1, limit: 10 },

@@ -303,7 +303,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
         this.current = { version: Math.max(base.version, this.current.version), base, changed: later, overlay, hidden, view: { parts } };
         // The base was read after the version: it may hold changes the index has not applied yet, at places no change will name.
         this.answers = answerCache();
-        this.loaded();
+        this.loaded(true);
       });
       this.logger.log(`store index rebuilt at version ${version}`);
     })()
@@ -317,18 +317,19 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
     const snapshot = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE));
     this.current = catalogueOf(snapshot);
     this.answers = answerCache();
-    this.loaded();
+    this.loaded(true);
     this.logger.log(
       `store index loaded: ${snapshot.rank.length} stores, ${snapshot.hours.length} distinct weeks of hours (version ${version}, ${Math.round(snapshot.json.length / 1024)} KiB of JSON) in ${Date.now() - started} ms`,
     );
   }
 
-  private loaded(): void {
+  /** Counts the stores searched; `built`: the whole catalogue was read (the index age gauge counts from the last full load). */
+  private loaded(built = false): void {
     const { base, hidden, overlay } = this.current;
     let count = base.rank.length + overlay.rank.length;
     for (const flag of hidden) count -= flag;
     this.metrics.storeIndexStores.set(count);
-    this.metrics.storeIndexLoadedAt = Date.now();
+    if (built) this.metrics.storeIndexLoadedAt = Date.now();
   }
 }
 

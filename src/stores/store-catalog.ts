@@ -141,7 +141,7 @@ export class CatalogWrite {
  * The store catalogue: for its readers (the search's index in locations/) the version and every
  * store page by page; for its writers (the admin API, the import) the one door every change goes
  * through, `write`. The only door into the catalogue for another folder, and the only file that
- * writes `store_catalog` (src/stores/catalog-door.spec.ts checks the tree for it).
+ * writes `store_catalog` and its change log `store_changes` (src/stores/catalog-door.spec.ts checks the tree for it).
  */
 @Injectable()
 export class StoreCatalog {
