@@ -15,8 +15,9 @@
 //   PUT's answer until B's search finds it (polled every 5 ms);
 // - the rows of the bench database's tables the database read for those edits (MariaDB's
 //   information_schema.TABLE_STATISTICS; the bench sets `userstat` on and back as it was);
-// - the plain 5-mile search around ZIP 10001 with 32 connections for DURATION seconds (default
-//   10), on B and on A, quiet and then with one edit a second through A: req/s and the ratio.
+// - the plain 5-mile search around ZIP 10001 with 32 connections, on B and on A, in windows of
+//   DURATION seconds (default 5): SLICES quiet ones (default 3) and as many with one edit a second
+//   through A, alternating (quiet, edits, edits, quiet, …): the mean req/s of each and the ratio.
 // The load average (1 min) is printed with each round.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -29,7 +30,8 @@ import { ROOT, fmt, freshDatabase, load, MYSQL_URL, startProcess } from './lib.m
 const STORES = Number(process.env.STORES ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const EDITS = Number(process.env.EDITS ?? 10);
-const DURATION = Number(process.env.DURATION ?? 10);
+const DURATION = Number(process.env.DURATION ?? 5);
+const SLICES = Number(process.env.SLICES ?? 3);
 const REFRESH_MS = Number(process.env.REFRESH_MS ?? 1000);
 const builds = [...(process.env.BEFORE ? [{ name: 'before', root: process.env.BEFORE.replace(/\/?$/, '/') }] : []), { name: 'after', root: ROOT }];
 
@@ -129,36 +131,33 @@ try {
         ['B', build.b],
         ['A', build.a],
       ]) {
-        const quiet = await load({
-          url: service.url,
-          connections: 32,
-          duration: DURATION,
-          method: 'POST',
-          path: '/locations/nearest',
-          body: search,
-          headers: build.headers,
-        });
-        let editing = true;
-        const editsUnderLoad = [];
-        const editor = (async () => {
-          for (let next = performance.now(); editing;) {
-            next += 1000;
-            editsUnderLoad.push((await put(build)).ms);
-            await sleep(Math.max(0, next - performance.now()));
-          }
-        })();
-        const busy = await load({
-          url: service.url,
-          connections: 32,
-          duration: DURATION,
-          method: 'POST',
-          path: '/locations/nearest',
-          body: search,
-          headers: build.headers,
-        });
-        editing = false;
-        await editor;
-        result.rps[where] = { quiet: quiet.rps, edits: busy.rps, errors: quiet.errors + quiet.non2xx + busy.errors + busy.non2xx, putMs: editsUnderLoad };
+        // Quiet and editing windows alternate (SLICES of each, their order turning), so that the load of the machine weighs on both alike.
+        const rps = { quiet: 0, edits: 0, errors: 0, putMs: [] };
+        for (let slice = 0; slice < 2 * SLICES; slice++) {
+          const editing = slice % 4 === 1 || slice % 4 === 2;
+          let on = editing;
+          const editor = (async () => {
+            for (let next = performance.now(); on;) {
+              next += 1000;
+              rps.putMs.push((await put(build)).ms);
+              await sleep(Math.max(0, next - performance.now()));
+            }
+          })();
+          const run = await load({
+            url: service.url,
+            connections: 32,
+            duration: DURATION,
+            method: 'POST',
+            path: '/locations/nearest',
+            body: search,
+            headers: build.headers,
+          });
+          on = false;
+          await editor;
+          rps[editing ? 'edits' : 'quiet'] += run.rps / SLICES;
+          rps.errors += run.errors + run.non2xx;
+        }
+        result.rps[where] = rps;
       }
       build.results.push(result);
       console.error(
@@ -168,7 +167,7 @@ try {
   }
 
   console.log(
-    `\n${STORES} stores on MySQL, two instances (STORE_INDEX_REFRESH_MS=${REFRESH_MS}); ${ROUNDS} rounds, the builds alternating; ${EDITS} single edits a round; searches: 32 connections, ${DURATION} s, the plain 5-mile search around ZIP 10001\n`,
+    `\n${STORES} stores on MySQL, two instances (STORE_INDEX_REFRESH_MS=${REFRESH_MS}); ${ROUNDS} rounds, the builds alternating; ${EDITS} single edits a round; searches: the plain 5-mile search around ZIP 10001, 32 connections, ${SLICES} quiet windows of ${DURATION} s and ${SLICES} with edits, alternating\n`,
   );
   console.log(
     '| build | round | load avg | PUT ms p50 / max (idle) | A finds it after the PUT | B finds it, ms after the PUT: mean / max | rows read per edit | B req/s quiet → 1 edit/s | × | A req/s quiet → 1 edit/s | × | PUT ms p50 / max under load (A) | errors |',
