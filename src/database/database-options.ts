@@ -13,6 +13,7 @@ import { TokenReplacedBy1764100000000 } from './migrations/1764100000000-token-r
 import { EventOutbox1764200000000 } from './migrations/1764200000000-event-outbox.js';
 import { OutboxEventIdUnindexed1764300000000 } from './migrations/1764300000000-outbox-event-id-unindexed.js';
 import { StoreTimeZone1764400000000 } from './migrations/1764400000000-store-time-zone.js';
+import { StoreChanges1764500000000 } from './migrations/1764500000000-store-changes.js';
 
 export const migrations = [
   InitialSchema1763700000000,
@@ -23,6 +24,7 @@ export const migrations = [
   EventOutbox1764200000000,
   OutboxEventIdUnindexed1764300000000,
   StoreTimeZone1764400000000,
+  StoreChanges1764500000000,
 ];
 
 /**

@@ -2,7 +2,7 @@ import { around } from 'geokdbush';
 import type KDBush from 'kdbush';
 import { EARTH_RADIUS_MILES, haversineMiles, type Point } from '../geo/geo.js';
 import { openingState } from '../stores/opening-hours.js';
-import { cityKey, type Snapshot } from './store-snapshot.js';
+import { cityKey, codeOf, compareText, nameOf, type Snapshot } from './store-snapshot.js';
 
 /** geokdbush measures in kilometres on a sphere of this radius; only the angle matters. */
 const GEOKDBUSH_EARTH_RADIUS_KM = 6371;
@@ -12,10 +12,28 @@ const RESPONSE_TAIL = Buffer.from(']}');
 const COMMA = 0x2c;
 
 interface Nearby {
-  /** The store's number in the snapshot the search ran on. */
+  /** The part of the view the store is in (IndexView.parts). */
+  part: number;
+  /** The store's number in that part's snapshot. */
   store: number;
   distance: number;
 }
+
+/**
+ * What a search looks through: a snapshot, or several (the parts) searched as one catalogue. A
+ * StoreIndex that applied changes has two: the snapshot it last built with the changed stores
+ * `hidden` (a 1 at their numbers), and a small snapshot of the changed stores as they now are.
+ * A store is in at most one part, unhidden.
+ */
+export interface IndexView {
+  parts: ReadonlyArray<{ snapshot: Snapshot; hidden?: Uint8Array }>;
+}
+
+type Part = IndexView['parts'][number];
+/** Whether the search keeps store `store` of part `part` (open_only). */
+type Keep = (part: number, store: number) => boolean;
+
+const partsOf = (source: Snapshot | IndexView): IndexView['parts'] => ('parts' in source ? source.parts : [{ snapshot: source }]);
 
 /** A search's `open_at` (milliseconds since 1970) and `open_only`. */
 export interface Moment {
@@ -68,11 +86,23 @@ class Openings {
  * zone and its next change; with `openOnly`, closed stores are passed over in the tree walk, so
  * `limit` counts open ones.
  */
-export function nearestResponse(snapshot: Snapshot, center: Point, maxMiles: number, limit: number, moment?: Moment): Buffer {
-  const openings = moment && new Openings(snapshot, moment.at);
-  const found = search(snapshot, center, maxMiles, limit, moment?.openOnly ? (store) => openings!.isOpen(store) : undefined);
-  return write(snapshot, found, openings);
+export function nearestResponse(source: Snapshot | IndexView, center: Point, maxMiles: number, limit: number, moment?: Moment): Buffer {
+  return nearestAnswer(source, center, maxMiles, limit, moment).body;
 }
+
+/**
+ * nearestResponse, and its reach: the distance in miles from `center` beyond which no store's
+ * change can change the answer (see StoreIndex's answers).
+ */
+export function nearestAnswer(source: Snapshot | IndexView, center: Point, maxMiles: number, limit: number, moment?: Moment): { body: Buffer; reach: number } {
+  const parts = partsOf(source);
+  const openings = moment && parts.map(({ snapshot }) => new Openings(snapshot, moment.at));
+  const found = search(parts, center, maxMiles, limit, moment?.openOnly ? (part, store) => openings![part].isOpen(store) : undefined);
+  return { body: write(parts, found, openings), reach: reachOf(found, limit, maxMiles) };
+}
+
+/** Where a store's change stops mattering to an answer of `found`: beyond the last store of a full answer, or else beyond what was searched. */
+const reachOf = (found: Nearby[], limit: number, otherwise: number) => (limit > 0 && found.length >= limit ? found[found.length - 1].distance : otherwise);
 
 /** 1 mile in kilometres, exactly (the international mile). */
 export const KM_PER_MILE = 1.609344;
@@ -103,51 +133,60 @@ export interface Scope {
  * `maxDistance` unused. Also says which it answered.
  */
 export function scopedResponse(
-  snapshot: Snapshot,
+  source: Snapshot | IndexView,
   center: Point,
   maxDistance: number,
   limit: number,
   moment: Moment | undefined,
   scope: Scope,
-): { body: Buffer; scope: SearchScope } {
-  const openings = moment && new Openings(snapshot, moment.at);
-  const keep = moment?.openOnly ? (store: number) => openings!.isOpen(store) : undefined;
+): { body: Buffer; scope: SearchScope; reach: number } {
+  const parts = partsOf(source);
+  const openings = moment && parts.map(({ snapshot }) => new Openings(snapshot, moment.at));
+  const keep: Keep | undefined = moment?.openOnly ? (part, store) => openings![part].isOpen(store) : undefined;
   let answered: SearchScope = 'radius';
   let found: Nearby[];
+  let reach: number;
   const perUnit = scope.unit === 'km' ? KM_PER_MILE : 1;
   // The single nearest store (open store) first: beyond max_distance, it is the answer, found by one
   // walk. A radius walk with nothing in range costs what this one does (geokdbush opens nodes until a
   // store comes out of its queue, in range or not), so walking both would pay twice far from the stores.
-  const nearest = scope.nearestIfNone && !scope.region ? search(snapshot, center, Infinity, 1, keep) : undefined;
+  const nearest = scope.nearestIfNone && !scope.region ? search(parts, center, Infinity, 1, keep) : undefined;
   if (scope.region) {
     answered = 'region';
-    found = regionSearch(snapshot, center, scope.region, limit, keep);
+    found = regionSearch(parts, center, scope.region, limit, keep);
+    reach = reachOf(found, limit, Infinity);
   } else if (nearest && (nearest.length === 0 || nearest[0].distance * perUnit > maxDistance)) {
     found = nearest;
     if (found.length > 0) answered = 'nearest';
+    // A store nearer than the one found (or any store, when none was) would change the answer.
+    reach = found.length > 0 ? found[0].distance : Infinity;
   } else if (scope.unit === 'km') {
     // Walked in miles a hair wider than asked; the exact comparison is made in kilometres, so that
     // a store whose distance in kilometres equals max_distance counts, as it does in miles.
-    found = search(snapshot, center, (maxDistance / KM_PER_MILE) * (1 + 1e-9), limit, keep).filter(({ distance }) => distance * KM_PER_MILE <= maxDistance);
+    const maxMiles = (maxDistance / KM_PER_MILE) * (1 + 1e-9);
+    found = search(parts, center, maxMiles, limit, keep).filter(({ distance }) => distance * KM_PER_MILE <= maxDistance);
+    reach = reachOf(found, limit, maxMiles);
   } else {
-    found = search(snapshot, center, maxDistance, limit, keep);
+    found = search(parts, center, maxDistance, limit, keep);
+    reach = reachOf(found, limit, maxDistance);
   }
   if (scope.unit === 'km') for (const nearby of found) nearby.distance *= KM_PER_MILE;
-  return { body: write(snapshot, found, openings), scope: answered };
+  return { body: write(parts, found, openings), scope: answered, reach };
 }
 
 /** The response of nearestResponse for the stores found, in order, their distances in the unit asked. */
-function write(snapshot: Snapshot, found: Nearby[], openings: Openings | undefined): Buffer {
-  const { json, offsets, splits, hours, hoursOf } = snapshot;
-  const tails = found.map(({ store, distance }) => `,"distance":${Math.round(distance * 100) / 100}${openings ? openings.fieldsOf(store) : ''}}`);
+function write(parts: IndexView['parts'], found: Nearby[], openings: Openings[] | undefined): Buffer {
+  const tails = found.map(({ part, store, distance }) => `,"distance":${Math.round(distance * 100) / 100}${openings ? openings[part].fieldsOf(store) : ''}}`);
   let size = RESPONSE_HEAD.length + RESPONSE_TAIL.length + Math.max(0, found.length - 1);
   for (let i = 0; i < found.length; i++) {
+    const { offsets, hours, hoursOf } = parts[found[i].part].snapshot;
     const n = found[i].store;
     size += offsets[n + 1] - offsets[n] + hours[hoursOf[n]].length + tails[i].length;
   }
   const body = Buffer.allocUnsafe(size);
   let at = RESPONSE_HEAD.copy(body, 0);
   for (let i = 0; i < found.length; i++) {
+    const { json, offsets, splits, hours, hoursOf } = parts[found[i].part].snapshot;
     const n = found[i].store;
     if (i > 0) body[at++] = COMMA;
     at += json.copy(body, at, offsets[n], splits[n]);
@@ -159,30 +198,69 @@ function write(snapshot: Snapshot, found: Nearby[], openings: Openings | undefin
   return body;
 }
 
-/** The stores of `nearestResponse`, in order: a k-nearest walk of the tree, never a scan; `keep` passes over the stores it refuses. */
-function search(snapshot: Snapshot, center: Point, maxMiles: number, limit: number, keep?: (store: number) => boolean): Nearby[] {
-  return snapshot.index ? walk(snapshot, snapshot.index, undefined, center, maxMiles, limit, keep) : [];
+/**
+ * The stores of `nearestResponse`, in order: a k-nearest walk of each part's tree, never a scan,
+ * the nearest `limit` of each merged; `keep` passes over the stores it refuses.
+ */
+function search(parts: IndexView['parts'], center: Point, maxMiles: number, limit: number, keep?: Keep): Nearby[] {
+  return merged(
+    parts,
+    parts.map((part, p) => (part.snapshot.index ? walk(part.snapshot, part.snapshot.index, undefined, center, maxMiles, limit, keepOf(part, p, keep)) : [])),
+    limit,
+  );
 }
+
+/** What a walk of `part` lets through: not its hidden stores, and what `keep` keeps. */
+function keepOf({ hidden }: Part, p: number, keep: Keep | undefined): ((store: number) => boolean) | undefined {
+  if (hidden) return keep ? (store) => hidden[store] === 0 && keep(p, store) : (store) => hidden[store] === 0;
+  return keep && ((store) => keep(p, store));
+}
+
+/**
+ * The nearest `limit` of each part's stores (each list nearest first, ties by rank), as one list
+ * in the same order: within a part by rank, across parts by name then code, as a snapshot of
+ * all of them would rank them.
+ */
+function merged(parts: IndexView['parts'], found: Array<Array<{ store: number; distance: number }>>, limit: number): Nearby[] {
+  if (found.length === 1) return found[0].map(({ store, distance }) => ({ part: 0, store, distance }));
+  const all = found.flatMap((list, part) => list.map(({ store, distance }) => ({ part, store, distance })));
+  return all.sort(acrossParts(parts)).slice(0, limit);
+}
+
+const acrossParts = (parts: IndexView['parts']) => (a: Nearby, b: Nearby) => {
+  if (a.distance !== b.distance) return a.distance - b.distance;
+  const [x, y] = [parts[a.part].snapshot, parts[b.part].snapshot];
+  if (a.part === b.part) return x.rank[a.store] - y.rank[b.store];
+  return compareText(nameOf(x, a.store), nameOf(y, b.store)) || compareText(codeOf(x, a.store), codeOf(y, b.store));
+};
 
 /**
  * The region's stores, nearest first, at most `limit`: a walk of the state's (or the city's) own
  * tree without a radius, or, for a group too small to have one, each of its stores measured.
  * A state or city without stores is an empty answer.
  */
-function regionSearch(snapshot: Snapshot, center: Point, region: Region, limit: number, keep?: (store: number) => boolean): Nearby[] {
-  const state = snapshot.states.get(region.state);
-  const group = region.city === undefined ? state : state?.cities.get(cityKey(region.city));
-  if (!group) return [];
-  if (group.index) return walk(snapshot, group.index, group.stores, center, Infinity, limit, keep);
-  const found: Nearby[] = [];
-  for (const store of group.stores) if (!keep || keep(store)) found.push({ store, distance: distanceFrom(snapshot, center, store) });
-  return found.sort(byDistanceNameCode(snapshot)).slice(0, limit);
+function regionSearch(parts: IndexView['parts'], center: Point, region: Region, limit: number, keep?: Keep): Nearby[] {
+  return merged(
+    parts,
+    parts.map((part, p) => {
+      const { snapshot } = part;
+      const state = snapshot.states.get(region.state);
+      const group = region.city === undefined ? state : state?.cities.get(cityKey(region.city));
+      if (!group) return [];
+      const kept = keepOf(part, p, keep);
+      if (group.index) return walk(snapshot, group.index, group.stores, center, Infinity, limit, kept);
+      const found: Array<{ store: number; distance: number }> = [];
+      for (const store of group.stores) if (!kept || kept(store)) found.push({ store, distance: distanceFrom(snapshot, center, store) });
+      return found.sort(byDistanceNameCode(snapshot)).slice(0, limit);
+    }),
+    limit,
+  );
 }
 
 const distanceFrom = ({ points }: Snapshot, center: Point, store: number) => haversineMiles(center, { lng: points[2 * store], lat: points[2 * store + 1] });
 const byDistanceNameCode =
   ({ rank }: Snapshot) =>
-  (a: Nearby, b: Nearby) =>
+  (a: { store: number; distance: number }, b: { store: number; distance: number }) =>
     a.distance - b.distance || rank[a.store] - rank[b.store];
 
 /**
@@ -198,7 +276,7 @@ function walk(
   maxMiles: number,
   limit: number,
   keep?: (store: number) => boolean,
-): Nearby[] {
+): Array<{ store: number; distance: number }> {
   const { points } = snapshot;
   const distanceTo = (store: number) => haversineMiles(center, { lng: points[2 * store], lat: points[2 * store + 1] });
   const ordered = byDistanceNameCode(snapshot);

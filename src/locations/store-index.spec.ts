@@ -31,6 +31,8 @@ function indexOver(catalogue: { rows: CatalogStore[]; version: number }): StoreI
       yield await Promise.resolve(catalogue.rows);
     },
     onChange: () => undefined,
+    // No change log here: every change is a load.
+    changesSince: () => Promise.resolve({ version: catalogue.version, reload: true }),
   } as unknown as StoreCatalog;
   const config = { get: () => 60_000 } as unknown as ConfigService<EnvironmentVariables, true>;
   const metrics = { storeIndexStores: { set: () => undefined } } as unknown as Metrics;

@@ -2,11 +2,11 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, 
 import { ConfigService } from '@nestjs/config';
 import { LRUCache } from 'lru-cache';
 import type { EnvironmentVariables } from '../config/environment.js';
-import type { Point } from '../geo/geo.js';
+import { haversineMiles, type Point } from '../geo/geo.js';
 import { Metrics } from '../metrics/metrics.js';
-import { StoreCatalog } from '../stores/store-catalog.js';
-import { nearestResponse, scopedResponse, type Moment, type Scope, type SearchScope } from './nearest-response.js';
-import { buildSnapshot, cityKey, EMPTY_SNAPSHOT, type Snapshot } from './store-snapshot.js';
+import { StoreCatalog, type CatalogChange, type CatalogStore } from '../stores/store-catalog.js';
+import { nearestAnswer, nearestResponse, scopedResponse, type Moment, type Scope, type SearchScope, type IndexView } from './nearest-response.js';
+import { buildSnapshot, cityKey, EMPTY_SNAPSHOT, storeOfCode, type Snapshot } from './store-snapshot.js';
 
 /** Rows per read while loading: small pages keep the load's short-lived garbage young. */
 const LOAD_PAGE = 2000;
@@ -19,38 +19,92 @@ const LOAD_PAGE = 2000;
  */
 const ANSWERS_MAX_BYTES = 8 * 1024 * 1024;
 
-/** A snapshot and the answers worked out on it: swapped together, so an answer never outlives its catalogue version. */
-interface Loaded {
-  snapshot: Snapshot;
-  answers: LRUCache<string, Answer>;
-}
-
-/** A kept answer: the response's bytes and what it answered (the Search-Scope header). */
+/** A kept answer: the response's bytes, what it answered (the Search-Scope header), and where a store's change could alter it. */
 interface Answer {
   body: Buffer;
   scope: SearchScope;
+  center: Point;
+  /** Miles from `center` beyond which no store's change alters this answer (see nearestAnswer). */
+  reach: number;
+  /** A region answer's state: a change elsewhere leaves it as it is. */
+  state?: string;
 }
 
-function loaded(snapshot: Snapshot): Loaded {
-  return { snapshot, answers: new LRUCache<string, Answer>({ maxSize: ANSWERS_MAX_BYTES, sizeCalculation: ({ body }) => body.length + 100 }) };
+/**
+ * Stores changed since the base snapshot was built, at most this many, before the index is
+ * built again (off the request path): each change rebuilds the changes' own small snapshot, so
+ * applying one costs a little more the more there are (about 5 ms at 2,000).
+ */
+const CHANGES_MAX = 2000;
+
+/** A store changed since the base snapshot: as it now is (none when removed), and in which catalogue version. */
+interface Changed {
+  store?: CatalogStore;
+  version: number;
 }
+
+/**
+ * What the index searches: the snapshot last built from the whole catalogue (`base`), and the
+ * stores changed since, kept apart: their base entries hidden, their current rows in a small
+ * snapshot of their own (`overlay`), searched as one catalogue (IndexView).
+ */
+interface Catalogue {
+  version: number;
+  base: Snapshot;
+  changed: Map<string, Changed>;
+  overlay: Snapshot;
+  /** 1 at each base store that changed. */
+  hidden: Uint8Array;
+  view: IndexView;
+}
+
+function catalogueOf(base: Snapshot): Catalogue {
+  return {
+    version: base.version,
+    base,
+    changed: new Map(),
+    overlay: EMPTY_SNAPSHOT,
+    hidden: new Uint8Array(base.rank.length),
+    view: { parts: [{ snapshot: base }] },
+  };
+}
+
+const answerCache = () => new LRUCache<string, Answer>({ maxSize: ANSWERS_MAX_BYTES, sizeCalculation: ({ body }) => body.length + 100 });
 
 /**
  * The stores, held in memory in a k-d tree (kdbush + geokdbush, see store-snapshot.ts), so
  * that a search costs about the same with 100,000 stores as with 1,000.
  *
- * Freshness: an import bumps `store_catalog.version` in its transaction and reloads this
- * instance's index at once; every other instance polls the version every
- * STORE_INDEX_REFRESH_MS and reloads when it changed. So a search may lag an import made
- * elsewhere by at most that interval plus the reload (about a second for 100,000 stores).
- * While a reload runs, searches use the previous snapshot.
+ * Freshness: every write of the catalogue goes through StoreCatalog.write, which bumps
+ * `store_catalog.version` and logs the codes it changed (`store_changes`) in its transaction,
+ * and hands this instance's index the changed stores as it left them: the write answers once
+ * the index has them (a few milliseconds, whatever the catalogue's size). Every other instance
+ * polls the version every STORE_INDEX_REFRESH_MS and, when it moved, reads the log for the
+ * versions it missed and only the stores they name. So a search lags a change made elsewhere by
+ * at most that interval plus a few milliseconds. A change too big to list (an import of more
+ * than CHANGE_LOG_MAX_STORES stores), a gap the log no longer covers, or a failure to apply
+ * loads every store instead (about a second for 100,000), as the start does; searches use the
+ * previous index meanwhile.
+ *
+ * Changes are not written into the snapshot (it is immutable, off the heap): the changed stores
+ * go into a small snapshot of their own and their entries in the base are hidden, both searched
+ * as one catalogue (nearest-response.ts, IndexView). Past CHANGES_MAX changed stores the index
+ * is built again from the database, off the request path. A kept answer is dropped when a
+ * changed store was or now is within its reach (the distance of its last store, or what it
+ * searched when it is not full), so most answers outlive an edit elsewhere.
  */
 @Injectable()
 export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('StoreIndex');
-  private current: Loaded = loaded(EMPTY_SNAPSHOT);
+  private current: Catalogue = catalogueOf(EMPTY_SNAPSHOT);
+  private answers = answerCache();
   private timer?: NodeJS.Timeout;
+  /** Every change of `current` (load, change, rebase) runs in this chain: one at a time, in order. */
+  private queue: Promise<unknown> = Promise.resolve();
   private reloading?: Promise<void>;
+  private rebuilding?: Promise<void>;
+  /** Changed stores past which the index is built again (CHANGES_MAX; a spec lowers it to see rebuilds). */
+  changesMax = CHANGES_MAX;
 
   constructor(
     private readonly catalog: StoreCatalog,
@@ -59,8 +113,8 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   ) {}
 
   onModuleInit(): void {
-    // A change committed by this process (an import, an admin write) answers after the reload.
-    this.catalog.onChange(() => this.reload());
+    // A change committed by this process (an import, an admin write) answers once the index has it.
+    this.catalog.onChange((change) => this.apply(change));
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -73,35 +127,62 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
     clearInterval(this.timer);
   }
 
-  /** Reloads if another instance changed the stores; a failure keeps the current snapshot. */
+  /** The catalogue version the index holds. */
+  get version(): number {
+    return this.current.version;
+  }
+
+  /** Takes the changes another instance made, if any; a failure keeps the current index. */
   async refresh(): Promise<void> {
     try {
-      if ((await this.catalog.version()) !== this.current.snapshot.version) await this.reload();
+      if ((await this.catalog.version()) !== this.current.version) await this.serially(() => this.catchUp());
     } catch (error) {
       this.logger.warn(`store index not refreshed: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 
-  /** Loads every store and swaps the snapshot; concurrent callers share one load. */
+  /**
+   * Takes a change this process committed: its stores as it left them, straight into the index
+   * when it follows the version the index holds; else (another instance's change came between,
+   * or it was too big to list) what the change log says since that version.
+   */
+  apply(change: CatalogChange): Promise<void> {
+    return this.serially(async () => {
+      if (change.version <= this.current.version) return;
+      if (change.reload || change.version !== this.current.version + 1) return this.catchUp();
+      await this.update(change);
+    });
+  }
+
+  /** Resolves once every change taken so far, and any rebuild under way, is in the index. */
+  async settled(): Promise<void> {
+    await this.rebuilding;
+    await this.queue;
+  }
+
+  /** Loads every store and swaps the index; concurrent callers share one load. */
   reload(): Promise<void> {
-    this.reloading ??= this.load().finally(() => (this.reloading = undefined));
+    this.reloading ??= this.serially(() => this.load()).finally(() => (this.reloading = undefined));
     return this.reloading;
   }
 
   /**
    * The whole 200 response of POST /locations/nearest, as UTF-8 JSON (see nearestResponse). A
    * search without `open_at` depends only on the position, the distance, the limit and the
-   * snapshot, so its answer is kept for the snapshot and given again as is (the same bytes; a
-   * caller never writes into them). With `open_at` the answer depends on the moment ("now" moves),
-   * and is worked out every time.
+   * catalogue, so its answer is kept and given again as is (the same bytes; a caller never writes
+   * into them) until a store within its reach changes. With `open_at` the answer depends on the
+   * moment ("now" moves), and is worked out every time.
    */
   nearestResponse(center: Point, maxMiles: number, limit: number, moment?: Moment): Buffer {
-    const { snapshot, answers } = this.current;
-    if (moment) return nearestResponse(snapshot, center, maxMiles, limit, moment);
+    const { view } = this.current;
+    if (moment) return nearestResponse(view, center, maxMiles, limit, moment);
     // Every argument that shapes the answer is in the key: an option added to the search goes in too.
     const key = `radius:${center.lat},${center.lng},${maxMiles},${limit}`;
-    let answer = answers.get(key);
-    if (!answer) answers.set(key, (answer = { body: nearestResponse(snapshot, center, maxMiles, limit), scope: 'radius' }));
+    let answer = this.answers.get(key);
+    if (!answer) {
+      const { body, reach } = nearestAnswer(view, center, maxMiles, limit);
+      this.answers.set(key, (answer = { body, scope: 'radius', center, reach }));
+    }
     return answer.body;
   }
 
@@ -112,28 +193,152 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
    * worked out every time.
    */
   scopedResponse(center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope): { body: Buffer; scope: SearchScope } {
-    const { snapshot, answers } = this.current;
-    if (moment) return scopedResponse(snapshot, center, maxDistance, limit, moment, scope);
+    const { view } = this.current;
+    if (moment) return scopedResponse(view, center, maxDistance, limit, moment, scope);
     const { unit, nearestIfNone, region } = scope;
     const where = region
       ? `region:${region.state}:${region.city === undefined ? '' : `city:${cityKey(region.city)}`}`
       : `${maxDistance}${nearestIfNone ? ':nearest' : ''}`;
     const key = `scoped:${center.lat},${center.lng},${limit},${unit},${where}`;
-    let answer = answers.get(key);
-    if (!answer) answers.set(key, (answer = scopedResponse(snapshot, center, maxDistance, limit, undefined, scope)));
+    let answer = this.answers.get(key);
+    if (!answer) {
+      const { body, scope: answered, reach } = scopedResponse(view, center, maxDistance, limit, undefined, scope);
+      this.answers.set(key, (answer = { body, scope: answered, center, reach, state: region?.state }));
+    }
     return answer;
+  }
+
+  private serially<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Brings the index to the catalogue's version by the change log, or by a load when the log cannot. */
+  private async catchUp(): Promise<void> {
+    let change: CatalogChange;
+    try {
+      change = await this.catalog.changesSince(this.current.version);
+    } catch (error) {
+      this.logger.warn(`store changes not read, loading every store: ${error instanceof Error ? error.message : String(error)}`);
+      return this.load();
+    }
+    if (change.reload) return this.load();
+    if (change.version > this.current.version) await this.update(change);
+  }
+
+  /**
+   * Puts the stores of `change` in the changes' snapshot (hiding their base entries), and forgets
+   * the kept answers that a store where one was or now is could alter. A failure loads every store.
+   */
+  private async update(change: Extract<CatalogChange, { stores: unknown }>): Promise<void> {
+    try {
+      const { base, changed: before, hidden: hiddenBefore } = this.current;
+      const changed = new Map(before);
+      const hidden = hiddenBefore.slice();
+      const touched: Touched[] = [];
+      const forget = (code: string) => {
+        const previous = changed.get(code);
+        if (previous) {
+          if (previous.store) touched.push(touchedBy(previous.store));
+          return;
+        }
+        const n = storeOfCode(base, code);
+        if (n !== undefined && hidden[n] === 0) {
+          hidden[n] = 1;
+          touched.push({ point: { lng: base.points[2 * n], lat: base.points[2 * n + 1] } });
+        }
+      };
+      for (const code of change.removed) {
+        forget(code);
+        changed.set(code, { version: change.version });
+      }
+      for (const store of change.stores) {
+        forget(store.code);
+        changed.set(store.code, { store, version: change.version });
+        touched.push(touchedBy(store));
+      }
+      const overlay = await buildSnapshot(change.version, [storesOf(changed)]);
+      this.current = { version: change.version, base, changed, overlay, hidden, view: { parts: [{ snapshot: base, hidden }, { snapshot: overlay }] } };
+      this.forgetAnswers(touched);
+      this.loaded();
+      if (changed.size > this.changesMax) this.rebuild();
+    } catch (error) {
+      this.logger.warn(`store changes not applied, loading every store: ${error instanceof Error ? error.message : String(error)}`);
+      await this.load();
+    }
+  }
+
+  /** Drops the kept answers that a change at one of `touched` could alter (a few hundred answers, each measured against each place). */
+  private forgetAnswers(touched: Touched[]): void {
+    const gone: string[] = [];
+    this.answers.forEach(({ center, reach, state }, key) => {
+      // A hair wider than the reach, so that rounding never keeps an answer a tie could alter.
+      const within = reach * (1 + 1e-9) + 1e-9;
+      if (touched.some((at) => (!state || !at.state || state === at.state) && haversineMiles(center, at.point) <= within)) gone.push(key);
+    });
+    for (const key of gone) this.answers.delete(key);
+  }
+
+  /**
+   * Builds the index again from the whole catalogue, off the request path (searches and changes
+   * go on meanwhile), once the changes have grown past CHANGES_MAX; the changes applied after
+   * the catalogue version it read are applied on top of it.
+   */
+  private rebuild(): void {
+    this.rebuilding ??= (async () => {
+      const version = await this.catalog.version();
+      const base = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE));
+      await this.serially(async () => {
+        // A load since holds a catalogue at least as new.
+        if (base.version <= this.current.base.version) return;
+        const later = new Map([...this.current.changed].filter(([, { version: changedIn }]) => changedIn > base.version));
+        const hidden = new Uint8Array(base.rank.length);
+        for (const code of later.keys()) {
+          const n = storeOfCode(base, code);
+          if (n !== undefined) hidden[n] = 1;
+        }
+        const overlay = await buildSnapshot(this.current.version, [storesOf(later)]);
+        const parts = later.size > 0 ? [{ snapshot: base, hidden }, { snapshot: overlay }] : [{ snapshot: base }];
+        this.current = { version: Math.max(base.version, this.current.version), base, changed: later, overlay, hidden, view: { parts } };
+        // The base was read after the version: it may hold changes the index has not applied yet, at places no change will name.
+        this.answers = answerCache();
+        this.loaded(true);
+      });
+      this.logger.log(`store index rebuilt at version ${version}`);
+    })()
+      .catch((error: unknown) => this.logger.warn(`store index not rebuilt: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => (this.rebuilding = undefined));
   }
 
   private async load(): Promise<void> {
     const started = Date.now();
     const version = await this.catalog.version();
     const snapshot = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE));
-    this.current = loaded(snapshot);
-    const count = snapshot.rank.length;
-    this.metrics.storeIndexStores.set(count);
-    this.metrics.storeIndexLoadedAt = Date.now();
+    this.current = catalogueOf(snapshot);
+    this.answers = answerCache();
+    this.loaded(true);
     this.logger.log(
-      `store index loaded: ${count} stores, ${snapshot.hours.length} distinct weeks of hours (version ${version}, ${Math.round(snapshot.json.length / 1024)} KiB of JSON) in ${Date.now() - started} ms`,
+      `store index loaded: ${snapshot.rank.length} stores, ${snapshot.hours.length} distinct weeks of hours (version ${version}, ${Math.round(snapshot.json.length / 1024)} KiB of JSON) in ${Date.now() - started} ms`,
     );
   }
+
+  /** Counts the stores searched; `built`: the whole catalogue was read (the index age gauge counts from the last full load). */
+  private loaded(built = false): void {
+    const { base, hidden, overlay } = this.current;
+    let count = base.rank.length + overlay.rank.length;
+    for (const flag of hidden) count -= flag;
+    this.metrics.storeIndexStores.set(count);
+    if (built) this.metrics.storeIndexLoadedAt = Date.now();
+  }
 }
+
+/** A place where a store was or now is, and its state when known (a base store's is not kept). */
+interface Touched {
+  point: Point;
+  state?: string;
+}
+
+const touchedBy = (store: CatalogStore): Touched => ({ point: { lat: Number(store.lat), lng: Number(store.lng) }, state: store.state.toUpperCase() });
+
+const storesOf = (changed: Map<string, Changed>): CatalogStore[] => [...changed.values()].flatMap(({ store }) => (store ? [store] : []));

@@ -41,6 +41,33 @@ export interface Snapshot {
   scheduleOf: Uint32Array;
   /** The stores of each state (by its code in capitals), and of each of its cities (by cityKey): a region search walks these. */
   states: Map<string, StateGroup>;
+  /**
+   * Store n's name and code in UTF-8, at keys[keyOffsets[2n] .. keyOffsets[2n + 1]) and
+   * [keyOffsets[2n + 1] .. keyOffsets[2n + 2]): what orders a distance tie with a store of
+   * another snapshot (an index's changes, see StoreView) and finds a store by code.
+   */
+  keys: Buffer;
+  keyOffsets: Uint32Array;
+  /** The stores in code order. */
+  byCode: Uint32Array;
+}
+
+/** Store n's name. */
+export const nameOf = ({ keys, keyOffsets }: Snapshot, n: number) => keys.toString('utf8', keyOffsets[2 * n], keyOffsets[2 * n + 1]);
+/** Store n's code. */
+export const codeOf = ({ keys, keyOffsets }: Snapshot, n: number) => keys.toString('utf8', keyOffsets[2 * n + 1], keyOffsets[2 * n + 2]);
+
+/** The number of the store with `code`, if there is one: a binary search of byCode. */
+export function storeOfCode(snapshot: Snapshot, code: string): number | undefined {
+  const { byCode } = snapshot;
+  for (let low = 0, high = byCode.length - 1; low <= high;) {
+    const middle = (low + high) >>> 1;
+    const order = compareText(codeOf(snapshot, byCode[middle]), code);
+    if (order === 0) return byCode[middle];
+    if (order < 0) low = middle + 1;
+    else high = middle - 1;
+  }
+  return undefined;
 }
 
 /** Some stores (their numbers, in catalogue order), with a k-d tree of their own when there are more than GROUP_TREE_MIN. */
@@ -76,6 +103,9 @@ export const EMPTY_SNAPSHOT: Snapshot = {
   schedules: [],
   scheduleOf: new Uint32Array(0),
   states: new Map(),
+  keys: Buffer.alloc(0),
+  keyOffsets: new Uint32Array(1),
+  byCode: new Uint32Array(0),
 };
 
 const HOURS_SLOT = '"business_hours":0';
@@ -125,7 +155,8 @@ function scheduleOfRow(row: CatalogStore, lat: number, lng: number): Schedule {
   return { hours, zone: isKnownZone(row.time_zone) ? row.time_zone : zoneOf({ lat, lng }) };
 }
 
-const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** The order of names and codes in a distance tie: by UTF-16 code units, as JavaScript compares strings. */
+export const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * The snapshot of catalogue `version` from its stores, read page by page: each page's JSON
@@ -182,6 +213,14 @@ export async function buildSnapshot(version: number, pages: AsyncIterable<Catalo
   const rank = new Uint32Array(count);
   const order = Array.from({ length: count }, (_, n) => n).sort((a, b) => compareText(names[a], names[b]) || compareText(codes[a], codes[b]));
   order.forEach((store, place) => (rank[store] = place));
+  const byCode = Uint32Array.from({ length: count }, (_, n) => n).sort((a, b) => compareText(codes[a], codes[b]));
+  const keyOffsets = new Uint32Array(2 * count + 1);
+  for (let n = 0; n < count; n++) {
+    keyOffsets[2 * n + 1] = keyOffsets[2 * n] + Buffer.byteLength(names[n]);
+    keyOffsets[2 * n + 2] = keyOffsets[2 * n + 1] + Buffer.byteLength(codes[n]);
+  }
+  const keyTexts: string[] = [];
+  for (let n = 0; n < count; n++) keyTexts.push(names[n], codes[n]);
   let index: KDBush | undefined;
   if (count > 0) {
     index = new KDBush(count);
@@ -203,6 +242,9 @@ export async function buildSnapshot(version: number, pages: AsyncIterable<Catalo
     schedules,
     scheduleOf: Uint32Array.from(scheduleOf),
     states: groupByState(stateOf, cityOf, points),
+    keys: Buffer.from(keyTexts.join('')),
+    keyOffsets,
+    byCode,
   };
 }
 

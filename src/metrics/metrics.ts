@@ -162,7 +162,7 @@ export class Metrics {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     const age: Gauge = new Gauge({
       name: 'plant_store_search_index_age_seconds',
-      help: "Seconds since this instance last loaded its search index (at start, after an import, or when another instance's import was noticed).",
+      help: 'Seconds since this instance last loaded its whole search index (at start, after a change too big to apply as one, or a rebuild after many changes).',
       registers: [this.registry],
       collect: () => {
         if (this.storeIndexLoadedAt > 0) age.set((Date.now() - this.storeIndexLoadedAt) / 1000);

@@ -20,10 +20,11 @@ describe('the store catalogue is written through one door', () => {
       return /\.tsx?$/.test(name) && !name.endsWith('.spec.ts') ? [path] : [];
     });
 
-  /** Each way the code writes the two tables: SQL by table name, TypeORM by entity, and the change event of the catalogue. */
+  /** Each way the code writes the catalogue's tables: SQL by table name, TypeORM by entity, and the change event of the catalogue. */
   const WRITES: Array<[string, RegExp]> = [
     ['SQL writing store_catalog', /\b(UPDATE|INSERT\s+(OR\s+\w+\s+)?INTO|DELETE\s+FROM|REPLACE\s+INTO)\s+[`"]?store_catalog\b/i],
     ['SQL writing stores', /\b(UPDATE|INSERT\s+(OR\s+\w+\s+)?INTO|DELETE\s+FROM|REPLACE\s+INTO)\s+[`"]?stores\b/i],
+    ['SQL writing store_changes', /\b(UPDATE|INSERT\s+(OR\s+\w+\s+)?INTO|DELETE\s+FROM|REPLACE\s+INTO)\s+[`"]?store_changes\b/i],
     [
       'TypeORM writing Store',
       /\.(insert|update|delete|save|remove|upsert|clear|softDelete|increment|decrement)\(\s*Store\b|\.into\(\s*Store\b|getRepository\(\s*Store\s*\)\s*\.\s*(insert|update|delete|save|remove|upsert|clear)\b/,
@@ -38,6 +39,7 @@ describe('the store catalogue is written through one door', () => {
     // The patterns are live: the door itself writes each table and the event.
     expect(writesIn(DOOR, readFileSync(join(root, DOOR), 'utf8'))).toEqual([
       `${DOOR}: SQL writing store_catalog`,
+      `${DOOR}: SQL writing store_changes`,
       `${DOOR}: TypeORM writing Store`,
       `${DOOR}: the catalogue change event`,
     ]);

@@ -13,6 +13,27 @@ export type StoredField = (typeof STORED_FIELDS)[number];
 /** The fields the search's index reads (CatalogStore), by the table's names (which are the columns'), and the id the pages go by. */
 const PAGE_SQL = `SELECT id, ${INDEX_FIELD_NAMES.join(', ')} FROM stores WHERE id > ? ORDER BY id LIMIT ?`;
 
+/** The stores of some codes, as PAGE_SQL reads them; `(?)` becomes one placeholder per code. */
+const CODES_SQL = `SELECT ${INDEX_FIELD_NAMES.join(', ')} FROM stores WHERE code IN (?)`;
+/** Codes per read by code. */
+const CODES_CHUNK = 500;
+
+/**
+ * A commit that changes more stores than this is logged as "reload" (NULL) rather than listed:
+ * another instance then reloads the whole catalogue, cheaper than reading thousands of stores
+ * one code at a time, and the log's row stays small (64 characters a code at most: 32 KB).
+ */
+export const CHANGE_LOG_MAX_STORES = 500;
+/** Versions kept in `store_changes`: an instance further behind than this reloads. */
+const CHANGE_LOG_KEEP = 1000;
+
+/**
+ * What one or more committed catalogue versions changed, up to `version`: every store changed
+ * as it now is (`stores`), and the codes of those gone (`removed`); or `reload` when that was
+ * too much to list.
+ */
+export type CatalogChange = { version: number; reload: true } | { version: number; reload?: false; stores: CatalogStore[]; removed: string[] };
+
 /** Rows per statement of `put`: 18 parameters each (a store's fields and its update time) stays far below SQLite's 32,766 variables. */
 const PUT_CHUNK = 500;
 /** Ids per DELETE of `remove`. */
@@ -48,6 +69,8 @@ export type CatalogWriter = 'admin' | 'import';
 export class CatalogWrite {
   /** Stores added, replaced and removed so far in this transaction. */
   readonly change = { added: 0, updated: 0, removed: 0 };
+  /** The codes written or removed so far, for the change log; undefined once there are more than CHANGE_LOG_MAX_STORES. */
+  codes: Set<string> | undefined = new Set();
 
   constructor(
     readonly manager: EntityManager,
@@ -71,15 +94,33 @@ export class CatalogWrite {
       for (const row of chunk) params.push(row.code, ...STORED_FIELDS.map((field) => row[field]), updatedAt);
       await this.manager.query(upsertSql(driver.options.type !== 'better-sqlite3', chunk.length), params);
     }
+    this.log(rows.map((row) => row.code));
     this.change.added += added;
     this.change.updated += rows.length - added;
   };
 
   /** Deletes stores by id. */
   readonly remove = async (ids: readonly number[]): Promise<void> => {
-    for (let i = 0; i < ids.length; i += REMOVE_CHUNK) await this.manager.delete(Store, ids.slice(i, i + REMOVE_CHUNK));
+    for (let i = 0; i < ids.length; i += REMOVE_CHUNK) {
+      const chunk = ids.slice(i, i + REMOVE_CHUNK);
+      // The log names stores by code, the only key other instances know them by.
+      if (this.codes && this.codes.size + chunk.length <= CHANGE_LOG_MAX_STORES) {
+        const rows: Array<{ code: string }> = await this.manager.query(`SELECT code FROM stores WHERE id IN (${chunk.map(() => '?').join(', ')})`, [...chunk]);
+        this.log(rows.map((row) => row.code));
+      } else {
+        this.codes = undefined;
+      }
+      await this.manager.delete(Store, chunk);
+    }
     this.change.removed += ids.length;
   };
+
+  private log(codes: string[]): void {
+    if (this.codes && this.codes.size + codes.length > CHANGE_LOG_MAX_STORES * 2) this.codes = undefined;
+    if (!this.codes) return;
+    for (const code of codes) this.codes.add(code);
+    if (this.codes.size > CHANGE_LOG_MAX_STORES) this.codes = undefined;
+  }
 
   get changed(): boolean {
     return this.change.added + this.change.updated + this.change.removed > 0;
@@ -90,11 +131,11 @@ export class CatalogWrite {
  * The store catalogue: for its readers (the search's index in locations/) the version and every
  * store page by page; for its writers (the admin API, the import) the one door every change goes
  * through, `write`. The only door into the catalogue for another folder, and the only file that
- * writes `store_catalog` (src/stores/catalog-door.spec.ts checks the tree for it).
+ * writes `store_catalog` and its change log `store_changes` (src/stores/catalog-door.spec.ts checks the tree for it).
  */
 @Injectable()
 export class StoreCatalog {
-  private readonly listeners: Array<() => Promise<void>> = [];
+  private readonly listeners: Array<(change: CatalogChange) => Promise<void>> = [];
   private readonly mysql: boolean;
 
   constructor(
@@ -132,8 +173,9 @@ export class StoreCatalog {
    * and changes stores only through `write.put` and `write.remove`. The version is read first,
    * FOR UPDATE on MySQL, so that catalogue writers queue on that one row instead of meeting
    * half-way in a deadlock (SQLite's transactions run one at a time anyway). When `work` changed
-   * anything, the version is bumped and the `stores.changed` event written in the same
-   * transaction, and after the commit this process's listeners run (the search index) before
+   * anything, the version is bumped, the `stores.changed` event and the change log's row (the codes
+   * changed, see changesSince) written in the same transaction, and after the commit this
+   * process's listeners run with the change (the search index applies it) before
    * this answers. A write that changed nothing commits nothing, bumps nothing and tells no one.
    * A write conflict runs `work` again from the start, so it must not keep state across tries.
    */
@@ -147,28 +189,74 @@ export class StoreCatalog {
         const write = new CatalogWrite(manager, Number(rows[0].version));
         const value = await work(write);
         let version = write.version;
+        let change: CatalogChange | undefined;
         if (write.changed) {
           await manager.query('UPDATE store_catalog SET version = version + 1 WHERE id = 1');
           version++;
           await this.outbox.storesChanged(manager, write.change);
+          change = await this.logChange(manager, version, write.codes);
         }
-        return { value, version, change: write.change, changed: write.changed, begun };
+        return { value, version, change: write.change, changed: change, begun };
       }),
     );
     this.metrics.storeCatalogWriteDuration.observe({ writer }, (performance.now() - result.begun) / 1000);
-    if (result.changed) await this.changed();
+    if (result.changed) await this.changed(result.changed);
     return { value: result.value, version: result.version, change: result.change };
   }
 
   /**
-   * Runs `listener` after each change this process commits (the server's index reloads at once
-   * and the write answers after it; other instances poll `version()`). The command line registers none.
+   * Writes `version`'s row of the change log and drops the oldest, in the writing transaction;
+   * gives the change as this transaction leaves the stores (read back, so that the index holds
+   * exactly what a reload would read).
    */
-  onChange(listener: () => Promise<void>): void {
+  private async logChange(manager: EntityManager, version: number, codes: Set<string> | undefined): Promise<CatalogChange> {
+    await manager.query('INSERT INTO store_changes (version, stores) VALUES (?, ?)', [version, codes ? JSON.stringify([...codes]) : null]);
+    await manager.query('DELETE FROM store_changes WHERE version <= ?', [version - CHANGE_LOG_KEEP]);
+    return codes ? { version, ...(await this.storesOf(manager, [...codes])) } : { version, reload: true };
+  }
+
+  /** The stores of `codes` as they are now, and the codes of those that no longer exist. */
+  private async storesOf(manager: EntityManager | DataSource, codes: string[]): Promise<{ stores: CatalogStore[]; removed: string[] }> {
+    const stores: CatalogStore[] = [];
+    for (let i = 0; i < codes.length; i += CODES_CHUNK) {
+      const chunk = codes.slice(i, i + CODES_CHUNK);
+      stores.push(...(await manager.query<CatalogStore[]>(CODES_SQL.replace('(?)', `(${chunk.map(() => '?').join(', ')})`), chunk)));
+    }
+    const found = new Set(stores.map((store) => store.code));
+    return { stores, removed: codes.filter((code) => !found.has(code)) };
+  }
+
+  /**
+   * What the catalogue changed after `version`, from the change log (one read of the log, one of
+   * the stores it names): `reload` when the log no longer covers every later version, or one of
+   * them was too big to list. The stores are read after the version, so they may already hold a
+   * later change too; applying that change again later changes nothing.
+   */
+  async changesSince(version: number): Promise<CatalogChange> {
+    const current = await this.version();
+    if (current === version) return { version, stores: [], removed: [] };
+    if (current < version) return { version: current, reload: true };
+    const log: Array<{ version: number | string; stores: string | null }> = await this.dataSource.query(
+      'SELECT version, stores FROM store_changes WHERE version > ? AND version <= ? ORDER BY version',
+      [version, current],
+    );
+    if (log.length !== current - version || log.some((row) => row.stores === null)) return { version: current, reload: true };
+    const codes = new Set<string>();
+    for (const row of log) for (const code of JSON.parse(row.stores!) as string[]) codes.add(code);
+    if (codes.size > CHANGE_LOG_MAX_STORES * 4) return { version: current, reload: true };
+    return { version: current, ...(await this.storesOf(this.dataSource, [...codes])) };
+  }
+
+  /**
+   * Runs `listener` with each change this process commits (the server's index applies it at once
+   * and the write answers after it; other instances poll `version()` and read `changesSince`).
+   * The command line registers none.
+   */
+  onChange(listener: (change: CatalogChange) => Promise<void>): void {
     this.listeners.push(listener);
   }
 
-  private async changed(): Promise<void> {
-    await Promise.all(this.listeners.map((listener) => listener()));
+  private async changed(change: CatalogChange): Promise<void> {
+    await Promise.all(this.listeners.map((listener) => listener(change)));
   }
 }
