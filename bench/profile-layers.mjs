@@ -40,9 +40,11 @@ const LAYERS = [
   ],
   ['validation (class-validator, the pipe)', (f) => /\/node_modules\/(class-validator|validator|libphonenumber-js)\/|\/dist\/common\/valid/.test(f.url)],
   ['class-transformer', (f) => /\/node_modules\/class-transformer\//.test(f.url)],
+  ['rate limits (rate-limiter-flexible)', (f) => /\/dist\/auth\/rate-limit|\/node_modules\/rate-limiter-flexible\//.test(f.url)],
   [
-    'auth (passport bearer, guard, token cache)',
-    (f) => /\/dist\/(auth|tokens)\/|\/node_modules\/(passport|passport-strategy|passport-http-bearer|@nestjs\/passport)\//.test(f.url),
+    'auth (passport bearer, guard, token check and cache)',
+    (f) =>
+      /\/dist\/(auth|tokens)\/|\/dist\/config\/token-format|\/node_modules\/(passport|passport-strategy|passport-http-bearer|@nestjs\/passport)\//.test(f.url),
   ],
   ['helmet', (f) => /\/node_modules\/helmet\//.test(f.url)],
   ['metrics (prom-client)', (f) => /\/dist\/metrics\/|\/node_modules\/(prom-client|tdigest|bintrees)\//.test(f.url)],
@@ -76,6 +78,8 @@ const LAYERS = [
   ['other packages', (f) => f.url.includes('/node_modules/')],
 ];
 const IDLE = '(idle)';
+/** Frames whose time is their caller's: hashing, checksums and ids are asked for by a layer. */
+const PASS = (f) => /^node:(crypto|zlib|internal\/crypto)/.test(f.url) || (f.url === '' && /^(Hash|digest|crc32|update)$/.test(f.functionName));
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map();
@@ -87,7 +91,7 @@ function layer(id) {
   let found;
   if (frame.functionName === IDLE) found = IDLE;
   else {
-    found = LAYERS.find(([, test]) => test(frame))?.[0];
+    found = PASS(frame) ? undefined : LAYERS.find(([, test]) => test(frame))?.[0];
     if (!found) found = parent.has(id) ? layer(parent.get(id)) : 'V8 built-ins and glue';
   }
   layerOf.set(id, found);

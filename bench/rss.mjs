@@ -2,7 +2,8 @@
 // or an environment variable changes in it.
 //
 // Seeds one MySQL database (BENCH_DATABASE_URL, as npm run bench: `<name>_rss`) with STORES
-// synthetic stores (default 100,000) and 10,000 plants, then for each variant of RSS_VARIANTS
+// synthetic stores (default 100,000) and 10,000 plants (or uses SEEDED_DATABASE_URL, a database
+// such a run seeded: a token is made for it), then for each variant of RSS_VARIANTS
 // starts the built service fresh (as in production: NODE_ENV=production, one log line per request
 // into a file, metrics off, abuse limits off), runs the list and the searches at 5 and 50 mi
 // (DURATION seconds each, default 5, 32 connections) and reads, after the load:
@@ -10,19 +11,21 @@
 // - VmRSS and VmHWM (its peak) from /proc/<pid>/status, and the resident set split into anonymous
 //   memory and file pages (the node binary, shared libraries) from /proc/<pid>/smaps_rollup;
 // - process.memoryUsage() and V8's heap spaces, through bench/memory-probe.mjs (preloaded; on
-//   SIGUSR2 it writes them as they are and again after a full collection: what is live);
+//   SIGUSR2 it writes them as they are and again after a full collection: what is live), and the
+//   garbage collector's pauses during the load by kind;
 // - and, per scenario, req/s, p99 and the service's CPU time per request (from /proc: what a
 //   flag costs, less moved by the machine's other work than req/s);
 //
 // ROUNDS times (default 2), each round starting every variant anew, their order turning from
 // round to round. A variant is `name=settings`, settings separated by spaces, each a node flag
 // (`--max-semi-space-size=4`) or an environment variable (`MALLOC_ARENA_MAX=2`); variants are
-// separated by `;`. Default: `default;arena2=MALLOC_ARENA_MAX=2`. The table gives the means of the
+// separated by `;`. Default: `no-flag;npm-start=--max-old-space-size=256` (the service without a
+// heap limit, as the other benches start it, and with the one npm start and the image give it). The table gives the means of the
 // rounds (MB = MiB), the req/s and worst p99 of each scenario, and the machine's load average.
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, cpuSeconds, fmt, freshDatabase, seedStoresAndPlants, startProcess } from './lib.mjs';
+import { ROOT, cli, cpuSeconds, fmt, freshDatabase, seedStoresAndPlants, startProcess } from './lib.mjs';
 import { benchScenarios } from './scenarios.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 5);
@@ -30,7 +33,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const STORES = Number(process.env.STORES ?? 100_000);
 const TEAMS = 10;
 const PLANTS_PER_TEAM = 1000;
-const VARIANTS = (process.env.RSS_VARIANTS ?? 'default;arena2=MALLOC_ARENA_MAX=2').split(';').map((spec) => {
+const VARIANTS = (process.env.RSS_VARIANTS ?? 'no-flag;npm-start=--max-old-space-size=256').split(';').map((spec) => {
   const [name, settings = ''] = spec.trim().split(/=(.*)/s);
   const parts = settings.split(/\s+/).filter(Boolean);
   return {
@@ -42,10 +45,14 @@ const VARIANTS = (process.env.RSS_VARIANTS ?? 'default;arena2=MALLOC_ARENA_MAX=2
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const kb = (text, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1]) / 1024;
 
-console.error(`seeding ${STORES} stores and ${TEAMS * PLANTS_PER_TEAM} plants…`);
-const DATABASE_URL = await freshDatabase('rss');
+const DATABASE_URL = process.env.SEEDED_DATABASE_URL ?? (await freshDatabase('rss'));
 const env = { DATABASE_URL, NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', METRICS_PORT: '0' };
-const { tokens } = await seedStoresAndPlants(env, { stores: STORES, teams: TEAMS, plantsPerTeam: PLANTS_PER_TEAM });
+let tokens;
+if (process.env.SEEDED_DATABASE_URL) tokens = [await cli(env, 'tokens', 'create', '--team', 'team0')];
+else {
+  console.error(`seeding ${STORES} stores and ${TEAMS * PLANTS_PER_TEAM} plants…`);
+  ({ tokens } = await seedStoresAndPlants(env, { stores: STORES, teams: TEAMS, plantsPerTeam: PLANTS_PER_TEAM }));
+}
 const scenarios = benchScenarios({ tokens, duration: DURATION }).slice(0, 3);
 const work = mkdtempSync(join(tmpdir(), 'plant-store-rss-'));
 const probe = `${ROOT}bench/memory-probe.mjs`;
@@ -72,6 +79,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const status = () => readFileSync(`/proc/${service.pid}/status`, 'utf8');
     const idleRss = kb(status(), 'VmRSS');
     const runs = [];
+    process.kill(service.pid, 'SIGWINCH');
     for (const s of scenarios) {
       const cpuBefore = cpuSeconds(service.pid);
       const run = await s.run(service.url);
@@ -115,6 +123,23 @@ for (const variant of VARIANTS) {
     `| ${variant.name} | ${m((r) => r.idleRss)} | ${m((r) => r.rss)} (${rows.map((r) => fmt(r.rss)).join(', ')}) | ${m((r) => r.hwm)} | ${m((r) => r.anonymous)} | ${m((r) => r.file)} | ${m((r) => r.memory.before.heapTotal)} | ${m((r) => r.memory.before.heapUsed)} | ${m((r) => r.memory.before.external)} | ${m((r) => r.memory.before.arrayBuffers)} | ${m((r) => r.anonymous - r.memory.before.heapTotal - r.memory.before.external)} | ${m((r) => r.memory.afterGc.heapUsed)} | ${m((r) => r.afterGcRss)} | ` +
       scenarios.map((_, i) => `${m((r) => r.runs[i].rps)} (${Math.max(...rows.map((r) => r.runs[i].p99))}), ${m((r) => r.runs[i].cpuUs)}`).join(' | ') +
       ` | ${bad} |`,
+  );
+}
+console.log("\nGarbage collection during the load, main thread's pauses (count, ms per 1,000 requests; means of the rounds):");
+for (const variant of VARIANTS) {
+  const rows = results[variant.name];
+  const kinds = [...new Set(rows.flatMap((r) => Object.keys(r.memory.before.pauses)))];
+  const requests = (r) => r.runs.reduce((n, run) => n + run.total, 0) / 1000;
+  console.log(
+    `- ${variant.name}: ${kinds
+      .map(
+        (k) =>
+          `${k} ${fmt(mean(rows, (r) => r.memory.before.pauses[k]?.count ?? 0))} (${fmt(
+            mean(rows, (r) => (r.memory.before.pauses[k]?.ms ?? 0) / requests(r)),
+            1,
+          )} ms)`,
+      )
+      .join(', ')}`,
   );
 }
 console.log('\nV8 heap spaces after the load, size / used MB (mean of the rounds):');
