@@ -59,7 +59,7 @@ export class Metrics {
 
   readonly tokenCacheLookups = new Counter({
     name: 'plant_store_token_cache_lookups_total',
-    help: 'Look-ups of well-formed opaque tokens by whether the in-process cache had them (hit) or the database was asked (miss).',
+    help: 'Look-ups of well-formed opaque tokens by whether the in-process cache had them (hit), the database was asked (miss) or a read of the same token already in flight answered (shared).',
     labelNames: ['result'] as const,
     registers: [this.registry],
   });

@@ -57,6 +57,13 @@ export class TokensService implements OnModuleDestroy {
    * Unknown tokens are not cached: a new token works at once, and guessing is rate limited.
    */
   private readonly cache: LRUCache<string, CachedToken> | null;
+  /**
+   * Database reads in flight by digest: when a cached token expires under load, every request
+   * holding it misses at once (one per connection), and they all wait for the one read.
+   */
+  private readonly reads = new Map<string, Promise<CachedToken | null>>();
+  /** The cache's counter by result, bound once: authenticate runs on every request. */
+  private readonly lookups: Record<'hit' | 'miss' | 'shared', { inc(): void }>;
   /** Token id → time of its latest use not yet written. */
   private pendingUses = new Map<number, Date>();
   private readonly flushTimer: NodeJS.Timeout;
@@ -74,6 +81,11 @@ export class TokensService implements OnModuleDestroy {
     this.adminFileDigest = adminToken === undefined ? null : Buffer.from(hashToken(adminToken), 'hex');
     const cacheSeconds = env.get('TOKEN_CACHE_SECONDS', { infer: true });
     this.cache = cacheSeconds > 0 ? new LRUCache({ max: CACHE_ENTRIES, ttl: cacheSeconds * 1000, ttlAutopurge: false }) : null;
+    this.lookups = {
+      hit: metrics.tokenCacheLookups.labels('hit'),
+      miss: metrics.tokenCacheLookups.labels('miss'),
+      shared: metrics.tokenCacheLookups.labels('shared'),
+    };
     this.flushTimer = setInterval(() => void this.flushLastUsed(), LAST_USED_FLUSH_MS).unref();
   }
 
@@ -192,17 +204,10 @@ export class TokensService implements OnModuleDestroy {
     if (!isWellFormedToken(token)) return null;
     const hash = hashToken(token);
     if (this.adminFileDigest && timingSafeEqual(this.adminFileDigest, Buffer.from(hash, 'hex'))) return ADMIN_FILE_CALLER;
-    let entry = this.cache?.get(hash);
-    this.metrics.tokenCacheLookups.inc({ result: entry ? 'hit' : 'miss' });
-    if (!entry) {
-      const record = await this.tokens.findOne({
-        select: { id: true, team: true, scope: true, expiresAt: true, revokedAt: true },
-        where: { tokenHash: hash },
-      });
-      if (!record || record.revokedAt) return null;
-      entry = { id: record.id, team: record.team, scope: record.scope, expiresAt: record.expiresAt?.getTime() ?? null };
-      this.cache?.set(hash, entry);
-    }
+    let entry: CachedToken | null | undefined = this.cache?.get(hash);
+    if (entry) this.lookups.hit.inc();
+    else entry = await this.read(hash);
+    if (!entry) return null;
     const now = Date.now();
     if (entry.expiresAt !== null && entry.expiresAt <= now) return null;
     this.pendingUses.set(entry.id, new Date(now));
@@ -237,8 +242,37 @@ export class TokensService implements OnModuleDestroy {
     return record;
   }
 
+  /**
+   * The token's row, read once for every request that asks while the read is in flight (see
+   * `reads`); a valid token is cached. Unknown and revoked tokens give null and are not cached.
+   */
+  private read(hash: string): Promise<CachedToken | null> {
+    const pending = this.reads.get(hash);
+    if (pending) {
+      this.lookups.shared.inc();
+      return pending;
+    }
+    this.lookups.miss.inc();
+    const read = this.tokens
+      .findOne({ select: { id: true, team: true, scope: true, expiresAt: true, revokedAt: true }, where: { tokenHash: hash } })
+      .then((record) => {
+        if (!record || record.revokedAt) return null;
+        const entry = { id: record.id, team: record.team, scope: record.scope, expiresAt: record.expiresAt?.getTime() ?? null };
+        // A revocation made here while this read was in flight dropped it (evict): its row may predate the revocation.
+        if (this.reads.get(hash) === read) this.cache?.set(hash, entry);
+        return entry;
+      })
+      .finally(() => {
+        if (this.reads.get(hash) === read) this.reads.delete(hash);
+      });
+    this.reads.set(hash, read);
+    return read;
+  }
+
   /** Revocations made in this process take effect here at once; other instances within the cache time. */
   private evict(id: number): void {
+    // A read in flight may have started before the revocation: later requests read again.
+    this.reads.clear();
     if (!this.cache) return;
     for (const [hash, entry] of this.cache.entries()) if (entry.id === id) this.cache.delete(hash);
   }

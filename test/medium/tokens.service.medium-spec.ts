@@ -1,5 +1,7 @@
 import { jest } from '@jest/globals';
 import { ConflictException, NotFoundException } from '@nestjs/common';
+import { getRepositoryToken } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
 import { generateToken, hashToken } from '../../src/config/token-format.js';
 import { ApiToken } from '../../src/tokens/api-token.entity.js';
 import { TokensModule } from '../../src/tokens/tokens.module.js';
@@ -16,6 +18,8 @@ describe(TokensService.name, () => {
   let sut: TokensService;
   const rows = () => ctx.dataSource.getRepository(ApiToken);
   const row = (id: number) => rows().findOneByOrFail({ id });
+  /** The repository the service reads tokens through. */
+  const repository = () => ctx.module.get<Repository<ApiToken>>(getRepositoryToken(ApiToken));
   const at = (time: number) => jest.spyOn(Date, 'now').mockReturnValue(time);
 
   beforeAll(async () => {
@@ -119,6 +123,21 @@ describe(TokensService.name, () => {
       await expect(sut.authenticate(token)).resolves.toBeNull();
       await expect(row(record.id)).resolves.toMatchObject({ expiresAt: new Date(T0 + DAY), revokedAt: null });
     });
+
+    it('reads a token the cache does not hold once for all the requests that ask meanwhile, then from the cache', async () => {
+      const { token, record } = await sut.create({ team: 'herd' });
+      const reads = jest.spyOn(repository(), 'findOne');
+      const callers = await Promise.all(Array.from({ length: 8 }, () => sut.authenticate(token)));
+      expect(callers).toEqual(Array(8).fill({ tokenId: record.id, team: 'herd', scopes: ['read', 'write'] }));
+      await expect(sut.authenticate(token)).resolves.toMatchObject({ tokenId: record.id });
+      expect(reads).toHaveBeenCalledTimes(1);
+      // An unknown token is read again each time (never cached), but also once for the requests that ask together.
+      const unknown = generateToken();
+      await expect(Promise.all([sut.authenticate(unknown), sut.authenticate(unknown)])).resolves.toEqual([null, null]);
+      expect(reads).toHaveBeenCalledTimes(2);
+      await expect(sut.authenticate(unknown)).resolves.toBeNull();
+      expect(reads).toHaveBeenCalledTimes(3);
+    });
   });
 
   describe('flushLastUsed', () => {
@@ -147,6 +166,27 @@ describe(TokensService.name, () => {
       expect(revoked).toMatchObject({ id: record.id, team: 'revoke', revokedAt: expect.any(Date) });
       await expect(row(record.id)).resolves.toMatchObject({ revokedAt: revoked.revokedAt });
       await expect(sut.authenticate(token)).resolves.toBeNull();
+    });
+
+    it('stops the token for the requests after it though a read of its row was in flight', async () => {
+      const { token, record } = await sut.create({ team: 'revoke' });
+      // The read that is in flight when the revocation commits answers only after it (its row still valid).
+      let revokedMeanwhile!: () => void;
+      const revocation = new Promise<void>((resolve) => (revokedMeanwhile = resolve));
+      const findOne = repository().findOne.bind(repository());
+      jest.spyOn(repository(), 'findOne').mockImplementationOnce(async (options) => {
+        const found = await findOne(options);
+        await revocation;
+        return found;
+      });
+      const inFlight = sut.authenticate(token);
+      await sut.revoke(record.id);
+      revokedMeanwhile();
+      await expect(sut.authenticate(token)).resolves.toBeNull();
+      await expect(inFlight).resolves.toMatchObject({ tokenId: record.id });
+      // Nor is that read's answer kept for the requests after it.
+      await expect(sut.authenticate(token)).resolves.toBeNull();
+      await expect(row(record.id)).resolves.toMatchObject({ revokedAt: expect.any(Date) });
     });
 
     it('keeps the time of the first revocation when revoked again', async () => {
