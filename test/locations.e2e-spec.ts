@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { DEMO_STORES_FILE } from '../src/demo/demo-seed.service.js';
-import { haversineMiles } from '../src/geo/geo.js';
+import { haversineMiles } from '../src/shared/great-circle.js';
 import { ZipGeocoder } from '../src/geo/zip-geocoder.js';
 import { Store } from '../src/stores/store.entity.js';
 import { importStores, storesCsv } from './support/stores.js';

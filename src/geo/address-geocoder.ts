@@ -16,7 +16,7 @@ import {
 import { LRUCache } from 'lru-cache';
 import type { EnvironmentVariables } from '../config/environment.js';
 import { Metrics } from '../metrics/metrics.js';
-import { haversineMiles, type Point } from './geo.js';
+import { haversineMiles, type Point } from '../shared/great-circle.js';
 import { createEngine, EngineFailure, type AddressQuery, type EngineMatch, type FailureReason, type GeocoderEngine } from './geocoder-engines.js';
 
 /** Why a search with a street address measured from the ZIP code's point after all. */

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Point } from './geo.js';
+import type { Point } from '../shared/great-circle.js';
 
 /**
  * The engines behind GEOCODER: each turns one US street address into a street-level point, or

@@ -1,10 +1,10 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import { AddressGeocoder, type FallbackReason, type PositionSource } from '../geo/address-geocoder.js';
-import type { Point } from '../geo/geo.js';
+import type { Point } from '../shared/great-circle.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
-import { parseDateTime } from '../stores/opening-hours.js';
+import { parseDateTime } from './date-time.js';
 import { DEFAULT_MAX_DISTANCE, OPEN_AT_NOW, type CustomerAddress, type NearestLocationsRequest } from './dto/nearest-locations.dto.js';
 import type { DistanceUnit, Moment, SearchScope } from './nearest-response.js';
 import { StoreIndex } from './store-index.js';

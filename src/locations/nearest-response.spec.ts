@@ -1,4 +1,4 @@
-import { haversineMiles, type Point } from '../geo/geo.js';
+import { haversineMiles, type Point } from '../shared/great-circle.js';
 import type { CatalogStore } from '../stores/store-catalog.js';
 import type { Weekday } from '../stores/store.entity.js';
 import { KM_PER_MILE, nearestResponse, scopedResponse, type Scope } from './nearest-response.js';

@@ -1,7 +1,7 @@
 import { around } from 'geokdbush';
 import type KDBush from 'kdbush';
-import { EARTH_RADIUS_MILES, haversineMiles, type Point } from '../geo/geo.js';
-import { openingState } from '../stores/opening-hours.js';
+import { EARTH_RADIUS_MILES, haversineMiles, type Point } from '../shared/great-circle.js';
+import { openingState } from '../shared/opening-hours.js';
 import { cityKey, type Snapshot } from './store-snapshot.js';
 
 /** geokdbush measures in kilometres on a sphere of this radius; only the angle matters. */

@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, 
 import { ConfigService } from '@nestjs/config';
 import { LRUCache } from 'lru-cache';
 import type { EnvironmentVariables } from '../config/environment.js';
-import type { Point } from '../geo/geo.js';
+import type { Point } from '../shared/great-circle.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog } from '../stores/store-catalog.js';
 import { nearestResponse, scopedResponse, type Moment, type Scope, type SearchScope } from './nearest-response.js';

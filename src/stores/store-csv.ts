@@ -1,9 +1,9 @@
-import { haversineMiles, type Point } from '../geo/geo.js';
+import { haversineMiles, type Point } from '../shared/great-circle.js';
 import { isKnownZone } from '../geo/time-zones.js';
-import { US_STATE_CODES } from '../geo/us-states.js';
+import { US_STATE_CODES } from '../shared/us-states.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
-import { hoursProblem } from './business-hours.js';
-import { unguardCell } from './csv-guard.js';
+import { hoursProblem } from '../shared/business-hours.js';
+import { unguardCell } from '../shared/csv-guard.js';
 import { WEEKDAYS, type Weekday } from './store.entity.js';
 
 /** The stores CSV header every file has, in this order (contract §4). */

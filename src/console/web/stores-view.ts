@@ -1,8 +1,8 @@
 import { parse } from 'csv-parse/browser/esm/sync';
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { unguardCell } from '../../stores/csv-guard.js';
-import { US_STATE_CODES } from '../../geo/us-states.js';
+import { unguardCell } from '../../shared/csv-guard.js';
+import { US_STATE_CODES } from '../../shared/us-states.js';
 import { api, ApiError, apiFile } from './api.js';
 import { openingText } from './opening-text.js';
 import { fieldErrors, Hours, Pager, useListPage, WEEKDAYS } from './parts.js';

@@ -5,7 +5,7 @@ import { IsObject, IsOptional, IsString, Matches, ValidateBy, ValidateNested, ty
 import { type FieldOptions, ValidateField, ValidateInteger, ValidateText } from '../../common/validators.js';
 import { ValidateUsState } from '../../geo/validate-us-state.js';
 import { ZIP_PATTERN } from '../../geo/zip-geocoder.js';
-import { parseDateTime } from '../../stores/opening-hours.js';
+import { parseDateTime } from '../date-time.js';
 
 // The schemas below list their keys in the order of the published document (clients/typescript/openapi.json).
 
