@@ -1,11 +1,11 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
+import { WEEKDAYS, type Weekday } from '../../shared/weekdays.js';
 import { api, nextCursor } from './api.js';
 
 // Small pieces the views share.
 
-export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
-export type WeekHours = Record<(typeof WEEKDAYS)[number], string>;
+export type WeekHours = Record<Weekday, string>;
 
 export function Hours({ hours }: { hours: WeekHours }) {
   return html`<dl class="hours">

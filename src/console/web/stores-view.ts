@@ -3,9 +3,10 @@ import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { unguardCell } from '../../shared/csv-guard.js';
 import { US_STATE_CODES } from '../../shared/us-states.js';
+import { WEEKDAYS } from '../../shared/weekdays.js';
 import { api, ApiError, apiFile } from './api.js';
 import { openingText } from './opening-text.js';
-import { fieldErrors, Hours, Pager, useListPage, WEEKDAYS } from './parts.js';
+import { fieldErrors, Hours, Pager, useListPage } from './parts.js';
 import type { CustomerPosition, Location, Store } from './schema.js';
 import { StoreMap, type StorePoints } from './store-map.js';
 
