@@ -1,6 +1,7 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
 import type { Response } from 'express';
-import { AddressGeocoder, type FallbackReason, type PositionSource } from '../geo/address-geocoder.js';
+import { POSITION_SOURCES, type PositionSource } from '../common/api-headers.js';
+import { AddressGeocoder, type FallbackReason } from '../geo/address-geocoder.js';
 import type { Point } from '../shared/great-circle.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -38,11 +39,10 @@ export class LocationsService {
     private readonly metrics: Metrics,
   ) {
     // Bound once: the search's hot path counts without a label look-up.
-    this.counted = {
-      address: metrics.searchPositions.labels('address'),
-      zip: metrics.searchPositions.labels('zip'),
-      device: metrics.searchPositions.labels('device'),
-    };
+    this.counted = Object.fromEntries(POSITION_SOURCES.map((source) => [source, metrics.searchPositions.labels(source)])) as Record<
+      PositionSource,
+      { inc(): void }
+    >;
   }
 
   /**

@@ -13,3 +13,6 @@ export type Token = Schemas['AdminToken'];
 export type IssuedToken = Schemas['AdminIssuedToken'] | Schemas['AdminTokenRotated'];
 export type ZipPoint = Schemas['AdminZipPoint'];
 export type CustomerPosition = Schemas['AdminCustomerPosition'];
+export type PositionSource = CustomerPosition['source'];
+export type FallbackReason = NonNullable<CustomerPosition['fallback']>;
+export type ImportProblem = Schemas['AdminStoreImportProblem'];

@@ -7,7 +7,7 @@ import { WEEKDAYS } from '../../shared/weekdays.js';
 import { api, ApiError, apiFile } from './api.js';
 import { openingText } from './opening-text.js';
 import { fieldErrors, Hours, Pager, useListPage } from './parts.js';
-import type { CustomerPosition, Location, Store } from './schema.js';
+import type { CustomerPosition, FallbackReason, Location, PositionSource, Store } from './schema.js';
 import { StoreMap, type StorePoints } from './store-map.js';
 
 const PAGE = 25;
@@ -112,13 +112,16 @@ function EditStore({ store, onDone }: { store: Store; onDone: (changed: boolean)
   </form>`;
 }
 
-/** What a search measured from, in words: the `source` and `fallback` of POST /admin/locations/position. */
-const POSITION_WORDS: Record<string, string> = {
+/**
+ * What a search measured from, in words: the `source` and `fallback` of POST /admin/locations/position.
+ * Keyed by the document's enums (schema.ts): a source or reason the API adds fails the type check here until it is worded.
+ */
+const POSITION_WORDS: Record<PositionSource, string> = {
   address: 'the street address, as the geocoder placed it',
   zip: "the ZIP code's point",
   device: "the device's position",
 };
-const FALLBACK_WORDS: Record<string, string> = {
+const FALLBACK_WORDS: Record<FallbackReason, string> = {
   no_match: 'the geocoder found no street-level match',
   implausible: 'the geocoder placed it too far from the ZIP code or in another state',
   timeout: 'the geocoder did not answer in time',
@@ -222,7 +225,7 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
       position &&
       html`<p class="hint" data-position=${position.source}>
         <span aria-hidden="true" class="legend-diamond"></span>
-        ${`Measured from ${POSITION_WORDS[position.source] ?? position.source} (${position.lat.toFixed(6)}, ${position.lng.toFixed(6)})${position.fallback ? `: ${FALLBACK_WORDS[position.fallback] ?? position.fallback}` : ''}. `}
+        ${`Measured from ${POSITION_WORDS[position.source]} (${position.lat.toFixed(6)}, ${position.lng.toFixed(6)})${position.fallback ? `: ${FALLBACK_WORDS[position.fallback]}` : ''}. `}
         <span aria-hidden="true" class="legend-square"></span>
         ${`ZIP ${position.zip.zip}'s point: ${position.zip.lat.toFixed(6)}, ${position.zip.lng.toFixed(6)}.`}
       </p>`
