@@ -7,6 +7,10 @@ import type { HeaderObject, OpenAPIObject, OperationObject, ReferenceObject } fr
  */
 export const POSITION_SOURCES = ['address', 'zip', 'device'] as const;
 export type PositionSource = (typeof POSITION_SOURCES)[number];
+/** The search's units (`distance_unit`, the `Distance-Unit` header). */
+export const DISTANCE_UNITS = ['mi', 'km'] as const;
+/** What a search looked through (the `Search-Scope` header). */
+export const SEARCH_SCOPES = ['radius', 'nearest', 'region'] as const;
 
 /**
  * Every response header of the contract, described once. The document lists them under
@@ -57,13 +61,13 @@ const RESPONSE_HEADERS = {
     description:
       "The unit of the request's `max_distance` and of each location's `distance`: `mi` (miles, the default) or `km` (the request's `distance_unit`).",
     required: true,
-    schema: { type: 'string', enum: ['mi', 'km'], example: 'mi' },
+    schema: { type: 'string', enum: [...DISTANCE_UNITS], example: 'mi' },
   },
   'Search-Scope': {
     description:
       "What the search looked through: `radius` (the stores within `max_distance`), `nearest` (`nearest_if_none` found none in range and answered the single nearest store) or `region` (the stores of the request's `region`).",
     required: true,
-    schema: { type: 'string', enum: ['radius', 'nearest', 'region'], example: 'radius' },
+    schema: { type: 'string', enum: [...SEARCH_SCOPES], example: 'radius' },
   },
   ETag: {
     description:

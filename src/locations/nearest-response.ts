@@ -1,6 +1,7 @@
 import { around } from 'geokdbush';
 import type KDBush from 'kdbush';
-import { EARTH_RADIUS_MILES, haversineMiles, type Point } from '../shared/great-circle.js';
+import { DISTANCE_UNITS, SEARCH_SCOPES } from '../common/api-headers.js';
+import { EARTH_RADIUS_MILES, haversineMiles, KM_PER_MILE, type Point } from '../shared/great-circle.js';
 import { openingState } from '../shared/opening-hours.js';
 import { cityKey, type Snapshot } from './store-snapshot.js';
 
@@ -74,13 +75,10 @@ export function nearestResponse(snapshot: Snapshot, center: Point, maxMiles: num
   return write(snapshot, found, openings);
 }
 
-/** 1 mile in kilometres, exactly (the international mile). */
-export const KM_PER_MILE = 1.609344;
-
-export type DistanceUnit = 'mi' | 'km';
+export type DistanceUnit = (typeof DISTANCE_UNITS)[number];
 
 /** What a search looked through, as its `Search-Scope` header says. */
-export type SearchScope = 'radius' | 'nearest' | 'region';
+export type SearchScope = (typeof SEARCH_SCOPES)[number];
 
 /** A state, or a city of it: the request's `region`, its state in capitals. */
 export interface Region {

@@ -3,6 +3,7 @@ import type { components } from '../../../clients/typescript/schema.js';
 // The API's own types, generated from its OpenAPI document (`npm run client:generate`): the
 // console reads the answers the API documents, and `npm run lint` fails when they part.
 type Schemas = components['schemas'];
+type Headers = components['headers'];
 
 export type Store = Schemas['AdminStore'];
 export type Location = Schemas['Location'];
@@ -16,3 +17,5 @@ export type CustomerPosition = Schemas['AdminCustomerPosition'];
 export type PositionSource = CustomerPosition['source'];
 export type FallbackReason = NonNullable<CustomerPosition['fallback']>;
 export type ImportProblem = Schemas['AdminStoreImportProblem'];
+export type SearchScope = Headers['Search-Scope'];
+export type DistanceUnit = Headers['Distance-Unit'];

@@ -2,12 +2,13 @@ import { parse } from 'csv-parse/browser/esm/sync';
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { unguardCell } from '../../shared/csv-guard.js';
+import { KM_PER_MILE } from '../../shared/great-circle.js';
 import { US_STATE_CODES } from '../../shared/us-states.js';
 import { WEEKDAYS } from '../../shared/weekdays.js';
 import { api, ApiError, apiFile } from './api.js';
 import { openingText } from './opening-text.js';
 import { fieldErrors, Hours, Pager, useListPage } from './parts.js';
-import type { CustomerPosition, FallbackReason, Location, PositionSource, Store } from './schema.js';
+import type { CustomerPosition, DistanceUnit, FallbackReason, Location, PositionSource, SearchScope, Store } from './schema.js';
 import { StoreMap, type StorePoints } from './store-map.js';
 
 const PAGE = 25;
@@ -131,14 +132,15 @@ const FALLBACK_WORDS: Record<FallbackReason, string> = {
   breaker_open: 'the geocoder is skipped after repeated failures',
 };
 
-const KM_PER_MILE = 1.609344;
+/** The line above a search's results, by its `Search-Scope` (keyed by the document's enum, as the words above). */
+const RESULTS_TEXT: Record<SearchScope, (count: number, stores: string, region: string) => string> = {
+  region: (count, stores, region) => (count === 0 ? `No store in ${region}.` : `${stores} in ${region}, nearest first:`),
+  nearest: () => 'No store within reach; the nearest one:',
+  radius: (count, stores) => (count === 0 ? 'No store within reach.' : `${stores}, nearest first:`),
+};
 
-/** The line above a search's results, by its `Search-Scope`. */
-function resultsText(count: number, scope: string, region?: string): string {
-  const stores = `${count} ${count === 1 ? 'store' : 'stores'}`;
-  if (scope === 'region') return count === 0 ? `No store in ${region ?? 'the region'}.` : `${stores} in ${region ?? 'the region'}, nearest first:`;
-  if (scope === 'nearest') return 'No store within reach; the nearest one:';
-  return count === 0 ? 'No store within reach.' : `${stores}, nearest first:`;
+function resultsText(count: number, scope: SearchScope, region?: string): string {
+  return RESULTS_TEXT[scope](count, `${count} ${count === 1 ? 'store' : 'stores'}`, region ?? 'the region');
 }
 
 function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locations: Location[] | undefined) => void }) {
@@ -147,13 +149,13 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
   const [state, setState] = useState('');
   const [zip, setZip] = useState('');
   const [miles, setMiles] = useState('5');
-  const [unit, setUnit] = useState<'mi' | 'km'>('mi');
+  const [unit, setUnit] = useState<DistanceUnit>('mi');
   const [nearestIfNone, setNearestIfNone] = useState(false);
   const [regionState, setRegionState] = useState('');
   const [regionCity, setRegionCity] = useState('');
   const [error, setError] = useState<string>();
   const [locations, setLocations] = useState<Location[]>();
-  const [answered, setAnswered] = useState<{ unit: string; scope: string; region?: string }>();
+  const [answered, setAnswered] = useState<{ unit: DistanceUnit; scope: SearchScope; region?: string }>();
   const [position, setPosition] = useState<CustomerPosition>();
   const search = async (event: Event) => {
     event.preventDefault();
@@ -176,10 +178,11 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
         api<{ locations: Location[] }>('POST', '/admin/locations/nearest', request),
         api<CustomerPosition>('POST', '/admin/locations/position', request),
       ]);
-      const scope = headers.get('Search-Scope') ?? 'radius';
+      // The headers the document describes with these enums (schema.ts).
+      const scope = (headers.get('Search-Scope') ?? 'radius') as SearchScope;
       setLocations(data.locations);
       setAnswered({
-        unit: headers.get('Distance-Unit') ?? 'mi',
+        unit: (headers.get('Distance-Unit') ?? 'mi') as DistanceUnit,
         scope,
         region: region && [region.city?.trim(), region.state.toUpperCase()].filter(Boolean).join(', '),
       });
@@ -208,7 +211,7 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
       ${field('search-state', 'State (two letters)', state, setState, 3)} ${field('search-zip', 'ZIP code', zip, setZip, 10, 'numeric')}
       ${field('search-miles', unit === 'km' ? 'Distance (km)' : 'Distance (miles)', miles, setMiles, 5, 'decimal')}
       <label for="search-unit">Unit</label>
-      <select id="search-unit" value=${unit} onChange=${(e: Event) => setUnit((e.target as HTMLSelectElement).value as 'mi' | 'km')}>
+      <select id="search-unit" value=${unit} onChange=${(e: Event) => setUnit((e.target as HTMLSelectElement).value as DistanceUnit)}>
         <option value="mi">miles</option>
         <option value="km">kilometres</option>
       </select>
