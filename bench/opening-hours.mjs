@@ -19,7 +19,7 @@ const ROOT = new URL('..', import.meta.url).pathname;
 const STORES = Number(process.env.STORES ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 21);
 const { zoneOf } = await import(`${ROOT}dist/geo/time-zones.js`);
-const { openingState, weeklyHours } = await import(`${ROOT}dist/stores/opening-hours.js`);
+const { openingState, weeklyHours } = await import(`${ROOT}dist/shared/opening-hours.js`);
 
 const file = `/tmp/plant-store-hours-bench-${STORES}.csv`;
 execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), file], { stdio: 'ignore' });

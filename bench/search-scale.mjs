@@ -40,7 +40,7 @@ const OPEN_AT_CASES = [
   { name: 'open_at + open_only noon, 50 mi', miles: 50, open_at: NOON, open_only: true },
   { name: 'open_at + open_only 3 AM, 50 mi', miles: 50, open_at: NIGHT, open_only: true },
 ];
-const { haversineMiles } = await import(`${ROOT}dist/geo/geo.js`);
+const { haversineMiles } = await import(`${ROOT}dist/shared/great-circle.js`);
 const rows = [];
 let openAt;
 let scopes;

@@ -25,7 +25,7 @@ const OUT = join(ROOT, 'assets', 'demo-stores.csv');
 
 const SEED = 0x9e3779b9;
 const MAX_JITTER_MILES = 0.5; // keeps every store well inside ~0.6 miles of its ZIP point
-const EARTH_RADIUS_MILES = 3958.8; // same radius the service uses (src/geo/geo.ts)
+const EARTH_RADIUS_MILES = 3958.8; // same radius the service uses (src/shared/great-circle.ts)
 
 // ---------------------------------------------------------------------------------------------
 // Where the stores are. One entry per metro area; each store is "ZIP" or "ZIP Label", where the

@@ -1,5 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
 
 /**
  * The "Where things live" map of docs/development.md, held to the tree: every folder it names
@@ -65,6 +67,91 @@ describe('where things live', () => {
     expect(floorOf.get('database')!).toBeLessThan(floorOf.get('stores')!);
     expect(floorOf.get('tokens')).toBe(floorOf.get('stores'));
     expect(folderOf(resolve(src, 'database', '../stores/store.entity.js'))).toBe('stores');
+  });
+
+  /** Every module a file imports or re-exports, static or dynamic, as written (read by TypeScript, so comments and strings do not count). */
+  const specifiers = (text: string) => ts.preProcessFile(text, true, true).importedFiles.map(({ fileName }) => fileName);
+  const within = (file: string, specifier: string, dir: string) => !relative(dir, resolve(dirname(file), specifier)).startsWith('..');
+  const shared = join(src, 'shared');
+  const web = join(src, 'console', 'web');
+  const allFiles = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? allFiles(join(dir, name)) : name.endsWith('.ts') ? [join(dir, name)] : []));
+
+  /** What a file of shared/ may not import: anything outside shared/, and any package (its specs: fast-check only). */
+  const sharedBreaches = (file: string, text: string) =>
+    specifiers(text).filter((specifier) =>
+      specifier.startsWith('.') ? !within(file, specifier, shared) : !(file.endsWith('.spec.ts') && specifier === 'fast-check'),
+    );
+  /** Packages that only run in Node or only mean something to the server. */
+  const serverOnly = (specifier: string) =>
+    specifier.startsWith('node:') ||
+    builtinModules.includes(specifier.split('/')[0]) ||
+    /^(@nestjs\/|typeorm$|class-validator$|class-transformer$|express$|reflect-metadata$)/.test(specifier);
+  /** What a file of console/web/ may not import: the server's folders (shared/ aside) and its packages. */
+  const consoleBreaches = (file: string, text: string) =>
+    specifiers(text).filter((specifier) =>
+      specifier.startsWith('.')
+        ? !within(file, specifier, web) && !within(file, specifier, shared) && resolve(dirname(file), specifier) !== join(root, 'clients/typescript/schema.js')
+        : serverOnly(specifier),
+    );
+
+  it('keeps shared/ free of everything outside it: no other folder, no package', () => {
+    const files = allFiles(shared);
+    expect(files.length).toBeGreaterThanOrEqual(8);
+    expect(files.flatMap((file) => sharedBreaches(file, readFileSync(file, 'utf8')).map((s) => `${relative(root, file)} imports ${s}`))).toEqual([]);
+  });
+
+  it("compiles shared/ with ECMAScript's globals alone: no Node, no DOM", () => {
+    // The console's tsconfig cannot tell: Jest's types bring Node's in. Here `process`, `Buffer` or
+    // `document` is "cannot find name", and a package is "cannot find module".
+    const files = allFiles(shared).filter((file) => !file.endsWith('.spec.ts'));
+    const program = ts.createProgram(files, {
+      noEmit: true,
+      strict: true,
+      types: [],
+      lib: ['lib.es2023.d.ts'],
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+    });
+    const errors = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => `${relative(root, d.file?.fileName ?? '')}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`);
+    expect(errors).toEqual([]);
+  });
+
+  it('lets the console import only its own folder, shared/ and browser packages', () => {
+    const files = allFiles(web);
+    expect(files.flatMap((file) => consoleBreaches(file, readFileSync(file, 'utf8')).map((s) => `${relative(root, file)} imports ${s}`))).toEqual([]);
+  });
+
+  it('lets the console declare no name that shared/ exports (import it instead of copying it)', () => {
+    const exported = allFiles(shared)
+      .filter((file) => !file.endsWith('.spec.ts'))
+      .flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/^export (?:const|function|class|type|interface) (\w+)/gm)].map(([, name]) => name));
+    expect(exported).toEqual(expect.arrayContaining(['EARTH_RADIUS_MILES', 'WEEKDAYS', 'unguardCell']));
+    const copies = allFiles(web).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/^\s*(?:export )?(?:const|let|function|class|type|interface) (\w+)/gm)]
+        .filter(([, name]) => exported.includes(name))
+        .map(([, name]) => `${relative(root, file)} declares ${name}`),
+    );
+    expect(copies).toEqual([]);
+  });
+
+  it('would catch shared/ or the console reaching out', () => {
+    // The checks above on made-up files, so that they cannot pass by matching nothing.
+    const inShared = join(shared, 'x.ts');
+    expect(sharedBreaches(inShared, "import { a } from './a.js';\nimport type { B } from '../stores/store.entity.js';")).toEqual(['../stores/store.entity.js']);
+    expect(sharedBreaches(inShared, "import { readFileSync } from 'node:fs';\nexport { b } from '@nestjs/common';")).toEqual(['node:fs', '@nestjs/common']);
+    expect(sharedBreaches(inShared, "const m = await import('typeorm');")).toEqual(['typeorm']);
+    expect(sharedBreaches(join(shared, 'x.spec.ts'), "import fc from 'fast-check';")).toEqual([]);
+    const inConsole = join(web, 'x.ts');
+    expect(consoleBreaches(inConsole, "import { a } from './a.js';\nimport { b } from '../../shared/b.js';\nimport { html } from 'htm/preact';")).toEqual([]);
+    expect(consoleBreaches(inConsole, "import { c } from '../../geo/geo.js';\nimport 'fs';\nimport { d } from 'typeorm';")).toEqual([
+      '../../geo/geo.js',
+      'fs',
+      'typeorm',
+    ]);
   });
 
   it('lists every entity in the data source of the TypeORM CLI', () => {

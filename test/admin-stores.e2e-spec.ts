@@ -219,6 +219,47 @@ describe('admin API: stores', () => {
       await expect(checksum()).resolves.toBe(before);
     });
 
+    it("lists a bad file's problems as data in a dry run with Prefer: handling=lenient (200), the 422 staying as it is", async () => {
+      await importStores(t, storesCsv(many(2)));
+      const before = await checksum();
+      const csv = storesCsv([...many(3, 'N'), { code: 'BAD', name: 'bad', state: 'XX' }, { code: 'BAD2', name: '', zip: '1' }]);
+      const dry = await upload(csv, '?dry_run=true').set('Prefer', 'respond-async, HANDLING="lenient"; x=1').expect(200);
+      expect(dry.headers['preference-applied']).toBe('handling=lenient');
+      expect(dry.headers.etag).toMatch(/^"[0-9]+"$/);
+      expect(dry.body).toMatchObject({
+        read: 5,
+        inserted: 0,
+        updated: 0,
+        unchanged: 0,
+        pruned: 0,
+        dry_run: true,
+        changes: [],
+        catalog_size: 2,
+        problem_count: 3,
+      });
+      expect(dry.body.problems).toEqual([
+        { line: 5, column: 'state', code: 'bad_state', message: '"XX" is not a US state or territory code' },
+        { line: 6, column: 'name', code: 'empty', message: 'is empty' },
+        { line: 6, column: 'zip', code: 'bad_zip', message: '"1" is not a ZIP code like 12345 or 12345-6789' },
+      ]);
+      // The same file without the preference, or applied with it: the 422, its message listing the same problems.
+      const refused = await upload(csv, '?dry_run=true').expect(422);
+      const lines = dry.body.problems.map((p: { line: number; column: string; message: string }) => `  line ${p.line}, ${p.column}: ${p.message}`);
+      expect(refused.body).toEqual({ error: 422, message: `the file was not imported, 3 problems found:\n${lines.join('\n')}` });
+      const applied = await upload(csv).set('Prefer', 'handling=lenient').expect(422);
+      expect(applied.body).toEqual(refused.body);
+      expect(applied.headers['preference-applied']).toBeUndefined();
+      await upload(csv, '?dry_run=true').set('Prefer', 'handling=strict').expect(422);
+      const header = await upload('code,name\nA,b\n', '?dry_run=true').set('Prefer', 'handling=lenient').expect(200);
+      expect(header.body).toMatchObject({ read: 0, problem_count: 1, problems: [{ line: 1, column: null, code: 'bad_header' }] });
+      // A good file: no problems, the preference applied all the same.
+      const good = await upload(storesCsv(many(2)), '?dry_run=true')
+        .set('Prefer', 'handling=lenient')
+        .expect(200);
+      expect(good.body).toMatchObject({ read: 2, unchanged: 2, problems: [], problem_count: 0 });
+      await expect(checksum()).resolves.toBe(before);
+    });
+
     it('refuses another content type with 415 and bad flags with 400, writing nothing', async () => {
       const csv = storesCsv(many(2));
       await expect(t.http.post('/admin/stores.csv').set(bearer(admin)).set('Content-Type', 'application/json').send('{}').expect(415)).resolves.toMatchObject({

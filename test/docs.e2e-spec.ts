@@ -225,6 +225,7 @@ describe('the published OpenAPI document, as a client team meets it', () => {
         if (['/locations/nearest', '/admin/locations/nearest'].includes(path) && status === '200')
           expected.push('Customer-Position', 'Distance-Unit', 'Search-Scope');
         if (path === '/admin/stores.csv' && method === 'post' && ['200', '412'].includes(status)) expected.push('ETag');
+        if (path === '/admin/stores.csv' && method === 'post' && status === '200') expected.push('Preference-Applied');
         const headers = response.headers ?? {};
         const documented = Object.keys(headers).sort();
         if (JSON.stringify(documented) !== JSON.stringify(expected.sort())) wrong.push({ where: `${method} ${path} ${status}`, documented, expected });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ConsoleLogger } from '@nestjs/common';
 import pg from 'pg';
-import { haversineMiles, type Point } from '../src/geo/geo.js';
+import { haversineMiles, type Point } from '../src/shared/great-circle.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { FakeGeocoders, type Behaviour, type EngineName } from './support/fake-geocoders.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { DEMO_STORES_FILE } from '../src/demo/demo-seed.service.js';
-import { haversineMiles } from '../src/geo/geo.js';
+import { haversineMiles } from '../src/shared/great-circle.js';
 import { ZipGeocoder } from '../src/geo/zip-geocoder.js';
 import { StoreIndex } from '../src/locations/store-index.js';
 import { Store } from '../src/stores/store.entity.js';

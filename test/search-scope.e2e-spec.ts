@@ -1,4 +1,4 @@
-import { haversineMiles, type Point } from '../src/geo/geo.js';
+import { haversineMiles, type Point } from '../src/shared/great-circle.js';
 import { ZipGeocoder } from '../src/geo/zip-geocoder.js';
 import { Store } from '../src/stores/store.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';

@@ -1,4 +1,4 @@
-import { haversineMiles, type Point } from '../src/geo/geo.js';
+import { haversineMiles, type Point } from '../src/shared/great-circle.js';
 import { CHANGE_LOG_MAX_STORES } from '../src/stores/store-catalog.js';
 import { Store } from '../src/stores/store.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';

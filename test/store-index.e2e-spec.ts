@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { haversineMiles } from '../src/geo/geo.js';
+import { haversineMiles } from '../src/shared/great-circle.js';
 import { ZipGeocoder } from '../src/geo/zip-geocoder.js';
 import { Store } from '../src/stores/store.entity.js';
 import { runCli } from './support/cli.js';

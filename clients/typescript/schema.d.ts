@@ -840,8 +840,9 @@ export interface components {
             /**
              * @description Why the street address was not used, when the request had one and a geocoder runs: no_match, implausible, timeout, error, rate_limited, malformed, breaker_open.
              * @example null
+             * @enum {string|null}
              */
-            fallback: string | null;
+            fallback: "no_match" | "implausible" | "timeout" | "error" | "rate_limited" | "malformed" | "breaker_open" | null;
         };
         /** @description A store as stored: what searches answer with, and its code. */
         AdminStore: {
@@ -1159,6 +1160,34 @@ export interface components {
             /** @description The fields that change (updates), in the CSV's order. */
             fields?: components["schemas"]["AdminStoreFieldChange"][];
         };
+        /**
+         * @description What is wrong, for programs.
+         * @enum {string}
+         */
+        AdminStoreImportProblemCode: "bad_header" | "bad_csv" | "field_count" | "empty" | "too_long" | "not_unicode" | "bad_state" | "bad_zip" | "unknown_zip" | "bad_coordinate" | "bad_hours" | "bad_time_zone" | "duplicate_code";
+        /** @description A line of the file the import refuses, and why: the parts of one line of the 422's message, as data. */
+        AdminStoreImportProblem: {
+            /**
+             * @description The line of the file (the header is line 1).
+             * @example 3
+             */
+            line: number;
+            /**
+             * @description The CSV column, or null when the problem is the whole line or file.
+             * @example state
+             */
+            column: string | null;
+            /**
+             * @description What is wrong, for programs.
+             * @example bad_state
+             */
+            code: components["schemas"]["AdminStoreImportProblemCode"];
+            /**
+             * @description What is wrong, in the words of the 422 (after the column).
+             * @example "XX" is not a US state or territory code
+             */
+            message: string;
+        };
         /** @description What an import did (or, in a dry run, would do). */
         AdminStoreImport: {
             /**
@@ -1218,6 +1247,13 @@ export interface components {
              * @example false
              */
             removals_need_confirmation: boolean;
+            /** @description Only a dry run sent with `Prefer: handling=lenient` lists problems: the lines an apply of this file would refuse with 422, the first 50, in the file's order. When there are any, nothing was planned (the counts other than `read` are 0, `changes` is empty). Empty otherwise. */
+            problems: components["schemas"]["AdminStoreImportProblem"][];
+            /**
+             * @description How many problems the file has (`problems` lists the first ones).
+             * @example 0
+             */
+            problem_count: number;
         };
         /** @description Whether change events are published, and how many wait. */
         AdminChangeEvents: {
@@ -1309,6 +1345,8 @@ export interface components {
         "Search-Scope": "radius" | "nearest" | "region";
         /** @description The store catalogue's version that an import (or its dry run) was computed against or left behind, as a strong entity tag (`"42"`). Send it back in `If-Match` to apply only if the catalogue has not changed since. */
         ETag: string;
+        /** @description Present when the request's `Prefer` was honoured (RFC 7240): `handling=lenient` on a dry run of the store import. */
+        "Preference-Applied": string;
         /** @description The bearer challenge (RFC 6750): `Bearer realm="plant-store"` when the header was missing, with `, error="invalid_token"` when the token was refused. */
         "WWW-Authenticate": string;
         /** @description The per-token request quota (IETF draft-ietf-httpapi-ratelimit-headers, structured field): `q` requests per window of `w` seconds. Sent on every response to a request whose token was accepted, while a per-token limit is configured (`TOKEN_RATE_LIMIT_PER_MINUTE` > 0). */
@@ -3700,6 +3738,8 @@ export interface operations {
                 expected_removals?: number;
             };
             header?: {
+                /** @description With `handling=lenient` (RFC 7240), a dry run of a file with bad rows answers 200 listing them as data (`problems`, `problem_count`) instead of the 422, and says so in `Preference-Applied`. Ignored without `dry_run`. */
+                Prefer?: string;
                 /** @description The `ETag` of a dry run, e.g. `"42"`: apply only if the catalogue is still at that version, else 412. Ignored by a dry run. (No example: Swagger UI would send it with every try.) */
                 "If-Match"?: string;
             };
@@ -3713,10 +3753,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Imported (or, with `dry_run`, checked), with the list of changes. */
+            /** @description Imported (or, with `dry_run`, checked), with the list of changes; a lenient dry run of a bad file lists its problems instead. */
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

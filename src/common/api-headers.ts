@@ -1,6 +1,18 @@
 import type { HeaderObject, OpenAPIObject, OperationObject, ReferenceObject } from '@nestjs/swagger';
 
 /**
+ * Where a search measures from: the values of its `Customer-Position` header and of the admin
+ * position look-up's `source`, written once for both enums of the document (and so for the
+ * console's words, keyed by the generated type).
+ */
+export const POSITION_SOURCES = ['address', 'zip', 'device'] as const;
+export type PositionSource = (typeof POSITION_SOURCES)[number];
+/** The search's units (`distance_unit`, the `Distance-Unit` header). */
+export const DISTANCE_UNITS = ['mi', 'km'] as const;
+/** What a search looked through (the `Search-Scope` header). */
+export const SEARCH_SCOPES = ['radius', 'nearest', 'region'] as const;
+
+/**
  * Every response header of the contract, described once. The document lists them under
  * `components.headers`; responses refer to them by name (`responseHeaders('Location')`).
  */
@@ -43,25 +55,29 @@ const RESPONSE_HEADERS = {
     description:
       "Where the distances were measured from: `device` (the request's `lat` and `lng`), `address` (the street address, placed by the geocoder), or `zip` (the ZIP code's point: no street address, no geocoder, or no believable answer from it in time).",
     required: true,
-    schema: { type: 'string', enum: ['address', 'zip', 'device'], example: 'zip' },
+    schema: { type: 'string', enum: [...POSITION_SOURCES], example: 'zip' },
   },
   'Distance-Unit': {
     description:
       "The unit of the request's `max_distance` and of each location's `distance`: `mi` (miles, the default) or `km` (the request's `distance_unit`).",
     required: true,
-    schema: { type: 'string', enum: ['mi', 'km'], example: 'mi' },
+    schema: { type: 'string', enum: [...DISTANCE_UNITS], example: 'mi' },
   },
   'Search-Scope': {
     description:
       "What the search looked through: `radius` (the stores within `max_distance`), `nearest` (`nearest_if_none` found none in range and answered the single nearest store) or `region` (the stores of the request's `region`).",
     required: true,
-    schema: { type: 'string', enum: ['radius', 'nearest', 'region'], example: 'radius' },
+    schema: { type: 'string', enum: [...SEARCH_SCOPES], example: 'radius' },
   },
   ETag: {
     description:
       'The store catalogue\'s version that an import (or its dry run) was computed against or left behind, as a strong entity tag (`"42"`). Send it back in `If-Match` to apply only if the catalogue has not changed since.',
     required: true,
     schema: { type: 'string', example: '"42"' },
+  },
+  'Preference-Applied': {
+    description: "Present when the request's `Prefer` was honoured (RFC 7240): `handling=lenient` on a dry run of the store import.",
+    schema: { type: 'string', example: 'handling=lenient' },
   },
   'WWW-Authenticate': {
     description:

@@ -16,14 +16,17 @@ import {
 import { LRUCache } from 'lru-cache';
 import type { EnvironmentVariables } from '../config/environment.js';
 import { Metrics } from '../metrics/metrics.js';
-import { haversineMiles, type Point } from './geo.js';
-import { createEngine, EngineFailure, type AddressQuery, type EngineMatch, type FailureReason, type GeocoderEngine } from './geocoder-engines.js';
+import { haversineMiles, type Point } from '../shared/great-circle.js';
+import { createEngine, EngineFailure, FAILURE_REASONS, type AddressQuery, type EngineMatch, type GeocoderEngine } from './geocoder-engines.js';
 
-/** Why a search with a street address measured from the ZIP code's point after all. */
-export type FallbackReason = 'no_match' | 'implausible' | FailureReason | 'breaker_open';
-
-/** Where a search measures from, as the `Customer-Position` header says it. */
-export type PositionSource = 'address' | 'zip' | 'device';
+/**
+ * Why a search with a street address measured from the ZIP code's point after all. Written here
+ * only: the OpenAPI document's enum (AdminCustomerPosition.fallback) is this list, and the
+ * console's words for each are keyed by the type generated from it, so a new reason fails the
+ * console's type check until it is worded.
+ */
+export const FALLBACK_REASONS = ['no_match', 'implausible', ...FAILURE_REASONS, 'breaker_open'] as const;
+export type FallbackReason = (typeof FALLBACK_REASONS)[number];
 
 export type AddressAnswer = { point: Point } | { fallback: FallbackReason };
 

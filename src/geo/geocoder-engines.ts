@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Point } from './geo.js';
+import type { Point } from '../shared/great-circle.js';
 
 /**
  * The engines behind GEOCODER: each turns one US street address into a street-level point, or
@@ -28,7 +28,9 @@ export interface EngineMatch extends Point {
 /** What an engine answers: a street-level match, or none (`undefined`). */
 export type EngineAnswer = EngineMatch | undefined;
 
-export type FailureReason = 'timeout' | 'error' | 'rate_limited' | 'malformed';
+/** How an engine failed: each is also a fallback reason (FALLBACK_REASONS). */
+export const FAILURE_REASONS = ['timeout', 'error', 'rate_limited', 'malformed'] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 export class EngineFailure extends Error {
   constructor(

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { LRUCache } from 'lru-cache';
-import type { Point } from './geo.js';
+import type { Point } from '../shared/great-circle.js';
 
 /**
  * The IANA time zone of a place, offline: geo-tz's "comprehensive" data (timezone-boundary-builder's

@@ -1,6 +1,6 @@
 import { ValidateBy, type ValidationArguments } from 'class-validator';
 import { type FieldOptions, ValidateField } from '../common/validators.js';
-import { isUsStateCode } from './us-states.js';
+import { isUsStateCode } from '../shared/us-states.js';
 
 /** A field holding a US state or territory code, any case (the search's `state`, the store list's filter). */
 export function ValidateUsState({ description, ...options }: FieldOptions): PropertyDecorator {

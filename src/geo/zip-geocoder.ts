@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Injectable } from '@nestjs/common';
-import type { Point } from './geo.js';
+import type { Point } from '../shared/great-circle.js';
 
 /**
  * Offline ZIP → point look-up from `assets/zip-points.csv`, packaged with the service:

@@ -3,8 +3,9 @@ import { ApiBadRequestResponse, ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperat
 import type { Response } from 'express';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
 import { AdminScope } from '../common/auth.decorators.js';
-import { responseHeaders } from '../common/api-headers.js';
+import { POSITION_SOURCES, responseHeaders, type PositionSource } from '../common/api-headers.js';
 import { ErrorBody } from '../common/error-body.js';
+import { FALLBACK_REASONS, type FallbackReason } from '../geo/address-geocoder.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { NEAREST_REQUEST_EXAMPLES, NearestLocationsRequest, NearestLocationsResponse } from './dto/nearest-locations.dto.js';
 import { LocationsService, sendNearest } from './locations.service.js';
@@ -21,21 +22,20 @@ export class ZipPointView {
 export class CustomerPositionView {
   @ApiProperty({
     description: 'What the search measures from, as its `Customer-Position` header says.',
-    enum: ['address', 'zip', 'device'],
+    enum: POSITION_SOURCES,
     example: 'address',
   })
-  source: string;
+  source: PositionSource;
   @ApiProperty({ description: 'Latitude of the position.', example: 40.748441 }) lat: number;
   @ApiProperty({ description: 'Longitude of the position.', example: -73.985664 }) lng: number;
   @ApiProperty({ description: "The request's ZIP code point.", type: ZipPointView }) zip: ZipPointView;
   @ApiProperty({
-    description:
-      'Why the street address was not used, when the request had one and a geocoder runs: no_match, implausible, timeout, error, rate_limited, malformed, breaker_open.',
-    type: 'string',
+    description: `Why the street address was not used, when the request had one and a geocoder runs: ${FALLBACK_REASONS.join(', ')}.`,
+    enum: FALLBACK_REASONS,
     nullable: true,
     example: null,
   })
-  fallback: string | null;
+  fallback: FallbackReason | null;
 }
 
 /**

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
-import { AddressGeocoder, type FallbackReason, type PositionSource } from '../geo/address-geocoder.js';
-import type { Point } from '../geo/geo.js';
+import { POSITION_SOURCES, type PositionSource } from '../common/api-headers.js';
+import { AddressGeocoder, type FallbackReason } from '../geo/address-geocoder.js';
+import type { Point } from '../shared/great-circle.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
-import { parseDateTime } from '../stores/opening-hours.js';
+import { parseDateTime } from './date-time.js';
 import { DEFAULT_MAX_DISTANCE, OPEN_AT_NOW, type CustomerAddress, type NearestLocationsRequest } from './dto/nearest-locations.dto.js';
 import type { DistanceUnit, Moment, SearchScope } from './nearest-response.js';
 import { StoreIndex } from './store-index.js';
@@ -45,11 +46,10 @@ export class LocationsService {
     private readonly metrics: Metrics,
   ) {
     // Bound once: the search's hot path counts without a label look-up.
-    this.counted = {
-      address: metrics.searchPositions.labels('address'),
-      zip: metrics.searchPositions.labels('zip'),
-      device: metrics.searchPositions.labels('device'),
-    };
+    this.counted = Object.fromEntries(POSITION_SOURCES.map((source) => [source, metrics.searchPositions.labels(source)])) as Record<
+      PositionSource,
+      { inc(): void }
+    >;
   }
 
   /**

@@ -1,7 +1,8 @@
-import { haversineMiles, type Point } from '../geo/geo.js';
+import { haversineMiles, type Point } from '../shared/great-circle.js';
 import type { CatalogStore } from '../stores/store-catalog.js';
 import type { Weekday } from '../stores/store.entity.js';
-import { KM_PER_MILE, nearestResponse, scopedResponse, type Scope } from './nearest-response.js';
+import { KM_PER_MILE } from '../shared/great-circle.js';
+import { nearestResponse, scopedResponse, type Scope } from './nearest-response.js';
 import { buildSnapshot, EMPTY_SNAPSHOT } from './store-snapshot.js';
 
 const CENTER: Point = { lat: 40.75065, lng: -73.997293 };

@@ -1,7 +1,8 @@
 import { around } from 'geokdbush';
 import type KDBush from 'kdbush';
-import { EARTH_RADIUS_MILES, haversineMiles, type Point } from '../geo/geo.js';
-import { openingState } from '../stores/opening-hours.js';
+import { DISTANCE_UNITS, SEARCH_SCOPES } from '../common/api-headers.js';
+import { EARTH_RADIUS_MILES, haversineMiles, KM_PER_MILE, type Point } from '../shared/great-circle.js';
+import { openingState } from '../shared/opening-hours.js';
 import { cityKey, codeOf, compareText, nameOf, type Snapshot } from './store-snapshot.js';
 
 /** geokdbush measures in kilometres on a sphere of this radius; only the angle matters. */
@@ -104,13 +105,10 @@ export function nearestAnswer(source: Snapshot | IndexView, center: Point, maxMi
 /** Where a store's change stops mattering to an answer of `found`: beyond the last store of a full answer, or else beyond what was searched. */
 const reachOf = (found: Nearby[], limit: number, otherwise: number) => (limit > 0 && found.length >= limit ? found[found.length - 1].distance : otherwise);
 
-/** 1 mile in kilometres, exactly (the international mile). */
-export const KM_PER_MILE = 1.609344;
-
-export type DistanceUnit = 'mi' | 'km';
+export type DistanceUnit = (typeof DISTANCE_UNITS)[number];
 
 /** What a search looked through, as its `Search-Scope` header says. */
-export type SearchScope = 'radius' | 'nearest' | 'region';
+export type SearchScope = (typeof SEARCH_SCOPES)[number];
 
 /** A state, or a city of it: the request's `region`, its state in capitals. */
 export interface Region {

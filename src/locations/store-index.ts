@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, 
 import { ConfigService } from '@nestjs/config';
 import { LRUCache } from 'lru-cache';
 import type { EnvironmentVariables } from '../config/environment.js';
-import { haversineMiles, type Point } from '../geo/geo.js';
+import { haversineMiles, type Point } from '../shared/great-circle.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog, type CatalogChange, type CatalogStore } from '../stores/store-catalog.js';
 import { nearestAnswer, nearestResponse, scopedResponse, type Moment, type Scope, type SearchScope, type IndexView } from './nearest-response.js';

@@ -1,7 +1,7 @@
 import KDBush from 'kdbush';
 import { isKnownZone, zoneOf } from '../geo/time-zones.js';
-import { CLOSED, hoursProblem } from '../stores/business-hours.js';
-import { weeklyHours, type WeeklyHours } from '../stores/opening-hours.js';
+import { CLOSED, hoursProblem } from '../shared/business-hours.js';
+import { weeklyHours, type WeeklyHours } from '../shared/opening-hours.js';
 import type { CatalogStore } from '../stores/store-catalog.js';
 import { WEEKDAYS, type Weekday } from '../stores/store.entity.js';
 

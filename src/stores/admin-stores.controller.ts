@@ -219,8 +219,19 @@ export class AdminStoresController {
       'The `ETag` of a dry run, e.g. `"42"`: apply only if the catalogue is still at that version, else 412. Ignored by a dry run. (No example: Swagger UI would send it with every try.)',
     schema: { type: 'string' },
   })
+  @ApiHeader({
+    name: 'Prefer',
+    required: false,
+    description:
+      'With `handling=lenient` (RFC 7240), a dry run of a file with bad rows answers 200 listing them as data (`problems`, `problem_count`) instead of the 422, and says so in `Preference-Applied`. Ignored without `dry_run`.',
+    schema: { type: 'string', example: 'handling=lenient' },
+  })
   @ApiBody({ description: `The CSV, header \`${STORE_CSV_COLUMNS.join(',')}\`.`, schema: { type: 'string', format: 'binary' } })
-  @ApiOkResponse({ description: 'Imported (or, with `dry_run`, checked), with the list of changes.', type: ImportView, headers: responseHeaders('ETag') })
+  @ApiOkResponse({
+    description: 'Imported (or, with `dry_run`, checked), with the list of changes; a lenient dry run of a bad file lists its problems instead.',
+    type: ImportView,
+    headers: responseHeaders('ETag', 'Preference-Applied'),
+  })
   @ApiBadRequestResponse({
     description: 'A query parameter or `If-Match` is invalid or unknown.',
     type: ErrorBody,
@@ -274,8 +285,16 @@ export class AdminStoresController {
     const prune = query.prune ?? false;
     if (query.expected_removals !== undefined && !prune) throw new BadRequestException('expected_removals needs prune=true');
     const ifVersions = parseIfMatch(req.headers['if-match']);
+    const lenient = dryRun && prefersLenient(req.headers.prefer);
     // Half of the process at most: searches and the other requests keep going meanwhile. Refusals: StoreErrorsFilter.
-    const summary = await this.imports.importFile(file, { dryRun, prune, ifVersions, expectedRemovals: query.expected_removals, cpuShare: IMPORT_CPU_SHARE });
+    const summary = await this.imports.importFile(file, {
+      dryRun,
+      prune,
+      ifVersions,
+      expectedRemovals: query.expected_removals,
+      cpuShare: IMPORT_CPU_SHARE,
+      listProblems: lenient,
+    });
     this.audit.log({
       event: dryRun ? 'admin.stores.import_checked' : 'admin.stores.imported',
       team: caller.team,
@@ -293,6 +312,7 @@ export class AdminStoresController {
       },
     });
     res.setHeader('ETag', `"${summary.version}"`);
+    if (lenient) res.setHeader('Preference-Applied', 'handling=lenient');
     return importView(summary, dryRun);
   }
 }
@@ -315,4 +335,21 @@ export function parseIfMatch(header: string | undefined): number[] | undefined {
     if (!tag[1] && /^(0|[1-9][0-9]{0,14})$/.test(tag[2])) versions.push(Number(tag[2]));
   }
   return versions;
+}
+
+/**
+ * Whether `Prefer` (RFC 7240, section 4.4) asks for `handling=lenient`: preferences are separated
+ * by commas, may carry parameters after `;`, and a value may be quoted.
+ *
+ * Why a request preference and a 200: a refused file's problems must reach a program as data
+ * (line, column, code, message), and every error body is exactly `{error, message}` (the
+ * contract), so they cannot ride on the 422. A dry run is a preview, and "this file would be
+ * refused, for these reasons" is a preview's answer; but a caller that checks files by the dry
+ * run's status must keep getting its 422, so the 200 is asked for. A response header would not
+ * do: a reason quotes the bad cell, and headers have size limits that bodies have not. Nothing is
+ * kept between requests, so any instance answers.
+ */
+export function prefersLenient(header: string | string[] | undefined): boolean {
+  const values = Array.isArray(header) ? header : header === undefined ? [] : [header];
+  return values.flatMap((value) => value.split(',')).some((preference) => /^handling\s*=\s*(?:lenient|"lenient")$/i.test(preference.split(';')[0].trim()));
 }

@@ -1,11 +1,11 @@
-import { haversineMiles, type Point } from '../geo/geo.js';
+import { haversineMiles, type Point } from '../shared/great-circle.js';
 import { isKnownZone } from '../geo/time-zones.js';
-import { US_STATE_CODES } from '../geo/us-states.js';
+import { US_STATE_CODES } from '../shared/us-states.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
-import { hoursProblem } from './business-hours.js';
-import { unguardCell } from './csv-guard.js';
+import { hoursProblem } from '../shared/business-hours.js';
+import { unguardCell } from '../shared/csv-guard.js';
+import { WEEKDAYS } from '../shared/weekdays.js';
 import { FREE_TEXT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, type StoreFieldName, type StoreFieldSpec, type StoreRow } from './store-fields.js';
-import { WEEKDAYS } from './weekdays.js';
 
 /** The stores CSV header every file has, in this order (contract §4). */
 export const STORE_CSV_REQUIRED_COLUMNS: readonly StoreFieldName[] = STORE_FIELDS.filter((field) => field.csv === 'required').map((field) => field.name);
@@ -26,11 +26,42 @@ export const STORE_CSV_HEADERS: readonly string[] = OPTIONAL_COLUMNS.map((_, i) 
 ).concat(STORE_CSV_COLUMNS.join(','));
 export const STORE_CSV_HEADER_RULE = `the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by ,${OPTIONAL_COLUMNS.join(',')})`;
 
+/**
+ * What is wrong with a line of a store file, for programs (the reason says it in words). Written
+ * once: the OpenAPI document's enum of AdminStoreImportProblem.code is this list.
+ */
+export const ROW_PROBLEM_CODES = [
+  // The file has no header row, or not the one the import takes.
+  'bad_header',
+  // The file is not CSV (a broken quote, …): the line where the reader gave up.
+  'bad_csv',
+  // A row with more or fewer fields than the header.
+  'field_count',
+  'empty',
+  'too_long',
+  // Text with an unpaired surrogate.
+  'not_unicode',
+  'bad_state',
+  'bad_zip',
+  // A well-formed ZIP code that no source knows, on a row without coordinates.
+  'unknown_zip',
+  'bad_coordinate',
+  'bad_hours',
+  'bad_time_zone',
+  // A code that an earlier line of the file already has.
+  'duplicate_code',
+] as const;
+export type RowProblemCode = (typeof ROW_PROBLEM_CODES)[number];
+
 export interface RowProblem {
   line: number;
   column?: string;
+  code: RowProblemCode;
   reason: string;
 }
+
+/** What the import says about a row it takes all the same (coordinates far from the ZIP code): text only. */
+export type RowWarning = Omit<RowProblem, 'code'>;
 
 /** When a row's ZIP point and its own coordinates are further apart than this, warn. */
 export const ZIP_DISTANCE_WARNING_MILES = 100;
@@ -67,12 +98,12 @@ export function validateStoreRecord(
   line: number,
   lookups: RecordLookups,
   width: number = STORE_CSV_COLUMNS.length,
-): { row?: StoreRow; problems: RowProblem[]; warnings: RowProblem[] } {
+): { row?: StoreRow; problems: RowProblem[]; warnings: RowWarning[] } {
   const problems: RowProblem[] = [];
-  const warnings: RowProblem[] = [];
-  const problem = (column: string, reason: string) => problems.push({ line, column, reason });
+  const warnings: RowWarning[] = [];
+  const problem = (column: string, code: RowProblemCode, reason: string) => problems.push({ line, column, code, reason });
   if (fields.length !== width) {
-    return { problems: [{ line, reason: `expected ${width} fields, found ${fields.length}` }], warnings };
+    return { problems: [{ line, code: 'field_count', reason: `expected ${width} fields, found ${fields.length}` }], warnings };
   }
   const value = Object.fromEntries(STORE_CSV_COLUMNS.map((column, i) => [column, (fields[i] ?? '').trim()])) as Record<StoreCsvColumn, string>;
   const lookupZip = lookups.zip;
@@ -80,40 +111,45 @@ export function validateStoreRecord(
   for (const [column, limit, mayBeEmpty] of TEXT_LIMITS) {
     const length = [...value[column]].length;
     if (length === 0) {
-      if (!mayBeEmpty) problem(column, 'is empty');
-    } else if (length > limit) problem(column, `is longer than ${limit} characters`);
-    else if (!value[column].isWellFormed()) problem(column, 'is not well-formed Unicode text');
+      if (!mayBeEmpty) problem(column, 'empty', 'is empty');
+    } else if (length > limit) problem(column, 'too_long', `is longer than ${limit} characters`);
+    else if (!value[column].isWellFormed()) problem(column, 'not_unicode', 'is not well-formed Unicode text');
   }
   const state = value.state.toUpperCase();
-  if (!US_STATE_CODES.has(state)) problem('state', `"${value.state}" is not a US state or territory code`);
+  if (!US_STATE_CODES.has(state)) problem('state', 'bad_state', `"${value.state}" is not a US state or territory code`);
 
   let zipPoint: Point | undefined;
-  if (!ZIP_PATTERN.test(value.zip)) problem('zip', `"${value.zip}" is not a ZIP code like 12345 or 12345-6789`);
+  if (!ZIP_PATTERN.test(value.zip)) problem('zip', 'bad_zip', `"${value.zip}" is not a ZIP code like 12345 or 12345-6789`);
   else zipPoint = lookupZip(value.zip.slice(0, 5));
 
   let point: Point | undefined;
   if (value.lat === '' && value.lng === '') {
-    if (ZIP_PATTERN.test(value.zip) && !zipPoint) problem('zip', `unknown ZIP code ${value.zip.slice(0, 5)}; give lat and lng`);
+    if (ZIP_PATTERN.test(value.zip) && !zipPoint) problem('zip', 'unknown_zip', `unknown ZIP code ${value.zip.slice(0, 5)}; give lat and lng`);
     point = zipPoint;
   } else {
     const lat = parseCoordinate(value.lat, 90);
     const lng = parseCoordinate(value.lng, 180);
-    if (lat === undefined) problem('lat', `"${value.lat}" is not a latitude from -90 to 90`);
-    if (lng === undefined) problem('lng', `"${value.lng}" is not a longitude from -180 to 180`);
+    if (lat === undefined) problem('lat', 'bad_coordinate', `"${value.lat}" is not a latitude from -90 to 90`);
+    if (lng === undefined) problem('lng', 'bad_coordinate', `"${value.lng}" is not a longitude from -180 to 180`);
     if (lat !== undefined && lng !== undefined) {
       point = { lat, lng };
       if (zipPoint && haversineMiles(zipPoint, point) > ZIP_DISTANCE_WARNING_MILES) {
-        warnings.push({ line, column: 'lat', reason: `is more than ${ZIP_DISTANCE_WARNING_MILES} miles from ZIP ${value.zip.slice(0, 5)}` });
+        warnings.push({
+          line,
+          column: 'lat',
+          reason: `is more than ${ZIP_DISTANCE_WARNING_MILES} miles from ZIP ${value.zip.slice(0, 5)}`,
+        });
       }
     }
   }
 
   for (const day of WEEKDAYS) {
     const reason = hoursProblem(value[day]);
-    if (reason) problem(day, reason);
+    if (reason) problem(day, 'bad_hours', reason);
   }
 
-  if (value.time_zone !== '' && !isKnownZone(value.time_zone)) problem('time_zone', `"${value.time_zone}" is not an IANA time zone name like America/Denver`);
+  if (value.time_zone !== '' && !isKnownZone(value.time_zone))
+    problem('time_zone', 'bad_time_zone', `"${value.time_zone}" is not an IANA time zone name like America/Denver`);
 
   if (problems.length > 0 || !point) return { problems, warnings };
   const zone = value.time_zone || (lookups.zone?.(point) ?? '');
@@ -154,6 +190,6 @@ export function recordFirstLines(): (record: string[], emptyLinesSoFar: number) 
   };
 }
 
-export function formatProblem({ line, column, reason }: RowProblem): string {
+export function formatProblem({ line, column, reason }: RowWarning): string {
   return column ? `line ${line}, ${column}: ${reason}` : `line ${line}: ${reason}`;
 }

@@ -31,7 +31,7 @@ function answer(error: Error) {
 
 describe(StoreErrorsFilter.name, () => {
   it("answers a bad file 422, no such store 404 and bad fields 400, with the services' words and no audit line", () => {
-    const file = new StoreImportError([{ line: 3, column: 'state', reason: '"XX" is not a US state or territory code' }]);
+    const file = new StoreImportError([{ line: 3, column: 'state', code: 'bad_state', reason: '"XX" is not a US state or territory code' }]);
     expect(answer(file)).toEqual({ status: 422, body: { error: 422, message: file.message }, headers: {}, audit: [] });
     expect(answer(new StoreNotFoundError('NY-1'))).toMatchObject({ status: 404, body: { error: 404, message: 'store "NY-1" not found' }, audit: [] });
     expect(answer(new StoreFieldsError('code: has white space around it'))).toMatchObject({

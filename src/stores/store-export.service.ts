@@ -5,7 +5,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { stringify } from 'csv-stringify/sync';
 import type { Repository } from 'typeorm';
-import { guardCell } from './csv-guard.js';
+import { guardCell } from '../shared/csv-guard.js';
 import { STORE_CSV_COLUMNS, type StoreCsvColumn } from './store-csv.js';
 import { FREE_TEXT_FIELDS, storeFieldText } from './store-fields.js';
 import { Store } from './store.entity.js';

@@ -3,7 +3,7 @@ import { StoreRequest, storeView, StoreView } from './dto/admin-store.dto.js';
 import { STORE_CSV_COLUMNS, STORE_CSV_HEADER_RULE, STORE_CSV_REQUIRED_COLUMNS } from './store-csv.js';
 import { FREE_TEXT_FIELDS, INDEX_FIELD_NAMES, STORE_FIELD_NAMES, STORE_FIELDS, STORED_FIELDS, type CatalogStore } from './store-fields.js';
 import { Store } from './store.entity.js';
-import { WEEKDAYS } from './weekdays.js';
+import { WEEKDAYS } from '../shared/weekdays.js';
 
 /** The Store entity's columns as TypeORM reads them, by property: the entity is written by hand and must say what the table says. */
 function entityColumns() {

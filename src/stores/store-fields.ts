@@ -1,4 +1,4 @@
-import type { Weekday } from './weekdays.js';
+import type { Weekday } from '../shared/weekdays.js';
 
 /**
  * What a field holds, which decides its check (validateStoreRecord), its column type and how the

@@ -19,6 +19,7 @@ import {
   unguardRecord,
   validateStoreRecord,
   type RowProblem,
+  type RowWarning,
   type StoreRow,
 } from './store-csv.js';
 import { Store } from './store.entity.js';
@@ -55,6 +56,11 @@ export interface ImportOptions {
    * keep at least about half of their throughput while a large file is imported.
    */
   cpuShare?: number;
+  /**
+   * A dry run of a file with bad rows answers a summary that lists them (`problems`) instead of
+   * throwing StoreImportError: the admin upload's `Prefer: handling=lenient`. Ignored by an apply.
+   */
+  listProblems?: boolean;
 }
 
 /** How long the import works before it pauses for the others (see Pacer). */
@@ -110,6 +116,9 @@ export interface ImportSummary {
   changesTruncated: boolean;
   /** Whether `pruned` is more than the share an apply may remove without `expectedRemovals`. */
   removalsNeedConfirmation: boolean;
+  /** The first MAX_LISTED_PROBLEMS bad rows (`listProblems`); when there are any, nothing was planned. */
+  problems: RowProblem[];
+  problemCount: number;
 }
 
 /**
@@ -158,6 +167,9 @@ export class StoreRemovalGuardError extends Error {
 const percentOf = (part: number, whole: number) => `${whole === 0 ? 0 : Math.round((1000 * part) / whole) / 10} %`;
 
 export class StoreImportError extends Error {
+  /** The rows the check read (a dry run's `read` with `listProblems`); 0 when the file itself was refused (its header, or not CSV). */
+  read = 0;
+
   constructor(readonly problems: RowProblem[]) {
     const listed = problems.slice(0, MAX_LISTED_PROBLEMS).map(formatProblem);
     const rest = problems.length - listed.length;
@@ -189,7 +201,7 @@ type Record = { record: string[]; info: { empty_lines: number } };
 interface CheckedFile {
   codes: Map<string, number>;
   read: number;
-  warnings: RowProblem[];
+  warnings: RowWarning[];
 }
 
 /**
@@ -252,7 +264,13 @@ export class StoreImportService {
    */
   async import(open: () => Readable, options: ImportOptions = {}): Promise<ImportSummary> {
     const pacer = new Pacer(options.cpuShare ?? 1);
-    const file = await this.validate(open, pacer, options.onProgress);
+    let file: CheckedFile;
+    try {
+      file = await this.validate(open, pacer, options.onProgress);
+    } catch (error) {
+      if (options.dryRun && options.listProblems && error instanceof StoreImportError) return this.refusal(error);
+      throw error;
+    }
     for (let plans = 1; ; plans++) {
       const last = plans > OPTIMISTIC_PLANS;
       if (options.dryRun) {
@@ -276,6 +294,25 @@ export class StoreImportService {
       for (const count of ['inserted', 'updated', 'unchanged', 'pruned'] as const) this.metrics.storeImportRows.inc({ outcome: count }, summary[count]);
       return summary;
     }
+  }
+
+  /** A dry run's answer for a file with bad rows (`listProblems`): the problems, and no plan. */
+  private async refusal(error: StoreImportError): Promise<ImportSummary> {
+    return {
+      read: error.read,
+      inserted: 0,
+      updated: 0,
+      unchanged: 0,
+      pruned: 0,
+      warnings: [],
+      version: await this.catalog.version(),
+      catalogSize: await this.dataSource.manager.count(Store),
+      changes: [],
+      changesTruncated: false,
+      removalsNeedConfirmation: false,
+      problems: error.problems.slice(0, MAX_LISTED_PROBLEMS),
+      problemCount: error.problems.length,
+    };
   }
 
   /** A plan outside any transaction, then its apply; undefined when the catalogue moved in between (plan again). */
@@ -330,6 +367,8 @@ export class StoreImportService {
       changes: [],
       changesTruncated: false,
       removalsNeedConfirmation: false,
+      problems: [],
+      problemCount: 0,
     };
     const removals = options.prune ? await this.removals(reader, file.codes) : undefined;
     summary.catalogSize = removals?.catalogSize ?? (await reader.count(Store));
@@ -363,7 +402,7 @@ export class StoreImportService {
   /** First pass: every row checked, every problem collected; throws StoreImportError if there is any. */
   private async validate(open: () => Readable, pacer: Pacer, onProgress?: (p: ImportProgress) => void): Promise<CheckedFile> {
     const problems: RowProblem[] = [];
-    const warnings: RowProblem[] = [];
+    const warnings: RowWarning[] = [];
     const codes = new Map<string, number>();
     let read = 0;
     let sawHeader = false;
@@ -379,16 +418,16 @@ export class StoreImportService {
       warnings.push(...result.warnings);
       if (result.row) {
         const seen = codes.get(result.row.code);
-        if (seen !== undefined) problems.push({ line, column: 'code', reason: `"${result.row.code}" already appears on line ${seen}` });
+        if (seen !== undefined) problems.push({ line, column: 'code', code: 'duplicate_code', reason: `"${result.row.code}" already appears on line ${seen}` });
         else codes.set(result.row.code, line);
       }
       if (read % PROGRESS_EVERY_ROWS === 0) onProgress?.({ phase: 'validate', rows: read, bytes });
     }
     onProgress?.({ phase: 'validate', rows: read, bytes: Number.NaN });
     if (!sawHeader) {
-      problems.push({ line: 1, reason: `the file is empty; ${STORE_CSV_HEADER_RULE}` });
+      problems.push({ line: 1, code: 'bad_header', reason: `the file is empty; ${STORE_CSV_HEADER_RULE}` });
     }
-    if (problems.length > 0) throw new StoreImportError(problems);
+    if (problems.length > 0) throw Object.assign(new StoreImportError(problems), { read });
     return { codes, read, warnings };
   }
 
@@ -411,7 +450,7 @@ export class StoreImportService {
         const line = firstLine(record, info.empty_lines);
         if (header) {
           const names = record.map((name) => name.trim().toLowerCase()).join(',');
-          if (!STORE_CSV_HEADERS.includes(names)) throw new StoreImportError([{ line, reason: STORE_CSV_HEADER_RULE }]);
+          if (!STORE_CSV_HEADERS.includes(names)) throw new StoreImportError([{ line, code: 'bad_header', reason: STORE_CSV_HEADER_RULE }]);
           width = record.length;
         }
         yield { record: header ? record : unguardRecord(record), line, bytes, header, width };
@@ -422,7 +461,9 @@ export class StoreImportService {
       // csv-parse stops at a broken quote and the like; report it with what it knows.
       const line = (error as { lines?: number }).lines;
       if ((error as { code?: string }).code === 'ENOENT' || (error as { code?: string }).code === 'EISDIR') throw error;
-      throw new StoreImportError([{ line: line ?? 0, reason: `the file cannot be read as CSV: ${error instanceof Error ? error.message : String(error)}` }]);
+      throw new StoreImportError([
+        { line: line ?? 0, code: 'bad_csv', reason: `the file cannot be read as CSV: ${error instanceof Error ? error.message : String(error)}` },
+      ]);
     }
   }
 

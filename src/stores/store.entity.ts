@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { numeric } from '../database/column-transformers.js';
 
-export { WEEKDAYS, type Weekday } from './weekdays.js';
+export { WEEKDAYS, type Weekday } from '../shared/weekdays.js';
 
 /** A store of the chain; `code` is its external key, the one imports upsert by. */
 @Entity('stores')

@@ -481,7 +481,7 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     expect(await query(`SELECT code FROM stores WHERE code = '${code}'`)).toEqual([]);
   });
 
-  it('refuses a bad CSV with its line numbers in a table and changes nothing', async () => {
+  it('refuses a bad CSV with its problems (line, column, code, words) in a table and changes nothing', async () => {
     const header = STORE_CSV_REQUIRED_COLUMNS.join(',');
     const good =
       'ZZ-0001,Console Test One,1 Test Way,New York,NY,10001,40.750650,-73.997293,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed';
@@ -497,6 +497,8 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     const lines = page.locator('table.problem-lines tbody tr');
     await lines.first().waitFor();
     expect(await lines.allInnerTexts()).toEqual([expect.stringMatching(/^3\tstate\t"XX" is not a US state or territory code$/)]);
+    // The rows are the dry run's problems as data (Prefer: handling=lenient), not the 422's text read apart.
+    expect(await lines.first().getAttribute('data-code')).toBe('bad_state');
     expect(await page.getByRole('button', { name: 'Apply' }).isDisabled()).toBe(true);
     expect(await storeCount()).toBe(stores);
     expect(await catalogVersion()).toBe(version);

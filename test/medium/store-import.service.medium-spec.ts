@@ -27,6 +27,8 @@ const NOTHING = {
   changes: [],
   changesTruncated: false,
   removalsNeedConfirmation: false,
+  problems: [],
+  problemCount: 0,
 };
 /** A CSV line of a valid store, for files written by hand. */
 const line = (code: string, name = `Store ${code}`) =>
@@ -69,10 +71,10 @@ describe(StoreImportService.name, () => {
       const before = await untouched();
       const csv = [HEADER, line('OK1'), line('BAD1').replace(',NY,10001,', ',XX,1234,'), line('OK2'), 'SHORT,row,only', line('OK1')].join('\n');
       await expect(problems(csv)).resolves.toEqual([
-        { line: 3, column: 'state', reason: '"XX" is not a US state or territory code' },
-        { line: 3, column: 'zip', reason: '"1234" is not a ZIP code like 12345 or 12345-6789' },
-        { line: 5, reason: `expected ${STORE_CSV_REQUIRED_COLUMNS.length} fields, found 3` },
-        { line: 6, column: 'code', reason: '"OK1" already appears on line 2' },
+        { line: 3, column: 'state', code: 'bad_state', reason: '"XX" is not a US state or territory code' },
+        { line: 3, column: 'zip', code: 'bad_zip', reason: '"1234" is not a ZIP code like 12345 or 12345-6789' },
+        { line: 5, code: 'field_count', reason: `expected ${STORE_CSV_REQUIRED_COLUMNS.length} fields, found 3` },
+        { line: 6, column: 'code', code: 'duplicate_code', reason: '"OK1" already appears on line 2' },
       ]);
       await expect(untouched()).resolves.toEqual(before);
     });
@@ -82,7 +84,7 @@ describe(StoreImportService.name, () => {
       ['CRLF', '\r\n'],
     ])('counts blank lines in the line numbers (%s line ends, a byte order mark)', async (_, eol) => {
       const csv = '\uFEFF' + [HEADER, '', line('A'), '', '', line('B').replace(',NY,', ',ZZ,'), ''].join(eol);
-      await expect(problems(csv)).resolves.toEqual([{ line: 6, column: 'state', reason: '"ZZ" is not a US state or territory code' }]);
+      await expect(problems(csv)).resolves.toEqual([{ line: 6, column: 'state', code: 'bad_state', reason: '"ZZ" is not a US state or territory code' }]);
     });
 
     it.each([
@@ -104,19 +106,19 @@ describe(StoreImportService.name, () => {
         '',
       ].join(eol);
       await expect(problems(csv)).resolves.toEqual([
-        { line: 4, column: 'city', reason: 'is empty' },
-        { line: 5, column: 'state', reason: '"ZZ" is not a US state or territory code' },
-        { line: 9, column: 'code', reason: '"ML" already appears on line 2' },
-        { line: 10, column: 'state', reason: '"ZZ" is not a US state or territory code' },
-        { line: 16, column: 'state', reason: '"ZZ" is not a US state or territory code' },
-        { line: 18, column: 'code', reason: '"LAST" already appears on line 12' },
+        { line: 4, column: 'city', code: 'empty', reason: 'is empty' },
+        { line: 5, column: 'state', code: 'bad_state', reason: '"ZZ" is not a US state or territory code' },
+        { line: 9, column: 'code', code: 'duplicate_code', reason: '"ML" already appears on line 2' },
+        { line: 10, column: 'state', code: 'bad_state', reason: '"ZZ" is not a US state or territory code' },
+        { line: 16, column: 'state', code: 'bad_state', reason: '"ZZ" is not a US state or territory code' },
+        { line: 18, column: 'code', code: 'duplicate_code', reason: '"LAST" already appears on line 12' },
       ]);
     });
 
     it('writes nothing when the only bad row comes after the first chunks of the file', async () => {
       const before = await untouched();
       await expect(problems(storesCsv([...many(1200), { code: 'LAST', name: 'last', state: 'XX' }]))).resolves.toEqual([
-        { line: 1202, column: 'state', reason: '"XX" is not a US state or territory code' },
+        { line: 1202, column: 'state', code: 'bad_state', reason: '"XX" is not a US state or territory code' },
       ]);
       await expect(untouched()).resolves.toEqual(before);
     });
@@ -142,13 +144,30 @@ describe(StoreImportService.name, () => {
       await expect(untouched()).resolves.toEqual(before);
     });
 
+    it('lists the problems as data in a dry run with listProblems (the first 50, the count exact); an apply refuses all the same', async () => {
+      const before = await untouched();
+      const rows = [...many(3), ...Array.from({ length: 60 }, (_, i): StoreInput => ({ code: `BAD${i}`, name: 'bad', state: 'XX' }))];
+      const checked = await run(storesCsv(rows), { dryRun: true, listProblems: true });
+      expect(checked).toEqual({ ...NOTHING, read: 63, version: before.version, catalogSize: 1, problems: expect.any(Array), problemCount: 60 });
+      expect(checked.problems).toHaveLength(50);
+      expect(checked.problems[0]).toEqual({ line: 5, column: 'state', code: 'bad_state', reason: '"XX" is not a US state or territory code' });
+      expect(checked.problems[49].line).toBe(54);
+      await expect(run(`${HEADER.replace('zip', 'postcode')}\n`, { dryRun: true, listProblems: true })).resolves.toMatchObject({
+        read: 0,
+        problems: [{ line: 1, code: 'bad_header' }],
+        problemCount: 1,
+      });
+      await expect(problems(storesCsv(rows), { listProblems: true })).resolves.toHaveLength(60);
+      await expect(untouched()).resolves.toEqual(before);
+    });
+
     it('refuses another header and an empty file at line 1', async () => {
       const before = await untouched();
       await expect(problems(`${HEADER.replace('zip', 'postcode')}\n${line('A')}\n`)).resolves.toEqual([
-        { line: 1, reason: `the header must be exactly: ${HEADER} (optionally followed by ,time_zone)` },
+        { line: 1, code: 'bad_header', reason: `the header must be exactly: ${HEADER} (optionally followed by ,time_zone)` },
       ]);
       await expect(problems('')).resolves.toEqual([
-        { line: 1, reason: `the file is empty; the header must be exactly: ${HEADER} (optionally followed by ,time_zone)` },
+        { line: 1, code: 'bad_header', reason: `the file is empty; the header must be exactly: ${HEADER} (optionally followed by ,time_zone)` },
       ]);
       await expect(untouched()).resolves.toEqual(before);
     });
@@ -205,6 +224,8 @@ describe(StoreImportService.name, () => {
         ],
         changesTruncated: false,
         removalsNeedConfirmation: true,
+        problems: [],
+        problemCount: 0,
       });
       await expect(untouched()).resolves.toEqual(before);
 

@@ -1,8 +1,8 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { ApiError, apiFile, uploadCsv, type UploadProgress } from './api.js';
-import { bytes, problemRows } from './parts.js';
-import type { ImportSummary, StoreChange } from './schema.js';
+import { bytes } from './parts.js';
+import type { ImportProblem, ImportSummary, StoreChange } from './schema.js';
 
 type ChangeKind = StoreChange['change'];
 const KINDS: Array<[ChangeKind | 'all', string]> = [
@@ -135,36 +135,44 @@ interface Checked {
   etag: string | null;
 }
 
-function Problems({ message }: { message: string }) {
-  const { rows, rest } = problemRows(message);
+/**
+ * The lines a dry run found wrong, as the API lists them (`problems`, asked for with `Prefer:
+ * handling=lenient`): each problem's line, column and words are the API's own.
+ */
+function Problems({ problems, count }: { problems: ImportProblem[]; count: number }) {
   return html`<div class="problems" role="alert">
-    ${rest.map((line) => html`<p class="error">${line}</p>`)}
-    ${
-      rows.length > 0 &&
-      html`<table class="problem-lines">
-        <caption>
-          Lines with problems
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Line</th>
-            <th scope="col">Column</th>
-            <th scope="col">Problem</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows.map(
-            (row) =>
-              html`<tr>
-                <td>${row.line}</td>
-                <td>${row.column}</td>
-                <td>${row.reason}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>`
-    }
+    <p class="error">
+      The file cannot be imported: ${count} ${count === 1 ? 'problem' : 'problems'}
+      found${count > problems.length ? `, the first ${problems.length} listed` : ''}. Nothing was written.
+    </p>
+    <table class="problem-lines">
+      <caption>
+        Lines with problems
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Line</th>
+          <th scope="col">Column</th>
+          <th scope="col">Problem</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${problems.map(
+          (problem) =>
+            html`<tr data-code=${problem.code}>
+              <td>${problem.line}</td>
+              <td>${problem.column ?? ''}</td>
+              <td>${problem.message}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
   </div>`;
+}
+
+/** An answer other than 2xx, as the API words it (a 422's message has a line per problem). */
+function Failure({ message }: { message: string }) {
+  return html`<div class="problems" role="alert">${message.split('\n').map((line) => html`<p class="error">${line.trim()}</p>`)}</div>`;
 }
 
 export function ImportView({ onChanged }: { onChanged: () => void }) {
@@ -174,6 +182,8 @@ export function ImportView({ onChanged }: { onChanged: () => void }) {
   const [busy, setBusy] = useState(false);
   const [checked, setChecked] = useState<Checked>();
   const [result, setResult] = useState<ImportSummary>();
+  /** The dry run's problems: the file would be refused, so there is nothing to apply. */
+  const [refused, setRefused] = useState<ImportSummary>();
   const [error, setError] = useState<string>();
   /** The catalogue moved since the check (412): the apply wrote nothing and the file must be checked again. */
   const [moved, setMoved] = useState(false);
@@ -183,6 +193,7 @@ export function ImportView({ onChanged }: { onChanged: () => void }) {
 
   const clear = () => {
     setChecked(undefined);
+    setRefused(undefined);
     setResult(undefined);
     setError(undefined);
     setMoved(false);
@@ -199,6 +210,7 @@ export function ImportView({ onChanged }: { onChanged: () => void }) {
     setBusy(true);
     setError(undefined);
     setResult(undefined);
+    setRefused(undefined);
     setMoved(false);
     setProgress({ sent: 0, total: file.size });
     const query = new URLSearchParams();
@@ -206,12 +218,16 @@ export function ImportView({ onChanged }: { onChanged: () => void }) {
     if (prune) query.set('prune', 'true');
     // The apply does what the check listed or nothing: the catalogue version it was computed on
     // goes back as If-Match, and a large removal carries the number the operator typed.
-    const headers: Record<string, string> = {};
+    // A check asks for the problems of a bad file as data (a 200) rather than as the 422's text.
+    const headers: Record<string, string> = dryRun ? { Prefer: 'handling=lenient' } : {};
     if (!dryRun && checked?.etag) headers['If-Match'] = checked.etag;
     if (!dryRun && prune && checked?.summary.removals_need_confirmation) query.set('expected_removals', confirmation.trim());
     try {
       const answer = await uploadCsv<ImportSummary>(`/admin/stores.csv?${query.toString()}`, file, setProgress, headers);
-      if (dryRun) {
+      if (dryRun && answer.data.problem_count > 0) {
+        setRefused(answer.data);
+        setChecked(undefined);
+      } else if (dryRun) {
         setChecked({ summary: answer.data, etag: answer.headers.get('ETag') });
         setConfirmation('');
       } else {
@@ -312,7 +328,8 @@ export function ImportView({ onChanged }: { onChanged: () => void }) {
           <button type="button" disabled=${busy} onClick=${() => void send(true)}>Check again</button>
         </div>`
       }
-      ${error && !moved && html`<${Problems} message=${error} />`} ${checked && html`<${Summary} summary=${checked.summary} />`}
+      ${refused && html`<${Problems} problems=${refused.problems} count=${refused.problem_count} />`}
+      ${error && !moved && html`<${Failure} message=${error} />`} ${checked && html`<${Summary} summary=${checked.summary} />`}
       ${checked && html`<${Changes} summary=${checked.summary} />`} ${result && html`<${Summary} summary=${result} />`}
     </section>
     <section aria-labelledby="export-heading">

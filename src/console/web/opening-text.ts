@@ -1,6 +1,6 @@
-import { DAY, zoneOffsets } from '../../geo/zone-offsets.js';
-import { openingState, weeklyHours, type OpeningState } from '../../stores/opening-hours.js';
-import type { Weekday } from '../../stores/weekdays.js';
+import { DAY, zoneOffsets } from '../../shared/zone-offsets.js';
+import { openingState, weeklyHours, type OpeningState } from '../../shared/opening-hours.js';
+import type { Weekday } from '../../shared/weekdays.js';
 
 // Whether a store is open, in words, worked out in the browser by the service's own code
 // (opening-hours.ts, Intl and arithmetic only), so that the console and the search's `open`

@@ -1,4 +1,4 @@
-import { fieldErrors, problemRows } from './parts.js';
+import { fieldErrors } from './parts.js';
 
 // The console shows the API's texts as they are; these only decide where each part goes.
 describe('console: placing the API texts', () => {
@@ -15,18 +15,5 @@ describe('console: placing the API texts', () => {
       lat: 'lat: must be a number',
     });
     expect(fieldErrors('request body is not valid JSON', FIELDS)).toEqual({ '': 'request body is not valid JSON' });
-  });
-
-  it("reads a 422's lines in both of formatProblem's shapes, keeping the other lines as text", () => {
-    const message =
-      'the file was not imported, 3 problems found:\n  line 3, state: "XX" is not a US state or territory code\n  line 4: expected 15 fields, found 3\n  line 9, zip: a: b\n  … and 2 more';
-    expect(problemRows(message)).toEqual({
-      rows: [
-        { line: '3', column: 'state', reason: '"XX" is not a US state or territory code' },
-        { line: '4', column: '', reason: 'expected 15 fields, found 3' },
-        { line: '9', column: 'zip', reason: 'a: b' },
-      ],
-      rest: ['the file was not imported, 3 problems found:', '… and 2 more'],
-    });
   });
 });

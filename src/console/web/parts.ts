@@ -1,11 +1,11 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
+import { WEEKDAYS, type Weekday } from '../../shared/weekdays.js';
 import { api, nextCursor } from './api.js';
 
 // Small pieces the views share.
 
-export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
-export type WeekHours = Record<(typeof WEEKDAYS)[number], string>;
+export type WeekHours = Record<Weekday, string>;
 
 export function Hours({ hours }: { hours: WeekHours }) {
   return html`<dl class="hours">
@@ -80,17 +80,4 @@ export function bytes(count: number): string {
   if (count < 1024) return `${count} B`;
   if (count < 1024 * 1024) return `${(count / 1024).toFixed(1)} KB`;
   return `${(count / 1024 / 1024).toFixed(1)} MB`;
-}
-
-/** The 422's lines ("  line 3, state: "XX" is not…"), as rows of a table; other lines stay as text. */
-export function problemRows(message: string): { rows: Array<{ line: string; column: string; reason: string }>; rest: string[] } {
-  const rows: Array<{ line: string; column: string; reason: string }> = [];
-  const rest: string[] = [];
-  for (const text of message.split('\n')) {
-    // formatProblem's two shapes: "line 3, state: …" and "line 3: …".
-    const match = /^\s*line (\d+)(?:, ([a-z_]+))?: (.*)$/.exec(text);
-    if (match) rows.push({ line: match[1], column: match[2] ?? '', reason: match[3] });
-    else if (text.trim()) rest.push(text.trim());
-  }
-  return { rows, rest };
 }

@@ -4,6 +4,7 @@ import type { Feature } from 'geojson';
 import { feature, mesh } from 'topojson-client';
 import type { GeometryCollection, Topology } from 'topojson-specification';
 import statesTopology from 'us-atlas/states-10m.json';
+import { EARTH_RADIUS_MILES } from '../../shared/great-circle.js';
 import { centreOn, CLUSTER_CELL, ClusterGrid, clusterLabel, clusterRadius, clusterZoom, clampView, HOME, type View, zoomAbout } from './map-view.js';
 
 // State outlines of us-atlas, projected in the browser with Albers USA plus the territories
@@ -13,7 +14,6 @@ import { centreOn, CLUSTER_CELL, ClusterGrid, clusterLabel, clusterRadius, clust
 const topology = statesTopology as unknown as Topology<{ states: GeometryCollection; nation: GeometryCollection }>;
 const STATES = feature(topology, topology.objects.states);
 const BORDERS = mesh(topology, topology.objects.states, (a, b) => a !== b);
-const EARTH_RADIUS_MILES = 3958.8;
 /** Hover and click find the nearest dot within this many CSS pixels. */
 const PICK_RADIUS = 6;
 /** The hover grid's cells, in base pixels (at k = 1; PICK_RADIUS / k is never more). */

@@ -1,12 +1,14 @@
 import { parse } from 'csv-parse/browser/esm/sync';
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { unguardCell } from '../../stores/csv-guard.js';
-import { US_STATE_CODES } from '../../geo/us-states.js';
+import { unguardCell } from '../../shared/csv-guard.js';
+import { KM_PER_MILE } from '../../shared/great-circle.js';
+import { US_STATE_CODES } from '../../shared/us-states.js';
+import { WEEKDAYS } from '../../shared/weekdays.js';
 import { api, ApiError, apiFile } from './api.js';
 import { openingText } from './opening-text.js';
-import { fieldErrors, Hours, Pager, useListPage, WEEKDAYS } from './parts.js';
-import type { CustomerPosition, Location, Store } from './schema.js';
+import { fieldErrors, Hours, Pager, useListPage } from './parts.js';
+import type { CustomerPosition, DistanceUnit, FallbackReason, Location, PositionSource, SearchScope, Store } from './schema.js';
 import { StoreMap, type StorePoints } from './store-map.js';
 
 const PAGE = 25;
@@ -111,13 +113,16 @@ function EditStore({ store, onDone }: { store: Store; onDone: (changed: boolean)
   </form>`;
 }
 
-/** What a search measured from, in words: the `source` and `fallback` of POST /admin/locations/position. */
-const POSITION_WORDS: Record<string, string> = {
+/**
+ * What a search measured from, in words: the `source` and `fallback` of POST /admin/locations/position.
+ * Keyed by the document's enums (schema.ts): a source or reason the API adds fails the type check here until it is worded.
+ */
+const POSITION_WORDS: Record<PositionSource, string> = {
   address: 'the street address, as the geocoder placed it',
   zip: "the ZIP code's point",
   device: "the device's position",
 };
-const FALLBACK_WORDS: Record<string, string> = {
+const FALLBACK_WORDS: Record<FallbackReason, string> = {
   no_match: 'the geocoder found no street-level match',
   implausible: 'the geocoder placed it too far from the ZIP code or in another state',
   timeout: 'the geocoder did not answer in time',
@@ -127,14 +132,15 @@ const FALLBACK_WORDS: Record<string, string> = {
   breaker_open: 'the geocoder is skipped after repeated failures',
 };
 
-const KM_PER_MILE = 1.609344;
+/** The line above a search's results, by its `Search-Scope` (keyed by the document's enum, as the words above). */
+const RESULTS_TEXT: Record<SearchScope, (count: number, stores: string, region: string) => string> = {
+  region: (count, stores, region) => (count === 0 ? `No store in ${region}.` : `${stores} in ${region}, nearest first:`),
+  nearest: () => 'No store within reach; the nearest one:',
+  radius: (count, stores) => (count === 0 ? 'No store within reach.' : `${stores}, nearest first:`),
+};
 
-/** The line above a search's results, by its `Search-Scope`. */
-function resultsText(count: number, scope: string, region?: string): string {
-  const stores = `${count} ${count === 1 ? 'store' : 'stores'}`;
-  if (scope === 'region') return count === 0 ? `No store in ${region ?? 'the region'}.` : `${stores} in ${region ?? 'the region'}, nearest first:`;
-  if (scope === 'nearest') return 'No store within reach; the nearest one:';
-  return count === 0 ? 'No store within reach.' : `${stores}, nearest first:`;
+function resultsText(count: number, scope: SearchScope, region?: string): string {
+  return RESULTS_TEXT[scope](count, `${count} ${count === 1 ? 'store' : 'stores'}`, region ?? 'the region');
 }
 
 function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locations: Location[] | undefined) => void }) {
@@ -143,13 +149,13 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
   const [state, setState] = useState('');
   const [zip, setZip] = useState('');
   const [miles, setMiles] = useState('5');
-  const [unit, setUnit] = useState<'mi' | 'km'>('mi');
+  const [unit, setUnit] = useState<DistanceUnit>('mi');
   const [nearestIfNone, setNearestIfNone] = useState(false);
   const [regionState, setRegionState] = useState('');
   const [regionCity, setRegionCity] = useState('');
   const [error, setError] = useState<string>();
   const [locations, setLocations] = useState<Location[]>();
-  const [answered, setAnswered] = useState<{ unit: string; scope: string; region?: string }>();
+  const [answered, setAnswered] = useState<{ unit: DistanceUnit; scope: SearchScope; region?: string }>();
   const [position, setPosition] = useState<CustomerPosition>();
   const search = async (event: Event) => {
     event.preventDefault();
@@ -172,10 +178,11 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
         api<{ locations: Location[] }>('POST', '/admin/locations/nearest', request),
         api<CustomerPosition>('POST', '/admin/locations/position', request),
       ]);
-      const scope = headers.get('Search-Scope') ?? 'radius';
+      // The headers the document describes with these enums (schema.ts).
+      const scope = (headers.get('Search-Scope') ?? 'radius') as SearchScope;
       setLocations(data.locations);
       setAnswered({
-        unit: headers.get('Distance-Unit') ?? 'mi',
+        unit: (headers.get('Distance-Unit') ?? 'mi') as DistanceUnit,
         scope,
         region: region && [region.city?.trim(), region.state.toUpperCase()].filter(Boolean).join(', '),
       });
@@ -204,7 +211,7 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
       ${field('search-state', 'State (two letters)', state, setState, 3)} ${field('search-zip', 'ZIP code', zip, setZip, 10, 'numeric')}
       ${field('search-miles', unit === 'km' ? 'Distance (km)' : 'Distance (miles)', miles, setMiles, 5, 'decimal')}
       <label for="search-unit">Unit</label>
-      <select id="search-unit" value=${unit} onChange=${(e: Event) => setUnit((e.target as HTMLSelectElement).value as 'mi' | 'km')}>
+      <select id="search-unit" value=${unit} onChange=${(e: Event) => setUnit((e.target as HTMLSelectElement).value as DistanceUnit)}>
         <option value="mi">miles</option>
         <option value="km">kilometres</option>
       </select>
@@ -221,7 +228,7 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
       position &&
       html`<p class="hint" data-position=${position.source}>
         <span aria-hidden="true" class="legend-diamond"></span>
-        ${`Measured from ${POSITION_WORDS[position.source] ?? position.source} (${position.lat.toFixed(6)}, ${position.lng.toFixed(6)})${position.fallback ? `: ${FALLBACK_WORDS[position.fallback] ?? position.fallback}` : ''}. `}
+        ${`Measured from ${POSITION_WORDS[position.source]} (${position.lat.toFixed(6)}, ${position.lng.toFixed(6)})${position.fallback ? `: ${FALLBACK_WORDS[position.fallback]}` : ''}. `}
         <span aria-hidden="true" class="legend-square"></span>
         ${`ZIP ${position.zip.zip}'s point: ${position.zip.lat.toFixed(6)}, ${position.zip.lng.toFixed(6)}.`}
       </p>`

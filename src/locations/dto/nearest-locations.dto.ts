@@ -2,10 +2,12 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsObject, IsOptional, IsString, Matches, ValidateBy, ValidateNested, type ValidationArguments } from 'class-validator';
+import { DISTANCE_UNITS } from '../../common/api-headers.js';
 import { type FieldOptions, ValidateField, ValidateInteger, ValidateText } from '../../common/validators.js';
 import { ValidateUsState } from '../../geo/validate-us-state.js';
 import { ZIP_PATTERN } from '../../geo/zip-geocoder.js';
-import { parseDateTime } from '../../stores/opening-hours.js';
+import { KM_PER_MILE } from '../../shared/great-circle.js';
+import { parseDateTime } from '../date-time.js';
 
 // The schemas below list their keys in the order of the published document (clients/typescript/openapi.json).
 
@@ -19,9 +21,6 @@ function ValidateZip({ description, ...options }: FieldOptions) {
   );
 }
 
-/** 1 mile in kilometres, exactly. */
-const KM_PER_MILE = 1.609344;
-const DISTANCE_UNITS = ['mi', 'km'] as const;
 const UNIT_WORDS = { mi: 'miles', km: 'kilometres' } as const;
 
 /**

@@ -3,8 +3,8 @@ import { Transform } from 'class-transformer';
 import { IsString, ValidateBy, type ValidationArguments } from 'class-validator';
 import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
 import { ValidateUsState } from '../../geo/validate-us-state.js';
-import { STORE_CSV_COLUMNS, type StoreCsvColumn } from '../store-csv.js';
-import { MAX_LISTED_CHANGES, type ImportSummary } from '../store-import.service.js';
+import { ROW_PROBLEM_CODES, STORE_CSV_COLUMNS, type RowProblem, type RowProblemCode, type StoreCsvColumn } from '../store-csv.js';
+import { MAX_LISTED_CHANGES, MAX_LISTED_PROBLEMS, type ImportSummary } from '../store-import.service.js';
 import { STORE_CODE_LENGTH, STORE_FIELD_NAMES, STORE_FIELDS, storeFieldText, type StoreFields, type StoreViewFields } from '../store-fields.js';
 import type { Store } from '../store.entity.js';
 
@@ -151,6 +151,20 @@ export class StoreChangeView {
   @ApiProperty({ description: "The fields that change (updates), in the CSV's order.", type: [FieldChangeView], required: false }) fields?: FieldChangeView[];
 }
 
+@ApiSchema({
+  name: 'AdminStoreImportProblem',
+  description: "A line of the file the import refuses, and why: the parts of one line of the 422's message, as data.",
+})
+export class ImportProblemView {
+  @ApiProperty({ description: 'The line of the file (the header is line 1).', type: 'integer', example: 3 }) line: number;
+  @ApiProperty({ description: 'The CSV column, or null when the problem is the whole line or file.', type: 'string', nullable: true, example: 'state' })
+  column: string | null;
+  @ApiProperty({ description: 'What is wrong, for programs.', enum: ROW_PROBLEM_CODES, enumName: 'AdminStoreImportProblemCode', example: 'bad_state' })
+  code: RowProblemCode;
+  @ApiProperty({ description: 'What is wrong, in the words of the 422 (after the column).', example: '"XX" is not a US state or territory code' })
+  message: string;
+}
+
 @ApiSchema({ name: 'AdminStoreImport', description: 'What an import did (or, in a dry run, would do).' })
 export class ImportView {
   @ApiProperty({ description: 'Rows read (the header not counted).', type: 'integer', example: 391 }) read: number;
@@ -180,7 +194,15 @@ export class ImportView {
     example: false,
   })
   removals_need_confirmation: boolean;
+  @ApiProperty({
+    description: `Only a dry run sent with \`Prefer: handling=lenient\` lists problems: the lines an apply of this file would refuse with 422, the first ${MAX_LISTED_PROBLEMS}, in the file's order. When there are any, nothing was planned (the counts other than \`read\` are 0, \`changes\` is empty). Empty otherwise.`,
+    type: [ImportProblemView],
+  })
+  problems: ImportProblemView[];
+  @ApiProperty({ description: 'How many problems the file has (`problems` lists the first ones).', type: 'integer', example: 0 }) problem_count: number;
 }
+
+const problemView = ({ line, column, code, reason }: RowProblem): ImportProblemView => ({ line, column: column ?? null, code, message: reason });
 
 export function importView(summary: ImportSummary, dryRun: boolean): ImportView {
   return {
@@ -196,6 +218,8 @@ export function importView(summary: ImportSummary, dryRun: boolean): ImportView 
     changes: summary.changes,
     changes_truncated: summary.changesTruncated,
     removals_need_confirmation: summary.removalsNeedConfirmation,
+    problems: summary.problems.map(problemView),
+    problem_count: summary.problemCount,
   };
 }
 

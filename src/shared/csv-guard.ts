@@ -1,5 +1,5 @@
-// The spreadsheet-formula guard of the store CSV, with no import of its own: the
-// export, the import and the console (bundled for the browser) share these two functions.
+// The spreadsheet-formula guard of the store CSV: the export, the import and the console
+// (bundled for the browser) share these two functions.
 
 const FORMULA_START = /^'*[=+\-@\t\r]/;
 const GUARDED = /^'+[=+\-@\t\r]/;

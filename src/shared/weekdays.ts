@@ -1,4 +1,4 @@
-// The seven day columns of a store, Monday first, in a module that imports nothing: the opening
+// The seven day columns of a store, Monday first, here rather than beside the entity: the opening
 // hours (opening-hours.ts) need them and are bundled into the console's browser code too, where
 // the entity, and TypeORM with its decorators, must not follow them.
 export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;

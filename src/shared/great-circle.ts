@@ -1,6 +1,9 @@
 /** Mean Earth radius in miles, as the contract fixes it (§4). */
 export const EARTH_RADIUS_MILES = 3958.8;
 
+/** 1 mile in kilometres, exactly (the international mile): the search's `distance_unit` "km". */
+export const KM_PER_MILE = 1.609344;
+
 export interface Point {
   lat: number;
   lng: number;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { openingState, parseDateTime, weeklyHours, type OpeningState } from './opening-hours.js';
-import { WEEKDAYS, type Weekday } from './store.entity.js';
+import { openingState, weeklyHours, type OpeningState } from './opening-hours.js';
+import { WEEKDAYS, type Weekday } from './weekdays.js';
 
 /** A week with `every` on each day, except the days given. */
 function week(every: string, days: Partial<Record<Weekday, string>> = {}) {
@@ -207,42 +207,5 @@ describe('openingState', () => {
       ),
       { seed: 44, numRuns: 300 },
     );
-  });
-});
-
-describe('parseDateTime', () => {
-  it.each([
-    ['2026-11-25T14:30:00-05:00', Date.UTC(2026, 10, 25, 19, 30)],
-    ['2026-11-25T19:30:00Z', Date.UTC(2026, 10, 25, 19, 30)],
-    ['2026-11-25t19:30:00z', Date.UTC(2026, 10, 25, 19, 30)],
-    ['2026-11-25T19:30:00.250+00:00', Date.UTC(2026, 10, 25, 19, 30, 0, 250)],
-    ['2026-11-25T19:30:00.123456789Z', Date.UTC(2026, 10, 25, 19, 30, 0, 123)],
-    ['2026-11-26T05:15:00+09:45', Date.UTC(2026, 10, 25, 19, 30)],
-    ['2024-02-29T00:00:00Z', Date.UTC(2024, 1, 29)],
-    ['1970-01-01T00:00:00Z', 0],
-  ])('reads %s', (text, instant) => {
-    expect(parseDateTime(text)).toBe(instant);
-  });
-
-  it.each([
-    'now',
-    '2026-11-25T14:30:00', // no offset: whose 2:30 PM?
-    '2026-11-25',
-    '2026-11-25 14:30:00Z',
-    '2026-02-29T00:00:00Z',
-    '2026-13-01T00:00:00Z',
-    '2026-11-31T00:00:00Z',
-    '2026-11-25T24:00:00Z',
-    '2026-11-25T23:60:00Z',
-    '2026-12-31T23:59:60Z',
-    '2026-11-25T14:30:00+24:00',
-    '2026-11-25T14:30:00-05:60',
-    '2026-11-25T14:30:00-0500',
-    '1969-12-31T23:59:59Z',
-    '+02026-11-25T14:30:00Z',
-    '２０２６-11-25T14:30:00Z',
-    ' 2026-11-25T14:30:00Z',
-  ])('refuses %j', (text) => {
-    expect(parseDateTime(text)).toBeUndefined();
   });
 });

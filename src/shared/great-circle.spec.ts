@@ -1,4 +1,4 @@
-import { haversineMiles } from './geo.js';
+import { haversineMiles } from './great-circle.js';
 
 describe('haversineMiles', () => {
   it('is zero for one point and symmetric', () => {
