@@ -1,7 +1,7 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { type ConfigType } from '@nestjs/config';
 import { LRUCache } from 'lru-cache';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { storesConfig } from '../stores/stores.config.js';
 import type { Point } from '../geo/geo.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog } from '../stores/store-catalog.js';
@@ -54,7 +54,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
 
   constructor(
     private readonly catalog: StoreCatalog,
-    private readonly config: ConfigService<EnvironmentVariables, true>,
+    @Inject(storesConfig.KEY) private readonly settings: ConfigType<typeof storesConfig>,
     private readonly metrics: Metrics,
   ) {}
 
@@ -65,7 +65,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
 
   async onApplicationBootstrap(): Promise<void> {
     await this.reload();
-    this.timer = setInterval(() => void this.refresh(), this.config.get('STORE_INDEX_REFRESH_MS', { infer: true }));
+    this.timer = setInterval(() => void this.refresh(), this.settings.STORE_INDEX_REFRESH_MS);
     this.timer.unref();
   }
 

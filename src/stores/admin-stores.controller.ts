@@ -11,6 +11,7 @@ import {
   Delete,
   Get,
   HttpCode,
+  Inject,
   Logger,
   Param,
   PayloadTooLargeException,
@@ -22,7 +23,7 @@ import {
   UnsupportedMediaTypeException,
   UseFilters,
 } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { type ConfigType } from '@nestjs/config';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
@@ -50,7 +51,7 @@ import { AdminScope, CurrentCaller } from '../common/auth.decorators.js';
 import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
 import { nextPageLink } from '../common/next-page-link.js';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { storesConfig } from './stores.config.js';
 import {
   ExportQuery,
   ImportQuery,
@@ -101,9 +102,9 @@ export class AdminStoresController {
     private readonly stores: StoreAdminService,
     private readonly imports: StoreImportService,
     private readonly exporter: StoreExportService,
-    config: ConfigService<EnvironmentVariables, true>,
+    @Inject(storesConfig.KEY) settings: ConfigType<typeof storesConfig>,
   ) {
-    this.maxImportBytes = config.get('STORE_IMPORT_MAX_BYTES', { infer: true });
+    this.maxImportBytes = settings.STORE_IMPORT_MAX_BYTES;
   }
 
   @Get('stores')

@@ -2,7 +2,7 @@ import type { DynamicModule, Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { appConfigModule } from '../../src/config/config.module.js';
+import { appConfigModule } from '../../src/settings.js';
 import { databaseModule } from '../../src/database/database.module.js';
 import { EventsModule } from '../../src/events/events.module.js';
 import { MetricsModule } from '../../src/metrics/metrics.module.js';
