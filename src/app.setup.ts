@@ -76,7 +76,7 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
  */
 const HELMET_OPTIONS: HelmetOptions = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
 
-/** Express's "trust proxy" from TRUST_PROXY (validated in environment.ts). */
+/** Express's "trust proxy" from TRUST_PROXY (validated in common/server.config.ts). */
 export function trustProxy(value = 'false'): boolean | number | string {
   if (value === 'true' || value === 'false') return value === 'true';
   return /^\d+$/.test(value) ? Number(value) : value;

@@ -18,8 +18,8 @@ export interface MediumContext {
 /**
  * One feature module the way the app wires it (validated configuration, the database
  * connection with its migrations, the metrics), on a fresh database of the engine under
- * test, with its lifecycle hooks run; no HTTP. `env` is given in full each time: the
- * ConfigModule writes the values it validated back into process.env.
+ * test, with its lifecycle hooks run; no HTTP. `env` goes into process.env, where the
+ * settings are read from, and stays there: give it in full each time.
  */
 export async function newMediumContext(feature: Type | DynamicModule, env: Record<string, string> = {}): Promise<MediumContext> {
   const database = await createTestDatabase();
