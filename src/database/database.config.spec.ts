@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { makeCertificates, type Certificates } from '../../test/support/certificates.js';
 import { validateSettings } from '../config/environment.js';
 import { DatabaseSettings } from './database.config.js';
+import { tlsOptions } from './database-tls.js';
 
 const URL = 'mysql://app:s3cret@db.example.com:3306/plantstore';
 
@@ -36,6 +37,31 @@ describe('database TLS settings', () => {
     expect(env.DATABASE_TLS_CA_FILE?.path).toBe(certs.ca);
     expect(env.DATABASE_TLS_CA_FILE?.content).toEqual(readFileSync(certs.ca));
     expect(env.DATABASE_TLS_KEY_FILE?.content).toEqual(readFileSync(certs.clientKey));
+  });
+
+  it('reads each file once, while validating: the connection gets the content that was checked, whatever the file holds later', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-tls-'));
+    try {
+      const copy = (from: string, name: string) => {
+        writeFileSync(join(dir, name), readFileSync(from));
+        return join(dir, name);
+      };
+      const files = {
+        DATABASE_TLS_CA_FILE: copy(certs.ca, 'ca.pem'),
+        DATABASE_TLS_CERT_FILE: copy(certs.clientCert, 'c.pem'),
+        DATABASE_TLS_KEY_FILE: copy(certs.clientKey, 'c.key'),
+      };
+      const settings = validate({ DATABASE_URL: URL, DATABASE_TLS: 'verify-full', ...files });
+      for (const file of Object.values(files)) rmSync(file);
+      expect(tlsOptions(settings)).toMatchObject({
+        ca: readFileSync(certs.ca, 'utf8'),
+        cert: readFileSync(certs.clientCert, 'utf8'),
+        key: readFileSync(certs.clientKey, 'utf8'),
+        verifyIdentity: true,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('accepts verify-ca without a CA file (Node trusts its public CAs then), by IP address too', () => {
