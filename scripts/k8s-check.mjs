@@ -11,8 +11,9 @@
 //      is on the PATH, `kubectl kustomize` renders exactly those objects (with the image set).
 //   3. Environment: every variable the Deployment's and the Job's containers get (env, and the
 //      keys of the ConfigMaps and Secrets they take whole with envFrom) is one the service reads:
-//      a property of the EnvironmentVariables class of src/config/environment.ts, read from the
-//      source with the TypeScript parser, or a standard one (NODE_OPTIONS, OTEL_*).
+//      a property of a feature's settings class (the *.config.ts files src/settings.ts imports its
+//      namespaces from), read from the source with the TypeScript parser, or a standard one
+//      (NODE_OPTIONS, OTEL_*).
 //   4. Consistency with the service: MIGRATIONS_RUN=false in the Deployment; probes on the health
 //      endpoints, the startup probe at least DB_STARTUP_TIMEOUT_MS long; the grace period longer
 //      than SHUTDOWN_DRAIN_MS + SHUTDOWN_GRACE_MS; the ports named `http` and `metrics` being PORT
@@ -30,35 +31,46 @@ import { parseAllDocuments } from 'yaml';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 export const MANIFEST_DIR = join(ROOT, 'deploy/kubernetes');
-export const ENVIRONMENT_SOURCE = join(ROOT, 'src/config/environment.ts');
+export const SETTINGS_SOURCE = join(ROOT, 'src/settings.ts');
 
-/** Read by Node itself or by the OpenTelemetry SDK (tracing), not by environment.ts. */
+/** Read by Node itself or by the OpenTelemetry SDK (tracing), not by the settings classes. */
 export const STANDARD_VARIABLES = ['NODE_OPTIONS'];
 export const STANDARD_PREFIXES = ['OTEL_'];
 
 // ---------------------------------------------------------------------------------------------
 // The service's own settings, from its source.
 
-/** Names and literal defaults of the properties of `class EnvironmentVariables`. */
-export function environmentVariables(source = readFileSync(ENVIRONMENT_SOURCE, 'utf8')) {
-  const file = ts.createSourceFile('environment.ts', source, ts.ScriptTarget.Latest, true);
+/** The sources of the settings files (`*.config.ts`) that src/settings.ts imports its namespaces from. */
+export function settingsSources(source = readFileSync(SETTINGS_SOURCE, 'utf8')) {
+  const files = [...source.matchAll(/from '\.\/([\w/-]+\.config)\.js'/g)].map(([, path]) => join(ROOT, 'src', `${path}.ts`));
+  if (files.length === 0) throw new Error('src/settings.ts imports no settings namespace (*.config.js)');
+  return files.map((file) => readFileSync(file, 'utf8'));
+}
+
+/** Names and literal defaults of the properties of the settings classes (the class each file gives to validateSettings). */
+export function environmentVariables(sources = settingsSources()) {
   const variables = new Map();
-  let found = false;
-  file.forEachChild((node) => {
-    if (!ts.isClassDeclaration(node) || node.name?.text !== 'EnvironmentVariables') return;
-    found = true;
-    for (const member of node.members) {
-      if (!ts.isPropertyDeclaration(member) || !ts.isIdentifier(member.name)) continue;
-      const init = member.initializer;
-      let value;
-      if (init && ts.isNumericLiteral(init)) value = Number(init.text.replaceAll('_', ''));
-      else if (init && ts.isStringLiteral(init)) value = init.text;
-      else if (init?.kind === ts.SyntaxKind.TrueKeyword) value = true;
-      else if (init?.kind === ts.SyntaxKind.FalseKeyword) value = false;
-      variables.set(member.name.text, value);
-    }
-  });
-  if (!found || variables.size === 0) throw new Error('no class EnvironmentVariables with properties in src/config/environment.ts');
+  for (const source of sources) {
+    const className = /validateSettings\((\w+)/.exec(source)?.[1];
+    const file = ts.createSourceFile('settings.config.ts', source, ts.ScriptTarget.Latest, true);
+    let found = false;
+    file.forEachChild((node) => {
+      if (!ts.isClassDeclaration(node) || !className || node.name?.text !== className) return;
+      found = true;
+      for (const member of node.members) {
+        if (!ts.isPropertyDeclaration(member) || !ts.isIdentifier(member.name)) continue;
+        const init = member.initializer;
+        let value;
+        if (init && ts.isNumericLiteral(init)) value = Number(init.text.replaceAll('_', ''));
+        else if (init && ts.isStringLiteral(init)) value = init.text;
+        else if (init?.kind === ts.SyntaxKind.TrueKeyword) value = true;
+        else if (init?.kind === ts.SyntaxKind.FalseKeyword) value = false;
+        variables.set(member.name.text, value);
+      }
+    });
+    if (!found) throw new Error('no settings class given to validateSettings in a settings file');
+  }
+  if (variables.size === 0) throw new Error('no settings class with properties in the settings files');
   return variables;
 }
 

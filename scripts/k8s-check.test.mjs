@@ -11,6 +11,7 @@ import {
   consistencyProblems,
   environmentProblems,
   environmentVariables,
+  settingsSources,
   kustomizationProblems,
   manifestFiles,
   readManifests,
@@ -43,22 +44,23 @@ describe('the repository manifests', () => {
   });
 });
 
-describe('environment.ts as the source of the names', () => {
-  it('reads every property of EnvironmentVariables with its literal default', () => {
-    const source = readFileSync(new URL('../src/config/environment.ts', import.meta.url), 'utf8');
-    const variables = environmentVariables(source);
+describe('the settings classes as the source of the names', () => {
+  it('reads every property of every namespace src/settings.ts lists, with its literal default', () => {
+    const sources = settingsSources();
+    const variables = environmentVariables(sources);
     assert.equal(variables.get('DB_STARTUP_TIMEOUT_MS'), 60_000);
     assert.equal(variables.get('METRICS_PORT'), 9464);
     assert.equal(variables.get('MIGRATIONS_RUN'), true);
     assert.equal(variables.get('HOST'), '0.0.0.0');
     assert.ok(variables.has('DATABASE_URL'));
-    // As many as the class declares (each property is one `NAME =` or `NAME?:` line).
-    const declared = source.slice(source.indexOf('class EnvironmentVariables')).match(/^ {2}[A-Z][A-Z0-9_]*\??\s*[:=]/gm);
+    assert.ok(variables.has('GEOCODER_USER_AGENT'));
+    // As many as the classes declare (each property is one `NAME =` or `NAME?:` line).
+    const declared = sources.flatMap((source) => source.match(/^ {2}[A-Z][A-Z0-9_]*\??\s*[:=]/gm) ?? []);
     assert.equal(variables.size, declared.length);
   });
 
-  it('fails when the class is not there', () => {
-    assert.throws(() => environmentVariables('export class Other { A = 1; }'), /no class EnvironmentVariables/);
+  it('fails when a file has no settings class', () => {
+    assert.throws(() => environmentVariables(['export class Other { A = 1; }']), /no settings class/);
   });
 });
 

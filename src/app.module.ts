@@ -5,7 +5,7 @@ import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { BodyGuard } from './common/body.guard.js';
 import { createValidationPipe } from './common/validation.js';
-import { appConfigModule } from './config/config.module.js';
+import { appConfigModule, type Settings } from './settings.js';
 import { ConsoleModule } from './console/console.module.js';
 import { databaseModule } from './database/database.module.js';
 import { DemoSeedService } from './demo/demo-seed.service.js';
@@ -20,14 +20,16 @@ import { TokensModule } from './tokens/tokens.module.js';
 
 @Module({})
 export class AppModule {
-  /** Built at start-up (not at import) so that the environment of this start is the one read. */
-  static forRoot(): DynamicModule {
-    const config = appConfigModule();
-    // The database's module is declared once the environment is valid: declaring it registers the
+  /**
+   * Built at start-up (not at import) so that the environment of this start is the one read:
+   * `settings` as main.ts loaded them, or loaded from process.env here (the tests).
+   */
+  static forRoot(settings?: Settings): DynamicModule {
+    // The database's module is declared once the settings are valid: declaring it registers the
     // data source's name for the whole process (@nestjs/typeorm), and a start-up refused for a bad
     // setting would leave that name taken for the next app of the process (a test's).
-    const database = config.then(() => databaseModule({ retry: true }));
-    database.catch(() => undefined); // the same rejection as the configuration's, reported through it
+    const config = appConfigModule(settings);
+    const database = databaseModule({ retry: true });
     return {
       module: AppModule,
       // This order is the order of the paths in the OpenAPI document (tokens, plants, search, stores).

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
-import { ConfigService } from '@nestjs/config';
+import { type ConfigType } from '@nestjs/config';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import helmet, { type HelmetOptions } from 'helmet';
 import type { Logger } from 'pino';
@@ -10,7 +10,7 @@ import { documentResponseHeaders } from './common/api-headers.js';
 import { ErrorBody } from './common/error-body.js';
 import { jsonBody } from './common/json-body.js';
 import { requestContext } from './common/request-context.middleware.js';
-import type { AppConfig } from './config/config.module.js';
+import { serverConfig } from './common/server.config.js';
 import { Metrics } from './metrics/metrics.js';
 import { STORE_IMPORT_PATH } from './stores/admin-stores.controller.js';
 
@@ -76,7 +76,7 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
  */
 const HELMET_OPTIONS: HelmetOptions = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
 
-/** Express's "trust proxy" from TRUST_PROXY (validated in environment.ts). */
+/** Express's "trust proxy" from TRUST_PROXY (validated in common/server.config.ts). */
 export function trustProxy(value = 'false'): boolean | number | string {
   if (value === 'true' || value === 'false') return value === 'true';
   return /^\d+$/.test(value) ? Number(value) : value;
@@ -91,8 +91,8 @@ const ASYNCAPI_FILE = fileURLToPath(new URL('../assets/asyncapi.yaml', import.me
  * line, `metrics` (main.ts, when METRICS_PORT is set) the request-duration histogram.
  */
 export function configureApp(app: NestExpressApplication, options: { docs: boolean; requestLog?: Logger; metrics?: boolean }): void {
-  const config = app.get<AppConfig>(ConfigService);
-  app.set('trust proxy', trustProxy(config.get('TRUST_PROXY', { infer: true })));
+  const server = app.get<ConfigType<typeof serverConfig>>(serverConfig.KEY);
+  app.set('trust proxy', trustProxy(server.TRUST_PROXY));
   app.disable('x-powered-by');
   // Every response says Cache-Control: no-store (contract §1), so an ETag would never be used;
   // Express would otherwise hash every body to make one.
@@ -100,7 +100,7 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   const durations = options.metrics ? app.get(Metrics).httpDuration : undefined;
   app.use(requestContext({ log: options.requestLog, durations }));
   app.use(helmet(HELMET_OPTIONS));
-  const corsOrigins = config.get('CORS_ORIGINS', { infer: true });
+  const corsOrigins = server.CORS_ORIGINS;
   // CORS stays off (no Access-Control-* headers at all) unless origins are listed.
   if (corsOrigins)
     app.enableCors({
@@ -108,7 +108,7 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
       exposedHeaders: ['Location', 'Link', 'X-Request-Id', 'RateLimit-Policy', 'RateLimit', 'Retry-After', 'Customer-Position', 'ETag'],
       maxAge: 600,
     });
-  app.use(jsonBody(config.get('BODY_LIMIT_BYTES', { infer: true }), [`POST ${STORE_IMPORT_PATH}`]));
+  app.use(jsonBody(server.BODY_LIMIT_BYTES, [`POST ${STORE_IMPORT_PATH}`]));
   if (options.docs) {
     SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json', yamlDocumentUrl: 'docs-yaml' });
     // The change events, beside the OpenAPI document: an AsyncAPI 3 document, public like it.

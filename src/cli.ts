@@ -3,7 +3,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Command } from 'commander';
 import { CommandFailure, say, type WithApp } from './common/command-line.js';
-import { appConfigModule } from './config/config.module.js';
+import { appConfigModule, loadSettings, type Settings } from './settings.js';
 import { loadEnvironment } from './config/environment.js';
 import { databaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
@@ -21,14 +21,14 @@ import { TokensModule } from './tokens/tokens.module.js';
  */
 @Module({})
 class CliModule {
-  static forRoot(): DynamicModule {
-    return { module: CliModule, imports: [appConfigModule(), databaseModule(), MetricsModule, EventsModule, TokensModule, StoresModule] };
+  static forRoot(settings: Settings): DynamicModule {
+    return { module: CliModule, imports: [appConfigModule(settings), databaseModule(), MetricsModule, EventsModule, TokensModule, StoresModule] };
   }
 }
 
 const withApp: WithApp = async (run) => {
   loadEnvironment();
-  const app = await NestFactory.createApplicationContext(CliModule.forRoot(), { logger: ['fatal', 'error'], abortOnError: false });
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(loadSettings()), { logger: ['fatal', 'error'], abortOnError: false });
   try {
     await run(app);
   } finally {

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
+import { loadSettings } from './settings.js';
 import { loadEnvironment } from './config/environment.js';
 import { databaseOptions } from './database/database-options.js';
 import { explainConnectionError } from './database/database-tls.js';
@@ -8,7 +9,8 @@ import { Plant } from './plants/plant.entity.js';
 import { Store } from './stores/store.entity.js';
 import { ApiToken } from './tokens/api-token.entity.js';
 
-const env = loadEnvironment();
+loadEnvironment();
+const { database } = loadSettings();
 
 /**
  * For the TypeORM CLI (`npm run migration:generate`): the app's options and connection errors,
@@ -18,9 +20,9 @@ const env = loadEnvironment();
 class CliDataSource extends DataSource {
   override initialize(): Promise<this> {
     return super.initialize().catch((error: unknown) => {
-      throw explainConnectionError(error, env);
+      throw explainConnectionError(error, database);
     });
   }
 }
 
-export default new CliDataSource({ ...databaseOptions(env), entities: [ApiToken, Plant, IdempotencyKey, Store] });
+export default new CliDataSource({ ...databaseOptions(database), entities: [ApiToken, Plant, IdempotencyKey, Store] });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -51,7 +51,21 @@ describe('documentation', () => {
     }
   });
 
-  it('lists every setting of src/config/environment.ts in docs/configuration.md (npm run docs:config)', () => {
+  it("lists every feature's settings (the *.config.ts classes) in docs/configuration.md (npm run docs:config)", () => {
     expect(run('config-docs.mjs', '--check')).toBe('');
+  });
+
+  it('has .env.example list the settings of docs/configuration.md, in the same order, and no other', () => {
+    const root = new URL('..', import.meta.url).pathname;
+    const manual = readFileSync(join(root, 'docs/configuration.md'), 'utf8');
+    const tables = manual.slice(manual.indexOf('<!-- settings tables'), manual.indexOf('<!-- end of the settings tables -->'));
+    const settings = [...tables.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map(([, name]) => name);
+    const example = readFileSync(join(root, '.env.example'), 'utf8');
+    // Up to the variables compose.yaml reads; the OpenTelemetry SDK's own and the secrets' <NAME>_FILE aside.
+    const listed = [...example.slice(0, example.indexOf('# --- Read by compose.yaml')).matchAll(/^#? ?([A-Z][A-Z0-9_]*)=/gm)]
+      .map(([, name]) => name)
+      .filter((name) => !name.startsWith('OTEL_') && !(name.endsWith('_URL_FILE') && !settings.includes(name)));
+    expect(settings.length).toBeGreaterThan(50);
+    expect(listed).toEqual(settings);
   });
 });

@@ -53,6 +53,19 @@ describe('configuration', () => {
     [{ REDIS_URL: '127.0.0.1:6379' }, 'REDIS_URL must look like redis://host:6379'],
     [{ OIDC_ISSUER: 'login.example.com' }, 'OIDC_ISSUER must be an http(s) URL'],
     [{ OIDC_ISSUER: 'https://login.example.com' }, 'OIDC_AUDIENCE must be set when OIDC_ISSUER is set'],
+    // One for each namespace not named above (logging, tokens, plants, stores, events, geo).
+    [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT="xml": LOG_FORMAT must be one of the following values'],
+    [{ ADMIN_TOKEN_FILE: '/nonexistent/admin-token' }, 'ADMIN_TOKEN_FILE="/nonexistent/admin-token": ADMIN_TOKEN_FILE: cannot read the file (ENOENT'],
+    [{ IDEMPOTENCY_CLEANUP_INTERVAL_MS: '10' }, 'IDEMPOTENCY_CLEANUP_INTERVAL_MS=10: IDEMPOTENCY_CLEANUP_INTERVAL_MS must not be less than 1000'],
+    [{ STORE_IMPORT_MAX_PRUNE_PERCENT: '101' }, 'STORE_IMPORT_MAX_PRUNE_PERCENT=101: STORE_IMPORT_MAX_PRUNE_PERCENT must not be greater than 100'],
+    [{ DEMO_SEED: 'yes' }, 'DEMO_SEED="yes": DEMO_SEED must be a boolean value'],
+    [{ EVENTS_NATS_URL: 'http://nats:4222' }, 'EVENTS_NATS_URL="http://nats:4222": EVENTS_NATS_URL must look like nats://host:4222'],
+    [{ GEOCODER: 'google' }, 'GEOCODER="google": GEOCODER must be off, postgis, census, nominatim or pelias'],
+    [{ GEOCODER: 'census' }, 'GEOCODER_URL=undefined: GEOCODER_URL must be set for GEOCODER=census'],
+    [
+      { GEOCODER: 'postgis', GEOCODER_URL: 'https://u:secret@gis.example.com' },
+      'GEOCODER_URL="https://u:***@gis.example.com": GEOCODER_URL must be a PostgreSQL URL',
+    ],
   ])('a bad value stops the server and the CLI, naming the variable: %j', async (env, message) => {
     const server = await run('main.js', env);
     expect(server.code).toBe(1);
@@ -60,5 +73,16 @@ describe('configuration', () => {
     const cli = await run('cli.js', env, ['tokens', 'list']);
     expect(cli.code).toBe(1);
     expect(cli.stderr).toContain(message);
+  });
+
+  it('names every bad value, one line each, whichever feature it belongs to', async () => {
+    const { code, stderr } = await run('main.js', { PORT: 'abc', GEOCODER_TIMEOUT_MS: '5', EVENTS_STREAM: 'a b' });
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual([
+      'Invalid configuration:',
+      '  PORT="abc": PORT must be an integer number',
+      '  EVENTS_STREAM="a b": EVENTS_STREAM must be 1 to 64 letters, digits, _ or -',
+      '  GEOCODER_TIMEOUT_MS=5: GEOCODER_TIMEOUT_MS must not be less than 100',
+    ]);
   });
 });

@@ -1,8 +1,8 @@
-import { Injectable, Logger, ServiceUnavailableException } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { Inject, Injectable, Logger, ServiceUnavailableException } from '@nestjs/common';
+import { type ConfigType } from '@nestjs/config';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Caller, TokenScope } from '../common/caller.js';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { authConfig } from './auth.config.js';
 import { TEAM_SLUG } from '../tokens/tokens.service.js';
 
 /** Asymmetric signatures only: never `none`, never a shared secret (HS*). */
@@ -30,14 +30,13 @@ export class OidcService {
   private readonly adminValue?: string;
   private keySet?: Promise<JWTVerifyGetKey>;
 
-  constructor(env: ConfigService<EnvironmentVariables, true>) {
-    // `|| undefined`: ConfigService falls back to process.env, where an empty value (meaning unset) stays ''.
-    this.issuer = env.get('OIDC_ISSUER', { infer: true }) || undefined;
-    this.audience = env.get('OIDC_AUDIENCE', { infer: true }) || undefined;
-    this.teamClaim = env.get('OIDC_TEAM_CLAIM', { infer: true });
-    this.jwksUrl = env.get('OIDC_JWKS_URL', { infer: true }) || undefined;
-    this.adminClaim = env.get('OIDC_ADMIN_CLAIM', { infer: true }) || undefined;
-    this.adminValue = env.get('OIDC_ADMIN_VALUE', { infer: true }) || undefined;
+  constructor(@Inject(authConfig.KEY) auth: ConfigType<typeof authConfig>) {
+    this.issuer = auth.OIDC_ISSUER;
+    this.audience = auth.OIDC_AUDIENCE;
+    this.teamClaim = auth.OIDC_TEAM_CLAIM;
+    this.jwksUrl = auth.OIDC_JWKS_URL;
+    this.adminClaim = auth.OIDC_ADMIN_CLAIM;
+    this.adminValue = auth.OIDC_ADMIN_VALUE;
   }
 
   get enabled(): boolean {

@@ -1,8 +1,8 @@
-import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { type ConfigType } from '@nestjs/config';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { authConfig } from './auth.config.js';
 import { Metrics } from '../metrics/metrics.js';
 
 const WINDOW_SECONDS = 60;
@@ -43,11 +43,11 @@ export class RateLimitsService implements OnModuleDestroy {
   private redisDownSince = 0;
 
   constructor(
-    env: ConfigService<EnvironmentVariables, true>,
+    @Inject(authConfig.KEY) auth: ConfigType<typeof authConfig>,
     private readonly metrics: Metrics,
   ) {
-    const url = env.get('REDIS_URL', { infer: true }) || undefined; // '' means unset
-    const prefix = env.get('REDIS_KEY_PREFIX', { infer: true });
+    const url = auth.REDIS_URL;
+    const prefix = auth.REDIS_KEY_PREFIX;
     if (url) {
       // No offline queue: while Redis is away a command fails at once and the memory limiter answers.
       this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
@@ -63,9 +63,9 @@ export class RateLimitsService implements OnModuleDestroy {
       if (!this.redis) return memory;
       return new RateLimiterRedis({ storeClient: this.redis, points, duration: WINDOW_SECONDS, keyPrefix: `${prefix}${name}`, insuranceLimiter: memory });
     };
-    this.failureLimit = env.get('AUTH_FAILURE_LIMIT_PER_MINUTE', { infer: true });
+    this.failureLimit = auth.AUTH_FAILURE_LIMIT_PER_MINUTE;
     this.failures = limiter('auth-failures', this.failureLimit);
-    this.requestLimit = env.get('TOKEN_RATE_LIMIT_PER_MINUTE', { infer: true });
+    this.requestLimit = auth.TOKEN_RATE_LIMIT_PER_MINUTE;
     this.requests = limiter('requests', this.requestLimit);
   }
 

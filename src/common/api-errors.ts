@@ -10,7 +10,7 @@ import {
 } from '@nestjs/swagger';
 import { responseHeaders } from './api-headers.js';
 import { ErrorBody } from './error-body.js';
-import { DEFAULT_BODY_LIMIT_BYTES } from '../config/environment.js';
+import { DEFAULT_BODY_LIMIT_BYTES } from './server.config.js';
 
 /** Errors every authenticated operation can answer, documented once. */
 export const ApiCommonErrors = () =>

@@ -1,12 +1,12 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
-import type { EnvironmentVariables } from '../config/environment.js';
+import type { LoggingSettings } from './logging.config.js';
 import type { Caller } from './caller.js';
 import { requestFields, type RequestFields } from './request-fields.js';
 
 /** Nest's level names (LOG_LEVEL) in pino's terms. */
-const PINO_LEVEL: Record<EnvironmentVariables['LOG_LEVEL'], Level> = {
+const PINO_LEVEL: Record<LoggingSettings['LOG_LEVEL'], Level> = {
   fatal: 'fatal',
   error: 'error',
   warn: 'warn',
@@ -43,7 +43,7 @@ export interface Loggers {
 }
 
 /** Whether LOG_FORMAT (`auto`: by whether stdout is a terminal) asks for human-readable lines. */
-export function prettyLogs(format: EnvironmentVariables['LOG_FORMAT'], stdoutIsTty = Boolean(process.stdout.isTTY)): boolean {
+export function prettyLogs(format: LoggingSettings['LOG_FORMAT'], stdoutIsTty = Boolean(process.stdout.isTTY)): boolean {
   return format === 'pretty' || (format === 'auto' && stdoutIsTty);
 }
 
@@ -57,7 +57,7 @@ export function prettyLogs(format: EnvironmentVariables['LOG_FORMAT'], stdoutIsT
  * than the writes (docs/performance.md). pino flushes what is pending when the process
  * exits, so only a SIGKILL can lose lines: at most the last second's.
  */
-export function createLoggers(env: Pick<EnvironmentVariables, 'LOG_LEVEL' | 'LOG_FORMAT'>, destination?: DestinationStream): Loggers {
+export function createLoggers(env: LoggingSettings, destination?: DestinationStream): Loggers {
   const pretty = !destination && prettyLogs(env.LOG_FORMAT);
   const options: LoggerOptions = {
     level: PINO_LEVEL[env.LOG_LEVEL],

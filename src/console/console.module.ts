@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Module } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { type ConfigType } from '@nestjs/config';
 import { ServeStaticModule } from '@nestjs/serve-static';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { serverConfig } from '../common/server.config.js';
 
 /**
  * The console's built files (`npm run build` bundles src/console/web with esbuild into them).
@@ -25,9 +25,9 @@ export const consoleServed = (enabled: boolean): boolean => enabled && existsSyn
 @Module({
   imports: [
     ServeStaticModule.forRootAsync({
-      inject: [ConfigService],
-      useFactory: (config: ConfigService<EnvironmentVariables, true>) =>
-        consoleServed(config.get('CONSOLE_ENABLED', { infer: true }))
+      inject: [serverConfig.KEY],
+      useFactory: (server: ConfigType<typeof serverConfig>) =>
+        consoleServed(server.CONSOLE_ENABLED)
           ? [
               {
                 rootPath: CONSOLE_FILES,

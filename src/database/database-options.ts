@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import mysql from 'mysql2';
 import type { DataSourceOptions } from 'typeorm';
-import type { EnvironmentVariables } from '../config/environment.js';
+import type { DatabaseSettings } from './database.config.js';
 import { DatabaseLogger } from './database-logger.js';
 import { tlsOptions, type TlsSettings } from './database-tls.js';
 import { InitialSchema1763700000000 } from './migrations/1763700000000-initial-schema.js';
@@ -158,8 +158,7 @@ export const SQLITE_FILE = 'plant-store.sqlite';
  * migrations are plain SQL and need none.
  */
 export function databaseOptions(
-  env: Pick<EnvironmentVariables, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS'> &
-    TlsSettings,
+  env: Pick<DatabaseSettings, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS'> & TlsSettings,
 ): DataSourceOptions {
   const common = {
     migrations,

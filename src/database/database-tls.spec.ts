@@ -1,9 +1,10 @@
+import { SettingFile } from '../config/environment.js';
 import { isDatabaseUnavailableError } from './database-errors.js';
 import { explainConnectionError, isTlsConfigurationError } from './database-tls.js';
 
 /** What mysql2 hands over when the TLS handshake fails: Node's message, its own code. */
 const handshake = (message: string) => Object.assign(new Error(message), { code: 'HANDSHAKE_SSL_ERROR', fatal: true });
-const withCa = { DATABASE_TLS: 'verify-full' as const, DATABASE_TLS_CA_FILE: '/run/secrets/db-ca.pem' };
+const withCa = { DATABASE_TLS: 'verify-full' as const, DATABASE_TLS_CA_FILE: new SettingFile('/run/secrets/db-ca.pem') };
 const message = (error: unknown) => (error as Error).message;
 
 describe('explainConnectionError', () => {
@@ -39,9 +40,11 @@ describe('explainConnectionError', () => {
 
   it('names the client certificate when the server refuses it or asks for one', () => {
     const refused = handshake('error:0A000418:SSL routines::tlsv1 alert unknown ca');
-    expect(message(explainConnectionError(refused, { ...withCa, DATABASE_TLS_CERT_FILE: '/c.pem', DATABASE_TLS_KEY_FILE: '/c.key' }))).toMatch(
-      /^DATABASE_TLS_CERT_FILE: the database server does not accept this client certificate/,
-    );
+    expect(
+      message(
+        explainConnectionError(refused, { ...withCa, DATABASE_TLS_CERT_FILE: new SettingFile('/c.pem'), DATABASE_TLS_KEY_FILE: new SettingFile('/c.key') }),
+      ),
+    ).toMatch(/^DATABASE_TLS_CERT_FILE: the database server does not accept this client certificate/);
     expect(message(explainConnectionError(handshake('ssl/tls alert certificate required'), withCa))).toMatch(
       /^DATABASE_TLS_CERT_FILE: the database server asks for a client certificate .*; set DATABASE_TLS_CERT_FILE and DATABASE_TLS_KEY_FILE$/,
     );

@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
 import type { SslOptions } from 'mysql2';
-import type { EnvironmentVariables } from '../config/environment.js';
+import type { DatabaseSettings } from './database.config.js';
 
-export type TlsSettings = Pick<EnvironmentVariables, 'DATABASE_TLS' | 'DATABASE_TLS_CA_FILE' | 'DATABASE_TLS_CERT_FILE' | 'DATABASE_TLS_KEY_FILE'>;
+export type TlsSettings = Pick<DatabaseSettings, 'DATABASE_TLS' | 'DATABASE_TLS_CA_FILE' | 'DATABASE_TLS_CERT_FILE' | 'DATABASE_TLS_KEY_FILE'>;
 
 /**
- * mysql2's `ssl` option for DATABASE_TLS (the files were checked at boot, environment.ts).
+ * mysql2's `ssl` option for DATABASE_TLS (the files were read and checked at boot, database.config.ts).
  * mysql2 verifies the certificate chain by default but not the server's name: verify-full
  * asks for that with `verifyIdentity`. Without a CA file, Node's public CAs (and
  * NODE_EXTRA_CA_CERTS) are trusted.
@@ -15,9 +14,9 @@ export function tlsOptions(env: TlsSettings): SslOptions | undefined {
   return {
     rejectUnauthorized: true,
     verifyIdentity: env.DATABASE_TLS === 'verify-full',
-    ca: env.DATABASE_TLS_CA_FILE ? readFileSync(env.DATABASE_TLS_CA_FILE, 'utf8') : undefined,
-    cert: env.DATABASE_TLS_CERT_FILE ? readFileSync(env.DATABASE_TLS_CERT_FILE, 'utf8') : undefined,
-    key: env.DATABASE_TLS_KEY_FILE ? readFileSync(env.DATABASE_TLS_KEY_FILE, 'utf8') : undefined,
+    ca: env.DATABASE_TLS_CA_FILE?.content?.toString('utf8'),
+    cert: env.DATABASE_TLS_CERT_FILE?.content?.toString('utf8'),
+    key: env.DATABASE_TLS_KEY_FILE?.content?.toString('utf8'),
     minVersion: 'TLSv1.2',
   };
 }

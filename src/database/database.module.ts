@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { type ConfigType } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import type { AppConfig } from '../config/config.module.js';
+import { databaseConfig } from './database.config.js';
 import { isDatabaseUnavailableError } from './database-errors.js';
 import { databaseOptions } from './database-options.js';
 import { explainConnectionError, isTlsConfigurationError, type TlsSettings } from './database-tls.js';
@@ -21,27 +21,14 @@ const RETRY_DELAY_MS = 2000;
 export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
   let tls: TlsSettings | undefined;
   return TypeOrmModule.forRootAsync({
-    inject: [ConfigService],
-    useFactory: (config: AppConfig) => {
-      const timeout = config.get('DB_STARTUP_TIMEOUT_MS', { infer: true });
+    inject: [databaseConfig.KEY],
+    useFactory: (database: ConfigType<typeof databaseConfig>) => {
+      const timeout = database.DB_STARTUP_TIMEOUT_MS;
       const deadline = Date.now() + timeout;
       const logger = new Logger('Database');
-      tls = {
-        DATABASE_TLS: config.get('DATABASE_TLS', { infer: true }),
-        DATABASE_TLS_CA_FILE: config.get('DATABASE_TLS_CA_FILE', { infer: true }),
-        DATABASE_TLS_CERT_FILE: config.get('DATABASE_TLS_CERT_FILE', { infer: true }),
-        DATABASE_TLS_KEY_FILE: config.get('DATABASE_TLS_KEY_FILE', { infer: true }),
-      };
+      tls = database;
       return {
-        ...databaseOptions({
-          DATABASE_URL: config.get('DATABASE_URL', { infer: true }),
-          DATA_DIR: config.get('DATA_DIR', { infer: true }),
-          DB_POOL_SIZE: config.get('DB_POOL_SIZE', { infer: true }),
-          MIGRATIONS_RUN: config.get('MIGRATIONS_RUN', { infer: true }),
-          DB_CONNECT_TIMEOUT_MS: config.get('DB_CONNECT_TIMEOUT_MS', { infer: true }),
-          DB_QUERY_TIMEOUT_MS: config.get('DB_QUERY_TIMEOUT_MS', { infer: true }),
-          ...tls,
-        }),
+        ...databaseOptions(database),
         // Each feature module's TypeOrmModule.forFeature names its entities (database-options.ts).
         autoLoadEntities: true,
         // The deadline, not a count, ends the retries (toRetry); @nestjs/typeorm logs each retry too.

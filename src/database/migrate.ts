@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
+import { loadSettings } from '../settings.js';
 import { loadEnvironment } from '../config/environment.js';
 import { databaseOptions } from './database-options.js';
 import { runMigrationsLocked, withMigrationLock } from './migration-lock.js';
@@ -12,7 +13,8 @@ import { runMigrationsLocked, withMigrationLock } from './migration-lock.js';
  */
 async function main(command: string | undefined): Promise<void> {
   if (command !== 'run' && command !== 'revert') throw new Error('usage: migrate.js run|revert');
-  const dataSource = await new DataSource({ ...databaseOptions(loadEnvironment()), migrationsRun: false }).initialize();
+  loadEnvironment();
+  const dataSource = await new DataSource({ ...databaseOptions(loadSettings().database), migrationsRun: false }).initialize();
   try {
     if (command === 'run') {
       const applied = await runMigrationsLocked(dataSource);

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { type ConfigType } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { DataSource } from 'typeorm';
 import { requestFields } from '../common/request-fields.js';
 import { ShutdownState } from '../common/shutdown-state.js';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { serverConfig } from '../common/server.config.js';
+import { eventsConfig } from './events.config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { OutboxService } from './outbox.service.js';
 
@@ -137,17 +138,18 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly outbox: OutboxService,
     private readonly metrics: Metrics,
     private readonly shutdown: ShutdownState,
-    config: ConfigService<EnvironmentVariables, true>,
+    @Inject(eventsConfig.KEY) events: ConfigType<typeof eventsConfig>,
+    @Inject(serverConfig.KEY) server: ConfigType<typeof serverConfig>,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
-    this.servers = (config.get('EVENTS_NATS_URL', { infer: true }) ?? '')
+    this.servers = (events.EVENTS_NATS_URL ?? '')
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
-    this.stream = config.get('EVENTS_STREAM', { infer: true });
-    this.prefix = config.get('EVENTS_SUBJECT_PREFIX', { infer: true });
-    this.interval = config.get('EVENTS_RELAY_INTERVAL_MS', { infer: true });
-    this.graceMs = config.get('SHUTDOWN_GRACE_MS', { infer: true });
+    this.stream = events.EVENTS_STREAM;
+    this.prefix = events.EVENTS_SUBJECT_PREFIX;
+    this.interval = events.EVENTS_RELAY_INTERVAL_MS;
+    this.graceMs = server.SHUTDOWN_GRACE_MS;
     // Written inside a transaction that has not committed yet: the round starts a moment later.
     // Outside the writing request's context: the relay's log lines are not that request's. A
     // row written inside a transaction that has not committed yet is looked for a moment later.

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, ServiceUnavailableException } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
+import { type ConfigType } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { eventsConfig } from './events.config.js';
 import type { Statement } from '../database/statements-transaction.js';
 
 /** The CloudEvents `type` of each event, under this service's reverse-DNS prefix. */
@@ -59,13 +59,13 @@ export class OutboxService {
   private countedAt = -Infinity;
 
   constructor(
-    config: ConfigService<EnvironmentVariables, true>,
+    @Inject(eventsConfig.KEY) events: ConfigType<typeof eventsConfig>,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {
-    this.enabled = Boolean(config.get('EVENTS_NATS_URL', { infer: true }));
-    this.prefix = config.get('EVENTS_SUBJECT_PREFIX', { infer: true });
-    this.maxRows = config.get('EVENTS_OUTBOX_MAX_ROWS', { infer: true });
-    this.countValidMs = 2 * config.get('EVENTS_RELAY_INTERVAL_MS', { infer: true });
+    this.enabled = Boolean(events.EVENTS_NATS_URL);
+    this.prefix = events.EVENTS_SUBJECT_PREFIX;
+    this.maxRows = events.EVENTS_OUTBOX_MAX_ROWS;
+    this.countValidMs = 2 * events.EVENTS_RELAY_INTERVAL_MS;
   }
 
   /** Set by this process's relay: called after a row is written (`committed`: and its transaction committed), so that it goes out without waiting for the next round. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { type ConfigType } from '@nestjs/config';
 import {
   BrokenCircuitError,
   circuitBreaker,
@@ -14,7 +14,7 @@ import {
   type IPolicy,
 } from 'cockatiel';
 import { LRUCache } from 'lru-cache';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { geoConfig } from './geo.config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { haversineMiles, type Point } from '../shared/great-circle.js';
 import { createEngine, EngineFailure, FAILURE_REASONS, type AddressQuery, type EngineMatch, type GeocoderEngine } from './geocoder-engines.js';
@@ -72,23 +72,23 @@ export class AddressGeocoder implements OnApplicationShutdown {
   private readonly maxZipMiles: number;
 
   constructor(
-    config: ConfigService<EnvironmentVariables, true>,
+    @Inject(geoConfig.KEY) geo: ConfigType<typeof geoConfig>,
     private readonly metrics: Metrics,
   ) {
-    const engine = config.get('GEOCODER', { infer: true });
-    const ttlMs = config.get('GEOCODER_CACHE_SECONDS', { infer: true }) * 1000;
+    const engine = geo.GEOCODER;
+    const ttlMs = geo.GEOCODER_CACHE_SECONDS * 1000;
     this.noMatchTtlMs = Math.max(1000, Math.round(ttlMs / 10));
-    this.maxZipMiles = config.get('GEOCODER_MAX_ZIP_MILES', { infer: true });
+    this.maxZipMiles = geo.GEOCODER_MAX_ZIP_MILES;
     if (engine === 'off') return;
-    const timeoutMs = config.get('GEOCODER_TIMEOUT_MS', { infer: true });
-    this.engine = createEngine(engine, config.get('GEOCODER_URL', { infer: true }), {
+    const timeoutMs = geo.GEOCODER_TIMEOUT_MS;
+    this.engine = createEngine(engine, geo.GEOCODER_URL!, {
       timeoutMs,
-      userAgent: config.get('GEOCODER_USER_AGENT', { infer: true }),
+      userAgent: geo.GEOCODER_USER_AGENT,
     });
-    const size = config.get('GEOCODER_CACHE_SIZE', { infer: true });
+    const size = geo.GEOCODER_CACHE_SIZE;
     if (size > 0) this.cache = new LRUCache<string, Cached>({ max: size, ttl: ttlMs });
-    const breakerSeconds = config.get('GEOCODER_BREAKER_SECONDS', { infer: true });
-    const breakerFailures = config.get('GEOCODER_BREAKER_FAILURES', { infer: true });
+    const breakerSeconds = geo.GEOCODER_BREAKER_SECONDS;
+    const breakerFailures = geo.GEOCODER_BREAKER_FAILURES;
     this.breaker = circuitBreaker(
       handleWhen((error) => error instanceof EngineFailure || error instanceof TaskCancelledError),
       { halfOpenAfter: breakerSeconds * 1000, breaker: new ConsecutiveBreaker(breakerFailures) },

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Point } from '../shared/great-circle.js';
+import type { GeocoderEngineName } from './geo.config.js';
 
 /**
  * The engines behind GEOCODER: each turns one US street address into a street-level point, or
@@ -42,7 +43,7 @@ export class EngineFailure extends Error {
 }
 
 export interface GeocoderEngine {
-  readonly name: 'postgis' | 'census' | 'nominatim' | 'pelias';
+  readonly name: GeocoderEngineName;
   geocode(query: AddressQuery, signal: AbortSignal): Promise<EngineAnswer>;
   close(): Promise<void>;
 }
@@ -63,7 +64,7 @@ const zip5 = (value: unknown): string | undefined => /^[0-9]{5}/.exec(text(value
  * signal for the timeout, and a JSON body. 429 is `rate_limited`, any other non-2xx `error`.
  */
 abstract class HttpEngine implements GeocoderEngine {
-  abstract readonly name: 'census' | 'nominatim' | 'pelias';
+  abstract readonly name: Exclude<GeocoderEngineName, 'postgis'>;
   protected readonly base: string;
 
   constructor(
@@ -277,11 +278,8 @@ export class PostgisEngine implements GeocoderEngine {
   }
 }
 
-export function createEngine(
-  engine: 'postgis' | 'census' | 'nominatim' | 'pelias',
-  url: string,
-  { timeoutMs, userAgent }: { timeoutMs: number; userAgent: string },
-): GeocoderEngine {
+/** The engine GEOCODER names (geo.config.ts lists them): a name added there and not here fails to compile. */
+export function createEngine(engine: GeocoderEngineName, url: string, { timeoutMs, userAgent }: { timeoutMs: number; userAgent: string }): GeocoderEngine {
   switch (engine) {
     case 'postgis':
       return new PostgisEngine(url, timeoutMs);

@@ -1,9 +1,10 @@
-import { Controller, Get } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { Controller, Get, Inject } from '@nestjs/common';
+import { type ConfigType } from '@nestjs/config';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
 import { ApiCommonErrors } from '../common/api-errors.js';
 import { AdminScope } from '../common/auth.decorators.js';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { eventsConfig } from '../events/events.config.js';
+import { GEOCODER_ENGINES } from '../geo/geo.config.js';
 import { OutboxService } from '../events/outbox.service.js';
 import { AddressGeocoder } from '../geo/address-geocoder.js';
 import { StoreCatalog } from '../stores/store-catalog.js';
@@ -27,7 +28,7 @@ export class ChangeEventsStatusView {
 export class GeocoderStatusView {
   @ApiProperty({
     description: 'The engine: off, postgis, census, nominatim or pelias.',
-    enum: ['off', 'postgis', 'census', 'nominatim', 'pelias'],
+    enum: ['off', ...GEOCODER_ENGINES],
     example: 'postgis',
   })
   engine: string;
@@ -76,9 +77,9 @@ export class AdminStatusController {
     private readonly catalog: StoreCatalog,
     private readonly outbox: OutboxService,
     private readonly geocoder: AddressGeocoder,
-    config: ConfigService<EnvironmentVariables, true>,
+    @Inject(eventsConfig.KEY) events: ConfigType<typeof eventsConfig>,
   ) {
-    this.stream = config.get('EVENTS_STREAM', { infer: true });
+    this.stream = events.EVENTS_STREAM;
   }
 
   @Get()

@@ -1,7 +1,6 @@
-import type { ConfigService } from '@nestjs/config';
-import type { EnvironmentVariables } from '../config/environment.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CatalogChange, CatalogStore, StoreCatalog } from '../stores/store-catalog.js';
+import type { StoresSettings } from '../stores/stores.config.js';
 import { nearestResponse, scopedResponse, type Moment, type Scope } from './nearest-response.js';
 import { StoreIndex } from './store-index.js';
 import { buildSnapshot } from './store-snapshot.js';
@@ -102,7 +101,7 @@ const names = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { location
 
 function indexOver(catalogue: Catalogue): StoreIndex {
   const catalog = catalogue.catalog();
-  const config = { get: () => 60_000 } as unknown as ConfigService<EnvironmentVariables, true>;
+  const config = { STORE_INDEX_REFRESH_MS: 60_000 } as StoresSettings;
   const metrics = { storeIndexStores: { set: () => undefined } } as unknown as Metrics;
   return new StoreIndex(catalog, config, metrics);
 }

@@ -1,5 +1,4 @@
-import type { ConfigService } from '@nestjs/config';
-import type { EnvironmentVariables } from '../config/environment.js';
+import type { StoresSettings } from '../stores/stores.config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CatalogStore, StoreCatalog } from '../stores/store-catalog.js';
 import { StoreIndex } from './store-index.js';
@@ -34,7 +33,7 @@ function indexOver(catalogue: { rows: CatalogStore[]; version: number }): StoreI
     // No change log here: every change is a load.
     changesSince: () => Promise.resolve({ version: catalogue.version, reload: true }),
   } as unknown as StoreCatalog;
-  const config = { get: () => 60_000 } as unknown as ConfigService<EnvironmentVariables, true>;
+  const config = { STORE_INDEX_REFRESH_MS: 60_000 } as StoresSettings;
   const metrics = { storeIndexStores: { set: () => undefined } } as unknown as Metrics;
   return new StoreIndex(catalog, config, metrics);
 }

@@ -1,8 +1,8 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { type ConfigType } from '@nestjs/config';
 import { LRUCache } from 'lru-cache';
-import type { EnvironmentVariables } from '../config/environment.js';
 import { haversineMiles, type Point } from '../shared/great-circle.js';
+import { storesConfig } from '../stores/stores.config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog, type CatalogChange, type CatalogStore } from '../stores/store-catalog.js';
 import { nearestAnswer, nearestResponse, scopedResponse, type Moment, type Scope, type SearchScope, type IndexView } from './nearest-response.js';
@@ -108,7 +108,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
 
   constructor(
     private readonly catalog: StoreCatalog,
-    private readonly config: ConfigService<EnvironmentVariables, true>,
+    @Inject(storesConfig.KEY) private readonly settings: ConfigType<typeof storesConfig>,
     private readonly metrics: Metrics,
   ) {}
 
@@ -119,7 +119,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
 
   async onApplicationBootstrap(): Promise<void> {
     await this.reload();
-    this.timer = setInterval(() => void this.refresh(), this.config.get('STORE_INDEX_REFRESH_MS', { infer: true }));
+    this.timer = setInterval(() => void this.refresh(), this.settings.STORE_INDEX_REFRESH_MS);
     this.timer.unref();
   }
 

@@ -1,17 +1,18 @@
 import {
   ConflictException,
   HttpException,
+  Inject,
   Injectable,
   Logger,
   UnprocessableEntityException,
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { type ConfigType } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { plantsConfig } from './plants.config.js';
 import { OutboxService, type Actor } from '../events/outbox.service.js';
 import { isDuplicateKeyError, isRetryableLockError } from '../database/database-errors.js';
 import { requestFingerprint, type StoredResponse } from './idempotency.js';
@@ -80,14 +81,14 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly config: ConfigService<EnvironmentVariables, true>,
+    @Inject(plantsConfig.KEY) private readonly settings: ConfigType<typeof plantsConfig>,
     private readonly outbox: OutboxService,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
   }
 
   onApplicationBootstrap(): void {
-    const interval = this.config.get('IDEMPOTENCY_CLEANUP_INTERVAL_MS', { infer: true });
+    const interval = this.settings.IDEMPOTENCY_CLEANUP_INTERVAL_MS;
     this.timer = setInterval(() => void this.cleanUp(), interval).unref();
   }
 

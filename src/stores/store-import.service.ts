@@ -1,11 +1,11 @@
 import { createReadStream, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { Injectable } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { Inject, Injectable } from '@nestjs/common';
+import { type ConfigType } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { parse } from 'csv-parse';
 import { DataSource, In, type EntityManager } from 'typeorm';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { storesConfig } from './stores.config.js';
 import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -244,9 +244,9 @@ export class StoreImportService {
     private readonly geocoder: ZipGeocoder,
     private readonly metrics: Metrics,
     private readonly catalog: StoreCatalog,
-    config: ConfigService<EnvironmentVariables, true>,
+    @Inject(storesConfig.KEY) settings: ConfigType<typeof storesConfig>,
   ) {
-    this.maxPrunePercent = config.get('STORE_IMPORT_MAX_PRUNE_PERCENT', { infer: true });
+    this.maxPrunePercent = settings.STORE_IMPORT_MAX_PRUNE_PERCENT;
   }
 
   private readonly maxPrunePercent: number;

@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import {
   BadRequestException,
   createParamDecorator,
+  Inject,
   Injectable,
   PayloadTooLargeException,
   UnsupportedMediaTypeException,
@@ -14,10 +15,10 @@ import {
   type ExecutionContext,
   type NestInterceptor,
 } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import type { ConfigType } from '@nestjs/config';
 import type { Request, Response } from 'express';
 import { defer, lastValueFrom, type Observable } from 'rxjs';
-import type { EnvironmentVariables } from '../config/environment.js';
+import { storesConfig } from './stores.config.js';
 
 type UploadRequest = Request & { storeList?: string };
 
@@ -32,8 +33,8 @@ type UploadRequest = Request & { storeList?: string };
 export class StoreUploadInterceptor implements NestInterceptor {
   private readonly maxBytes: number;
 
-  constructor(config: ConfigService<EnvironmentVariables, true>) {
-    this.maxBytes = config.get('STORE_IMPORT_MAX_BYTES', { infer: true });
+  constructor(@Inject(storesConfig.KEY) settings: ConfigType<typeof storesConfig>) {
+    this.maxBytes = settings.STORE_IMPORT_MAX_BYTES;
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {

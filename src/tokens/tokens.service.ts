@@ -1,12 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
-import { BadRequestException, ConflictException, Injectable, Logger, NotFoundException, type OnModuleDestroy } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { BadRequestException, ConflictException, Inject, Injectable, Logger, NotFoundException, type OnModuleDestroy } from '@nestjs/common';
+import { type ConfigType } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import { MoreThan, Repository } from 'typeorm';
 import { scopesOf, TOKEN_SCOPES, type Caller, type TokenScope } from '../common/caller.js';
-import { readAdminToken, type EnvironmentVariables } from '../config/environment.js';
 import { displayPrefix, generateToken, hashToken, isWellFormedToken } from '../config/token-format.js';
+import { tokensConfig } from './tokens.config.js';
 import { retryWriteConflicts } from '../database/database-errors.js';
 import { Metrics } from '../metrics/metrics.js';
 import { ApiToken } from './api-token.entity.js';
@@ -73,13 +73,13 @@ export class TokensService implements OnModuleDestroy {
 
   constructor(
     @InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>,
-    env: ConfigService<EnvironmentVariables, true>,
+    @Inject(tokensConfig.KEY) settings: ConfigType<typeof tokensConfig>,
     private readonly metrics: Metrics,
   ) {
-    this.defaultTtlDays = env.get('TOKEN_DEFAULT_TTL_DAYS', { infer: true });
-    const adminToken = readAdminToken(env.get('ADMIN_TOKEN_FILE', { infer: true }) || undefined);
+    this.defaultTtlDays = settings.TOKEN_DEFAULT_TTL_DAYS;
+    const adminToken = settings.ADMIN_TOKEN_FILE?.text;
     this.adminFileDigest = adminToken === undefined ? null : Buffer.from(hashToken(adminToken), 'hex');
-    const cacheSeconds = env.get('TOKEN_CACHE_SECONDS', { infer: true });
+    const cacheSeconds = settings.TOKEN_CACHE_SECONDS;
     this.cache = cacheSeconds > 0 ? new LRUCache({ max: CACHE_ENTRIES, ttl: cacheSeconds * 1000, ttlAutopurge: false }) : null;
     this.lookups = {
       hit: metrics.tokenCacheLookups.labels('hit'),

@@ -2,7 +2,7 @@ import type { DynamicModule, Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { appConfigModule } from '../../src/config/config.module.js';
+import { appConfigModule } from '../../src/settings.js';
 import { databaseModule } from '../../src/database/database.module.js';
 import { EventsModule } from '../../src/events/events.module.js';
 import { MetricsModule } from '../../src/metrics/metrics.module.js';
@@ -18,8 +18,8 @@ export interface MediumContext {
 /**
  * One feature module the way the app wires it (validated configuration, the database
  * connection with its migrations, the metrics), on a fresh database of the engine under
- * test, with its lifecycle hooks run; no HTTP. `env` is given in full each time: the
- * ConfigModule writes the values it validated back into process.env.
+ * test, with its lifecycle hooks run; no HTTP. `env` goes into process.env, where the
+ * settings are read from, and stays there: give it in full each time.
  */
 export async function newMediumContext(feature: Type | DynamicModule, env: Record<string, string> = {}): Promise<MediumContext> {
   const database = await createTestDatabase();
