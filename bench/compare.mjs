@@ -37,6 +37,9 @@ const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const STORES = Number(process.env.STORES ?? 100_000);
 const TEAMS = 10;
 const PLANTS_PER_TEAM = 1000;
+// Both builds run with the heap flag production runs with (npm start, the image's NODE_OPTIONS),
+// so that RSS compares code, not V8's heap sizing; COMPARE_NODE_ARGS='' runs them without it.
+const NODE_ARGS = (process.env.COMPARE_NODE_ARGS ?? '--max-old-space-size=256').split(' ').filter(Boolean);
 const SCENARIOS = process.env.COMPARE_SCENARIOS?.split(',').map((s) => s.trim());
 const git = (...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 const commit = git('rev-parse', '--verify', `${commitArg}^{commit}`);
@@ -83,7 +86,7 @@ for (const [name, root] of [
   const service = await startProcess(
     `${root}dist/main.js`,
     { ...env, GEOCODER: 'census', GEOCODER_URL: fake.url },
-    { logFile: join(logDir, `${name.replace(' ', '-')}.log`), nodeArgs: existsSync(instrumentation) ? ['--import', instrumentation] : [] },
+    { logFile: join(logDir, `${name.replace(' ', '-')}.log`), nodeArgs: [...NODE_ARGS, ...(existsSync(instrumentation) ? ['--import', instrumentation] : [])] },
   );
   builds.push({ name, service });
 }
