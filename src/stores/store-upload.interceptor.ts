@@ -28,6 +28,10 @@ type UploadRequest = Request & { storeList?: string };
  * answered: the handler reads the path with `@UploadedStoreList()`. Another content type is a 415;
  * a file over STORE_IMPORT_MAX_BYTES a 413, by its Content-Length or while it streams; an upload
  * cut off a 400 that nobody reads. The JSON body reader leaves this path's stream alone (json-body.ts).
+ *
+ * Nest runs interceptors before the pipes that validate the query, so a request wrong in its query
+ * and in its content type or size gets the 415 or 413, and a bad query alone is answered once the
+ * file has been received (the handler's own checks, `If-Match` and `expected_removals`, likewise).
  */
 @Injectable()
 export class StoreUploadInterceptor implements NestInterceptor {
