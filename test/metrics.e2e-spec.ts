@@ -191,7 +191,7 @@ describe('Prometheus metrics (GET /metrics on METRICS_PORT)', () => {
       expect(imported.code).toBe(0);
       const after = await scrapeUntil(metricsUrl, (s) => valueOf(s, 'plant_store_search_index_stores') === 3);
       expect(valueOf(after, 'plant_store_search_index_stores')).toBe(3);
-      // The index was reloaded after the import: its age is younger than the import.
+      // The index took the import's change: its age is younger than the import.
       expect(valueOf(after, 'plant_store_search_index_age_seconds')).toBeLessThanOrEqual((Date.now() - importedAt) / 1000);
     },
     TIMEOUT,

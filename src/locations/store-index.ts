@@ -303,7 +303,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
         this.current = { version: Math.max(base.version, this.current.version), base, changed: later, overlay, hidden, view: { parts } };
         // The base was read after the version: it may hold changes the index has not applied yet, at places no change will name.
         this.answers = answerCache();
-        this.loaded(true);
+        this.loaded();
       });
       this.logger.log(`store index rebuilt at version ${version}`);
     })()
@@ -317,19 +317,23 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
     const snapshot = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE));
     this.current = catalogueOf(snapshot);
     this.answers = answerCache();
-    this.loaded(true);
+    this.loaded();
     this.logger.log(
       `store index loaded: ${snapshot.rank.length} stores, ${snapshot.hours.length} distinct weeks of hours (version ${version}, ${Math.round(snapshot.json.length / 1024)} KiB of JSON) in ${Date.now() - started} ms`,
     );
   }
 
-  /** Counts the stores searched; `built`: the whole catalogue was read (the index age gauge counts from the last full load). */
-  private loaded(built = false): void {
+  /**
+   * Counts the stores searched and restarts the index age gauge: the age is that of what the index
+   * holds, whether a load or an applied change brought it (an instance that stops taking changes
+   * shows a growing age where the others' stay at that of the last write).
+   */
+  private loaded(): void {
     const { base, hidden, overlay } = this.current;
     let count = base.rank.length + overlay.rank.length;
     for (const flag of hidden) count -= flag;
     this.metrics.storeIndexStores.set(count);
-    if (built) this.metrics.storeIndexLoadedAt = Date.now();
+    this.metrics.storeIndexLoadedAt = Date.now();
   }
 }
 

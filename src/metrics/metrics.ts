@@ -162,7 +162,7 @@ export class Metrics {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     const age: Gauge = new Gauge({
       name: 'plant_store_search_index_age_seconds',
-      help: 'Seconds since this instance last loaded its whole search index (at start, after a change too big to apply as one, or a rebuild after many changes).',
+      help: 'Seconds since this instance last changed its search index: a load (at start, after a change too big to apply) or a catalogue change applied.',
       registers: [this.registry],
       collect: () => {
         if (this.storeIndexLoadedAt > 0) age.set((Date.now() - this.storeIndexLoadedAt) / 1000);
