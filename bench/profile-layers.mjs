@@ -6,6 +6,10 @@
 // of the busy samples. With `requests` (how many the profile's load served), µs per request too;
 // with `top`, each layer's heaviest frames (self time, the top ones) below the table.
 //
+// Given a sampling heap profile (<file>.heapprofile, bench/cpu-probe.mjs with PROBE_KIND=heap)
+// it does the same with the bytes allocated instead of the time: what each layer allocates per
+// request, the garbage a collection has to deal with.
+//
 // The layer table of docs/performance.md ("What a plain search crosses") is this script's output.
 import { readFileSync } from 'node:fs';
 
@@ -81,9 +85,23 @@ const IDLE = '(idle)';
 /** Frames whose time is their caller's: hashing, checksums and ids are asked for by a layer. */
 const PASS = (f) => /^node:(crypto|zlib|internal\/crypto)/.test(f.url) || (f.url === '' && /^(Hash|digest|crc32|update)$/.test(f.functionName));
 
-const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const heap = file.endsWith('.heapprofile');
+/** A heap profile is a tree of frames with the bytes sampled in each: made flat like a CPU profile's nodes. */
+function flatten(root) {
+  const nodes = [];
+  const visit = (node) => {
+    const flat = { id: nodes.length + 1, callFrame: node.callFrame, selfSize: node.selfSize, children: [] };
+    nodes.push(flat);
+    for (const child of node.children ?? []) flat.children.push(visit(child).id);
+    return flat;
+  };
+  visit(root);
+  return nodes;
+}
+const nodes = heap ? flatten(profile.head) : profile.nodes;
+const byId = new Map(nodes.map((n) => [n.id, n]));
 const parent = new Map();
-for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+for (const n of nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 const layerOf = new Map();
 function layer(id) {
   if (layerOf.has(id)) return layerOf.get(id);
@@ -98,32 +116,38 @@ function layer(id) {
   return found;
 }
 
-// Time per sample: the gap to the next one (timeDeltas[i + 1]).
+// Time per sample: the gap to the next one (timeDeltas[i + 1]); in a heap profile, each frame's bytes.
+const weights = heap ? nodes.map((n) => [n.id, n.selfSize]) : profile.samples.map((id, i) => [id, profile.timeDeltas[i + 1] ?? 0]);
 const totals = new Map();
 const frames = new Map();
 const frameName = ({ functionName, url, lineNumber }) =>
   `${functionName || '(anonymous)'} ${url.replace(/^.*\/node_modules\//, '').replace(/^.*\/dist\//, 'dist/')}:${lineNumber + 1}`;
 let busy = 0;
 let idle = 0;
-const { samples, timeDeltas } = profile;
-for (let i = 0; i < samples.length; i++) {
-  const dt = timeDeltas[i + 1] ?? 0;
-  const name = layer(samples[i]);
+for (const [id, dt] of weights) {
+  if (!dt) continue;
+  const name = layer(id);
   if (name === IDLE) {
     idle += dt;
     continue;
   }
   busy += dt;
   totals.set(name, (totals.get(name) ?? 0) + dt);
-  const key = `${name}\t${frameName(byId.get(samples[i]).callFrame)}`;
+  const key = `${name}\t${frameName(byId.get(id).callFrame)}`;
   frames.set(key, (frames.get(key) ?? 0) + dt);
 }
 const requests = Number(requestsArg) || undefined;
-console.log(`${file}: ${(busy / 1e6).toFixed(2)} s busy, ${(idle / 1e6).toFixed(2)} s idle${requests ? `, ${requests} requests` : ''}\n`);
-console.log(`| layer |${requests ? ' µs / request |' : ''} share |`);
+const unit = heap ? 'bytes' : 'µs';
+const perRequest = (amount) => (amount / requests).toFixed(0);
+console.log(
+  heap
+    ? `${file}: ${(busy / 1e6).toFixed(1)} MB allocated${requests ? `, ${requests} requests, ${perRequest(busy)} bytes a request` : ''}\n`
+    : `${file}: ${(busy / 1e6).toFixed(2)} s busy, ${(idle / 1e6).toFixed(2)} s idle${requests ? `, ${requests} requests` : ''}\n`,
+);
+console.log(`| layer |${requests ? ` ${unit} / request |` : ''} share |`);
 console.log(`|---|${requests ? '---:|' : ''}---:|`);
-for (const [name, us] of [...totals].sort((a, b) => b[1] - a[1])) {
-  console.log(`| ${name} |${requests ? ` ${(us / requests).toFixed(0)} |` : ''} ${((100 * us) / busy).toFixed(1)} % |`);
+for (const [name, amount] of [...totals].sort((a, b) => b[1] - a[1])) {
+  console.log(`| ${name} |${requests ? ` ${perRequest(amount)} |` : ''} ${((100 * amount) / busy).toFixed(1)} % |`);
 }
 const top = Number(topArg) || 0;
 if (top > 0) {
