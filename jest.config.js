@@ -31,9 +31,10 @@ const base = {
  * needs such a program goes on this list.
  */
 export const EXTERNAL_SPECS = ['database-tls', 'events', 'events-faults', 'events-handover', 'geocoder', 'multi-instance', 'outage', 'prometheus'];
-// Specs that start a MariaDB of their own, or that use no database (the build), test the same
+// Specs that start a MariaDB of their own, or that use no database (the build; the bad settings,
+// which stop the service before it connects; the OpenAPI document, read from a file) test the same
 // thing under either engine: they run in the SQLite project only.
-export const ONE_ENGINE_SPECS = ['database-tls', 'build'];
+export const ONE_ENGINE_SPECS = ['database-tls', 'build', 'config', 'openapi'];
 const paths = (names) => names.map((name) => `/test/${name}\\.e2e-spec\\.ts$`);
 
 // The e2e suite runs against the embedded SQLite default always, and against MySQL or
