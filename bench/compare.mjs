@@ -24,7 +24,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, cpuSeconds, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
+import { PRODUCTION_HEAP_FLAG, ROOT, cpuSeconds, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
 import { benchScenarios } from './scenarios.mjs';
 
 const commitArg = process.argv[2];
@@ -39,7 +39,7 @@ const TEAMS = 10;
 const PLANTS_PER_TEAM = 1000;
 // Both builds run with the heap flag production runs with (npm start, the image's NODE_OPTIONS),
 // so that RSS compares code, not V8's heap sizing; COMPARE_NODE_ARGS='' runs them without it.
-const NODE_ARGS = (process.env.COMPARE_NODE_ARGS ?? '--max-old-space-size=256').split(' ').filter(Boolean);
+const NODE_ARGS = (process.env.COMPARE_NODE_ARGS ?? PRODUCTION_HEAP_FLAG).split(' ').filter(Boolean);
 const SCENARIOS = process.env.COMPARE_SCENARIOS?.split(',').map((s) => s.trim());
 const git = (...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 const commit = git('rev-parse', '--verify', `${commitArg}^{commit}`);

@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
+import { FLOOR_TOKEN, PRODUCTION_HEAP_FLAG, ROOT, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -35,7 +35,6 @@ const {
   tokens: [token],
 } = await seedStoresAndPlants(env, { stores: STORES, teams: 1, plantsPerTeam: 1000 });
 
-const FLOOR_TOKEN = 'pst_floor';
 const floor = (name, adapter = 'express') => ({
   name: adapter === 'express' ? name : `${name} on ${adapter}`,
   script: `${ROOT}bench/floor-servers.mjs`,
@@ -53,7 +52,7 @@ const FLOORS = [
   floor('nest-passport-db', 'fastify'),
 ];
 const only = process.env.FLOOR_SERVERS?.split(',').map((name) => name.trim());
-const serviceVariants = (process.env.SERVICE_VARIANTS ?? 'service=--max-old-space-size=256').split(';').map((spec) => {
+const serviceVariants = (process.env.SERVICE_VARIANTS ?? `service=${PRODUCTION_HEAP_FLAG}`).split(';').map((spec) => {
   const [name, flags = ''] = spec.split(/=(.*)/s);
   return { name: name.trim(), nodeArgs: flags.split(' ').filter(Boolean) };
 });

@@ -22,7 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, cli, freePort, freshDatabase, seedStoresAndPlants, startProcess } from './lib.mjs';
+import { FLOOR_TOKEN, ROOT, cli, freePort, freshDatabase, seedStoresAndPlants, startProcess } from './lib.mjs';
 import { benchScenarios } from './scenarios.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 20);
@@ -30,8 +30,6 @@ const STORES = Number(process.env.STORES ?? 100_000);
 const FLOOR = process.env.PROFILE_FLOOR;
 const SCENARIO = FLOOR ? 'GET /plants' : (process.env.PROFILE_SCENARIO ?? 'POST /locations/nearest 5 mi');
 const KIND = process.env.PROFILE_KIND === 'heap' ? 'heap' : 'cpu';
-/** The floors accept this one token and read team0's plants (bench/floor-servers.mjs). */
-const FLOOR_TOKEN = 'pst_floor';
 
 const DATABASE_URL = process.env.SEEDED_DATABASE_URL ?? (await freshDatabase('profile'));
 const env = { DATABASE_URL, NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '100000000', METRICS_PORT: String(await freePort()) };
