@@ -1,3 +1,6 @@
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { Plant } from '../src/plants/plant.entity.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
@@ -49,6 +52,63 @@ describe('HTTP rules of every endpoint', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 400, message: `property ${key} is not allowed` });
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+
+  describe('a plain body (Content-Length, UTF-8, not compressed) is read without body-parser', () => {
+    /** The same bytes sent with Content-Length (read directly), chunked and gzipped (both read by body-parser). */
+    async function sendThreeWays(path: string, raw: Buffer): Promise<{ status?: number; body: string }[]> {
+      const server = t.app.getHttpServer();
+      if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const send = (body: Buffer, headers: Record<string, string>, chunked: boolean) =>
+        new Promise<{ status?: number; body: string }>((resolve, reject) => {
+          const req = httpRequest({
+            port: (server.address() as AddressInfo).port,
+            host: '127.0.0.1',
+            method: 'POST',
+            path,
+            headers: { ...bearer(token), 'Content-Type': 'application/json', ...headers, ...(chunked ? {} : { 'Content-Length': String(body.length) }) },
+          });
+          req.on('response', (res) => {
+            let text = '';
+            res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+            res.on('end', () => resolve({ status: res.statusCode, body: text }));
+          });
+          req.on('error', reject);
+          // Two writes: the direct reader must put a body together from several chunks too.
+          req.write(body.subarray(0, 3));
+          req.end(body.subarray(3));
+        });
+      return [await send(raw, {}, false), await send(raw, {}, true), await send(gzipSync(raw), { 'Content-Encoding': 'gzip' }, false)];
+    }
+
+    const search = '{"customer_address":{"zip":"10001"},"max_distance":5}';
+    it.each<[string, Buffer, number, string | null]>([
+      ['a search', Buffer.from(search), 200, null],
+      ['a search after a byte order mark', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(search)]), 200, null],
+      ['a search after white space', Buffer.from(`\r\n\t ${search}`), 200, null],
+      ['white space only', Buffer.from('   '), 400, 'request body is not valid JSON'],
+      ['a string', Buffer.from('"10001"'), 400, 'request body is not valid JSON'],
+      ['a trailing comma', Buffer.from('{"max_distance":5,}'), 400, 'request body is not valid JSON'],
+      ['an array', Buffer.from('[1]'), 400, 'request body must be a JSON object'],
+      ['an escaped __proto__ key', Buffer.from('{"customer_address":{"zip":"10001","\\u005f_proto__":{}}}'), 400, 'property __proto__ is not allowed'],
+      ['a byte that is not UTF-8', Buffer.from('{"customer_address":{"zip":"1000\xff"}}', 'latin1'), 400, null],
+      ['33 levels', Buffer.from(`{"customer_address":${'['.repeat(32)}${']'.repeat(32)}}`), 400, 'request body is nested too deeply (at most 32 levels)'],
+    ])('%s: the same answer every way', async (_, raw, status, message) => {
+      const [direct, chunked, gzipped] = await sendThreeWays('/locations/nearest', raw);
+      expect(direct.status).toBe(status);
+      if (message) expect(JSON.parse(direct.body)).toEqual({ error: 400, message });
+      expect(chunked).toEqual(direct);
+      expect(gzipped).toEqual(direct);
+    });
+
+    it('creates the same plant every way', async () => {
+      const raw = Buffer.from('{"name":"fern é","tag":"café 🌿"}');
+      const answers = await sendThreeWays('/plants', raw);
+      expect(answers.map((a) => a.status)).toEqual([201, 201, 201]);
+      const plants = await t.dataSource.getRepository(Plant).find();
+      expect(plants.map(({ name, tag }) => ({ name, tag }))).toEqual(Array(3).fill({ name: 'fern é', tag: 'café 🌿' }));
+      await t.dataSource.getRepository(Plant).clear();
+    });
   });
 
   it('answers 413 for a body over 16 KiB and takes one of exactly 16 KiB', async () => {
