@@ -70,11 +70,42 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
 }
 
 /**
- * helmet's defaults; its CSP (scripts from 'self', inline styles) suits Swagger UI, whose files
- * are served from /docs. No upgrade-insecure-requests: behind a TLS-terminating load balancer or
- * on a private network the service is reached over plain HTTP, and /docs must still load.
+ * The pages a browser renders, Swagger UI under /docs and the console under /console: helmet's
+ * defaults, whose CSP (scripts from 'self', inline styles) suits both. No upgrade-insecure-requests:
+ * behind a TLS-terminating load balancer or on a private network the service is reached over plain
+ * HTTP, and /docs must still load.
  */
-const HELMET_OPTIONS: HelmetOptions = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
+const PAGE_HEADERS: HelmetOptions = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
+
+/**
+ * Every other answer is JSON for a program: the headers OWASP's REST Security Cheat Sheet asks of
+ * an API, stricter than the pages' (nothing may load from or frame an answer), plus
+ * Cross-Origin-Resource-Policy against reads from other sites' pages. helmet's other seven
+ * (opener policy, origin-agent cluster, referrer policy, DNS prefetch, IE download options, Flash
+ * and PDF policies, the XSS auditor switch) govern documents a browser displays and do nothing on
+ * JSON; they were a third of each answer's headers (docs/performance.md, "Headers for an API").
+ */
+const API_HEADERS: HelmetOptions = {
+  contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+  xFrameOptions: { action: 'deny' },
+  crossOriginOpenerPolicy: false,
+  originAgentCluster: false,
+  referrerPolicy: false,
+  xDnsPrefetchControl: false,
+  xDownloadOptions: false,
+  xPermittedCrossDomainPolicies: false,
+  xXssProtection: false,
+};
+
+/** Paths of the pages a browser renders (their assets included); every other path answers JSON. */
+export const PAGE_PATH = /^\/(?:docs|console)(?:[/.?-]|$)/;
+
+/** helmet's headers: the pages' set on the pages, the API's on everything else. */
+function securityHeaders() {
+  const pages = helmet(PAGE_HEADERS);
+  const api = helmet(API_HEADERS);
+  return (req: Request, res: Response, next: (error?: unknown) => void): void => (PAGE_PATH.test(req.url) ? pages : api)(req, res, next);
+}
 
 /** Express's "trust proxy" from TRUST_PROXY (validated in common/server.config.ts). */
 export function trustProxy(value = 'false'): boolean | number | string {
@@ -99,7 +130,7 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   app.set('etag', false);
   const durations = options.metrics ? app.get(Metrics).httpDuration : undefined;
   app.use(requestContext({ log: options.requestLog, durations }));
-  app.use(helmet(HELMET_OPTIONS));
+  app.use(securityHeaders());
   const corsOrigins = server.CORS_ORIGINS;
   // CORS stays off (no Access-Control-* headers at all) unless origins are listed.
   if (corsOrigins)

@@ -8,13 +8,26 @@ describe('HTTP hardening', () => {
     });
     afterAll(() => t.close());
 
-    it('sends helmet security headers on API answers and errors', async () => {
-      for (const res of [await t.http.get('/health/live'), await t.http.get('/plants')]) {
+    it("sends an API's security headers on API answers and errors, and no document's", async () => {
+      for (const res of [await t.http.get('/health/live'), await t.http.get('/plants'), await t.http.get('/nowhere'), await t.http.get('/docsx')]) {
         expect(res.headers['x-content-type-options']).toBe('nosniff');
-        expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+        expect(res.headers['x-frame-options']).toBe('DENY');
         expect(res.headers['strict-transport-security']).toMatch(/^max-age=\d+/);
+        expect(res.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
+        expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+        for (const header of ['x-powered-by', 'x-xss-protection', 'x-dns-prefetch-control', 'x-download-options', 'referrer-policy', 'origin-agent-cluster'])
+          expect(res.headers[header]).toBeUndefined();
+      }
+    });
+
+    it("sends helmet's page headers on the docs' pages and files", async () => {
+      for (const path of ['/docs', '/docs/', '/docs/swagger-ui.css', '/docs-json', '/docs/events.yaml']) {
+        const res = await t.http.get(path);
+        expect(res.status).toBe(200);
         expect(res.headers['content-security-policy']).toContain("default-src 'self'");
-        expect(res.headers['x-powered-by']).toBeUndefined();
+        expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+        expect(res.headers['referrer-policy']).toBe('no-referrer');
+        expect(res.headers['x-content-type-options']).toBe('nosniff');
       }
     });
 

@@ -15,8 +15,8 @@ export const CONSOLE_FILES = fileURLToPath(new URL('../../dist/console/public/',
 export const consoleServed = (enabled: boolean): boolean => enabled && existsSync(CONSOLE_FILES);
 
 /**
- * The operator's console at /console: static files only, under the same helmet CSP
- * and `Cache-Control: no-store` as every other answer. It is a client of the /admin API and
+ * The operator's console at /console: static files only, under the same helmet CSP as the
+ * API docs' pages (app.setup.ts, PAGE_HEADERS) and `Cache-Control: no-store` as every other answer. It is a client of the /admin API and
  * holds no route of its own; its requests carry the admin token like any other client's.
  * CONSOLE_ENABLED=false (or a build without the bundle) leaves /console to the 404 of any unknown path.
  * (In a Nest testing module the files are not served: serve-static picks its loader when the module
