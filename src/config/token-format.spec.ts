@@ -1,3 +1,4 @@
+import { crc32 } from 'node:zlib';
 import { displayPrefix, generateToken, hashToken, isWellFormedToken } from './token-format.js';
 
 describe('token format', () => {
@@ -14,6 +15,21 @@ describe('token format', () => {
       const replacement = token[index] === 'a' ? 'b' : 'a';
       const typo = token.slice(0, index) + replacement + token.slice(index + 1);
       expect(isWellFormedToken(typo)).toBe(false);
+    }
+  });
+
+  it('still takes the tokens issued before its checksum was worked out without BigInt', () => {
+    // Issued by `tokens create` while the checksum was base62(BigInt(crc32(body))).
+    expect(isWellFormedToken('pst_wZD1x9FBpDNN1ikqdpX1kkIEZZCWGelsIYXbHduwlUX1f36Rq')).toBe(true);
+    const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+    const bigintChecksum = (body: string) => {
+      let out = '';
+      for (let rest = BigInt(crc32(body)); rest > 0n; rest /= 62n) out = alphabet[Number(rest % 62n)] + out;
+      return out.padStart(6, '0');
+    };
+    for (let i = 0; i < 2000; i++) {
+      const body = generateToken().slice(4, 47);
+      expect(isWellFormedToken(`pst_${body}${bigintChecksum(body)}`)).toBe(true);
     }
   });
 

@@ -21,8 +21,11 @@ function base62(value: bigint, length: number): string {
   return out.padStart(length, '0');
 }
 
+/** The same digits as base62(BigInt(crc), 6), in plain numbers: a CRC-32 is a safe integer, and this runs on every request. */
 function checksum(body: string): string {
-  return base62(BigInt(crc32(body)), CHECKSUM_LENGTH);
+  let out = '';
+  for (let rest = crc32(body); rest > 0; rest = Math.floor(rest / 62)) out = ALPHABET[rest % 62] + out;
+  return out.padStart(CHECKSUM_LENGTH, '0');
 }
 
 export function generateToken(): string {
