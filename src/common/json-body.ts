@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { BadRequestException, PayloadTooLargeException, UnsupportedMediaTypeException, type HttpException } from '@nestjs/common';
 import express, { type NextFunction, type Request, type Response } from 'express';
 
@@ -94,8 +95,14 @@ export function parsePlainJson(raw: Buffer): { body: unknown } | { error: HttpEx
   }
 }
 
-/** Reads a body that isPlain() accepted, then `done`: Node's parser ends it after exactly Content-Length bytes. */
-function readPlain(req: Request, done: (error?: HttpException) => void): void {
+/**
+ * Reads a body that isPlain() accepted, then `done`: Node's parser ends it after exactly
+ * Content-Length bytes. The stream's events come in the socket's async context, so `done` is bound
+ * to the request's (as raw-body binds its callback): the rest of the request keeps its log fields
+ * (requestFields) and its trace.
+ */
+function readPlain(req: Request, then: (error?: HttpException) => void): void {
+  const done = AsyncResource.bind(then);
   const chunks: Buffer[] = [];
   const onData = (chunk: Buffer) => chunks.push(chunk);
   const onEnd = () => {
