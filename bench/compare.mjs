@@ -4,11 +4,11 @@
 // Builds <commit> in a temporary git worktree (its node_modules linked to this checkout's when
 // the two package-lock.json are equal, else `npm ci` there), builds the working tree, seeds one
 // MySQL database (BENCH_DATABASE_URL, as npm run bench: `<name>_compare`) with STORES synthetic
-// stores (default 100,000) and 10,000 plants, and starts both builds on it as in production
-// (NODE_ENV=production, one log line per request into a file, metrics off, abuse limits off),
-// each with GEOCODER=census against bench/fake-geocoder.mjs. Then each scenario runs ROUNDS times
-// (default 2) on each build for DURATION seconds (default 5), 32 connections, the builds
-// alternating and their order turning from round to round, and the table gives the working
+// stores (default 100,000) and 10,000 plants. Each of ROUNDS rounds (default 2) starts a new
+// process of each build on it as in production (NODE_ENV=production, one log line per request
+// into a file, metrics off, abuse limits off, GEOCODER=census against bench/fake-geocoder.mjs),
+// warms it up, and runs each scenario on each build for DURATION seconds (default 5), 32
+// connections, the builds alternating and their order turning from round to round; the table gives the working
 // tree's req/s over the commit's, round by round and on average, with p99 and errors, and each
 // build's CPU time per request (from /proc, less moved by the machine's other work than req/s;
 // its ratio is the commit's over the working tree's, so above 1 is faster too). RSS is
@@ -17,9 +17,11 @@
 // looked up once before the runs, so that every search of the runs is a geocoder cache hit, see
 // bench/geocoder.mjs) and `open_at` (5 mi, a Wednesday noon). A scenario a build does not answer
 // 200 (a commit before the feature), or answers from another position (the Customer-Position
-// header), is named in the notes and not compared. The default run takes 3 to 5 minutes once
+// header), is named in the notes and not compared. The default run takes 4 to 7 minutes once
 // both builds are installed; DURATION=10 ROUNDS=3 for a closer figure, STORES=10000 for a quick
-// look, COMPARE_NODE_MODULES=<dir> to reuse a node_modules installed for that commit.
+// look, COMPARE_NODE_MODULES=<dir> to reuse a node_modules installed for that commit. A second
+// process of the commit's build runs in the same alternation as a control (its ratio to the first
+// is the run's own spread between identical builds); COMPARE_CONTROL=0 leaves it out.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,6 +36,8 @@ if (!commitArg) {
 }
 const DURATION = Number(process.env.DURATION ?? 5);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
+/** Seconds of each scenario on each new process before its runs: the JIT's first minutes are not the service's steady state. */
+const WARM_UP = 2;
 const STORES = Number(process.env.STORES ?? 100_000);
 const TEAMS = 10;
 const PLANTS_PER_TEAM = 1000;
@@ -41,6 +45,9 @@ const PLANTS_PER_TEAM = 1000;
 // so that RSS compares code, not V8's heap sizing; COMPARE_NODE_ARGS='' runs them without it.
 const NODE_ARGS = (process.env.COMPARE_NODE_ARGS ?? PRODUCTION_HEAP_FLAG).split(' ').filter(Boolean);
 const SCENARIOS = process.env.COMPARE_SCENARIOS?.split(',').map((s) => s.trim());
+// A second process of the commit's build, in the same alternation: its ratio to the first is what
+// the machine alone makes of two identical builds in this run, the spread to read the others against.
+const CONTROL = process.env.COMPARE_CONTROL !== '0';
 const git = (...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 const commit = git('rev-parse', '--verify', `${commitArg}^{commit}`);
 const short = commit.slice(0, 7);
@@ -77,19 +84,19 @@ const { tokens } = await seedStoresAndPlants(env, { stores: STORES, teams: TEAMS
 
 const fake = await startProcess(`${ROOT}bench/fake-geocoder.mjs`, {});
 const logDir = mkdtempSync(join(tmpdir(), 'plant-store-compare-log-'));
-const builds = [];
-for (const [name, root] of [
-  ['working tree', ROOT],
-  [short, `${other}/`],
-]) {
-  const instrumentation = `${root}dist/instrumentation.js`;
-  const service = await startProcess(
-    `${root}dist/main.js`,
+const builds = [{ name: 'working tree', root: ROOT }, { name: short, root: `${other}/` }, ...(CONTROL ? [{ name: `${short} again`, root: `${other}/` }] : [])];
+/** A fresh process of the build (each round starts new ones: see "rounds" below). */
+const start = async (build) => {
+  const instrumentation = `${build.root}dist/instrumentation.js`;
+  build.service = await startProcess(
+    `${build.root}dist/main.js`,
     { ...env, GEOCODER: 'census', GEOCODER_URL: fake.url },
-    { logFile: join(logDir, `${name.replace(' ', '-')}.log`), nodeArgs: [...NODE_ARGS, ...(existsSync(instrumentation) ? ['--import', instrumentation] : [])] },
+    {
+      logFile: join(logDir, `${build.name.replace(' ', '-')}.log`),
+      nodeArgs: [...NODE_ARGS, ...(existsSync(instrumentation) ? ['--import', instrumentation] : [])],
+    },
   );
-  builds.push({ name, service });
-}
+};
 
 const auth = { authorization: `Bearer ${tokens[0]}`, 'content-type': 'application/json' };
 const NY = { city: 'New York', state: 'NY', zip: '10001' };
@@ -97,22 +104,27 @@ const CACHED = ['235 W 26th St', '120 Main St', '250 Oak Ave', '351 Main St'];
 const searchBody = (extra, address = { zip: '10001' }) => JSON.stringify({ customer_address: address, max_distance: 5, ...extra });
 const search = (bodies) => ({ requests: bodies.map((body) => ({ method: 'POST', path: '/locations/nearest', headers: auth, body })), probes: bodies });
 const [list, near5, near50] = benchScenarios({ tokens, duration: DURATION });
+const [warmList, warm5, warm50] = benchScenarios({ tokens, duration: WARM_UP });
 const scenarios = [
-  { name: list.name, run: list.run },
-  { name: near5.name, run: near5.run, probe: searchBody({}), position: 'zip' },
-  { name: near50.name, run: near50.run, probe: searchBody({ max_distance: 50 }), position: 'zip' },
+  { name: list.name, run: list.run, warm: warmList.run },
+  { name: near5.name, run: near5.run, warm: warm5.run, probe: searchBody({}), position: 'zip' },
+  { name: near50.name, run: near50.run, warm: warm50.run, probe: searchBody({ max_distance: 50 }), position: 'zip' },
   { name: 'POST /locations/nearest address cached', ...search(CACHED.map((address) => searchBody({}, { address, ...NY }))), position: 'address' },
   { name: 'POST /locations/nearest open_at', ...search([searchBody({ open_at: '2026-11-25T12:00:00-05:00' })]), position: 'zip' },
 ].filter((s) => !SCENARIOS || SCENARIOS.some((prefix) => s.name.startsWith(prefix) || s.name.replace('POST /locations/nearest ', '').startsWith(prefix)));
-for (const s of scenarios) s.run ??= (url) => load({ url, duration: DURATION, requests: s.requests });
+for (const s of scenarios) {
+  s.run ??= (url) => load({ url, duration: DURATION, requests: s.requests });
+  s.warm ??= (url) => load({ url, duration: WARM_UP, requests: s.requests });
+}
 
-// Before any load: every search scenario answers 200 from the position it claims, on each build
-// (this also looks the cached addresses up once). A build that does not is left out of that row.
+// After each start, before any load: every search scenario answers 200 from the position it
+// claims (this also looks the cached addresses up, so that the runs are cache hits). A build that
+// does not is left out of that row.
 const notes = [];
-for (const s of scenarios.filter((s) => s.probe || s.probes)) {
-  for (const probe of s.probes ?? [s.probe]) {
-    for (const build of builds) {
-      const res = await fetch(`${build.service.url}/locations/nearest`, { method: 'POST', headers: auth, body: probe });
+const probe = async (build) => {
+  for (const s of scenarios.filter((s) => s.probe || s.probes)) {
+    for (const body of s.probes ?? [s.probe]) {
+      const res = await fetch(`${build.service.url}/locations/nearest`, { method: 'POST', headers: auth, body });
       const text = await res.text();
       const position = res.headers.get('customer-position') ?? (res.status === 200 ? 'zip (no Customer-Position header)' : undefined);
       if (res.status !== 200 || !position?.startsWith(s.position)) {
@@ -124,12 +136,26 @@ for (const s of scenarios.filter((s) => s.probe || s.probes)) {
       }
     }
   }
-}
+};
 
-const rows = [];
-for (const s of scenarios.filter((s) => !s.skipped)) {
-  const runs = Object.fromEntries(builds.map((b) => [b.name, []]));
-  for (let round = 0; round < ROUNDS; round++) {
+// Rounds: every round starts a new process of each build, warms it up (WARM_UP s of each
+// scenario) and runs the scenarios on the builds in turn, their order turning from round to round.
+// One process of a build can stay some 10 % faster or slower than another process of the same
+// build for its whole life (seen with the control on 2026-11-27: 1.14, 1.06, 1.12 on the list in
+// the three rounds of one run), so a process per build for the whole run would put that luck in
+// the ratio; fresh processes spread it over the rounds.
+const rows = scenarios.map((s) => ({ name: s.name, scenario: s, runs: Object.fromEntries(builds.map((b) => [b.name, []])) }));
+for (let round = 0; round < ROUNDS; round++) {
+  // Started in the order they run in, which turns too: the first-started process ran slower in
+  // every round of a run in which all rounds started the builds in one order.
+  for (let i = 0; i < builds.length; i++) {
+    const build = builds[(i + round) % builds.length];
+    await build.service?.stop();
+    await start(build);
+    await probe(build);
+    for (const s of scenarios.filter((s) => !s.skipped)) await s.warm(build.service.url);
+  }
+  for (const { scenario: s, runs } of rows.filter((row) => !row.scenario.skipped)) {
     for (let i = 0; i < builds.length; i++) {
       const build = builds[(i + round) % builds.length];
       console.error(`running ${s.name} on ${build.name} (round ${round + 1})…`);
@@ -145,27 +171,33 @@ for (const s of scenarios.filter((s) => !s.skipped)) {
       build.rss = build.service.rssMb();
     }
   }
-  rows.push({ name: s.name, runs });
 }
 for (const build of builds) await build.service.stop();
 await fake.stop();
+const measured = rows.filter((row) => !row.scenario.skipped);
 
-const [mine, theirs] = builds.map((b) => b.name);
+const [mine, theirs, control] = builds.map((b) => b.name);
 const mean = (runs, f) => runs.reduce((n, r) => n + f(r), 0) / runs.length;
 console.log(
   `\n${STORES} stores, ${TEAMS * PLANTS_PER_TEAM} plants; 32 connections, ${ROUNDS} × ${DURATION} s per scenario and build, alternating; load average before the runs ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}.\n`,
 );
+const controlHeader = control ? ` ${control} / ${theirs} (control) | by round |` : '';
 console.log(
-  `| scenario | ${mine} req/s | ${theirs} req/s | ratio | ratio by round | CPU µs / request (${mine} / ${theirs}) | CPU ratio | p99 ms (${mine} / ${theirs}) | errors (${mine} / ${theirs}) |`,
+  `| scenario | ${mine} req/s | ${theirs} req/s | ratio | ratio by round | CPU µs / request (${mine} / ${theirs}) | CPU ratio | p99 ms (${mine} / ${theirs}) | errors (${mine} / ${theirs}) |${controlHeader}`,
 );
-console.log('|---|---:|---:|---:|---|---|---:|---|---|');
-for (const { name, runs } of rows) {
+console.log(`|---|---:|---:|---:|---|---|---:|---|---|${control ? '---:|---|' : ''}`);
+const ratioCells = (a, b) => `**${fmt(mean(a, (r) => r.rps) / mean(b, (r) => r.rps), 2)}** | ${a.map((r, i) => fmt(r.rps / b[i].rps, 2)).join(', ')}`;
+for (const { name, runs } of measured) {
   const a = runs[mine];
   const b = runs[theirs];
-  const byRound = a.map((r, i) => fmt(r.rps / b[i].rps, 2)).join(', ');
+  const c = control ? ` ${ratioCells(runs[control], b)} |` : '';
   console.log(
-    `| ${name} | ${fmt(mean(a, (r) => r.rps))} | ${fmt(mean(b, (r) => r.rps))} | **${fmt(mean(a, (r) => r.rps) / mean(b, (r) => r.rps), 2)}** | ${byRound} | ${fmt(mean(a, (r) => r.cpuUs))} / ${fmt(mean(b, (r) => r.cpuUs))} | ${fmt(mean(b, (r) => r.cpuUs) / mean(a, (r) => r.cpuUs), 2)} | ${Math.max(...a.map((r) => r.p99))} / ${Math.max(...b.map((r) => r.p99))} | ${mean(a, (r) => r.bad) * a.length} / ${mean(b, (r) => r.bad) * b.length} |`,
+    `| ${name} | ${fmt(mean(a, (r) => r.rps))} | ${fmt(mean(b, (r) => r.rps))} | ${ratioCells(a, b)} | ${fmt(mean(a, (r) => r.cpuUs))} / ${fmt(mean(b, (r) => r.cpuUs))} | ${fmt(mean(b, (r) => r.cpuUs) / mean(a, (r) => r.cpuUs), 2)} | ${Math.max(...a.map((r) => r.p99))} / ${Math.max(...b.map((r) => r.p99))} | ${mean(a, (r) => r.bad) * a.length} / ${mean(b, (r) => r.bad) * b.length} |${c}`,
   );
 }
+if (control)
+  console.log(
+    `\nThe control column is a second process of ${theirs}'s build against the first: what this run's machine makes of two identical builds. A ratio of the working tree within the control's distance from 1 is not a difference.`,
+  );
 console.log(`\nRSS after the runs: ${builds.map((b) => `${b.name} ${fmt(b.rss)} MB`).join(', ')}. Logs in ${logDir}.`);
 for (const note of notes) console.log(`- ${note}`);
