@@ -144,7 +144,7 @@ const probe = async (build) => {
 // build for its whole life (seen with the control on 2026-11-27: 1.14, 1.06, 1.12 on the list in
 // the three rounds of one run), so a process per build for the whole run would put that luck in
 // the ratio; fresh processes spread it over the rounds.
-const rows = scenarios.map((s) => ({ name: s.name, scenario: s, runs: Object.fromEntries(builds.map((b) => [b.name, []])) }));
+const rows = scenarios.map((s) => ({ scenario: s, runs: Object.fromEntries(builds.map((b) => [b.name, []])) }));
 for (let round = 0; round < ROUNDS; round++) {
   // Started in the order they run in, which turns too: the first-started process ran slower in
   // every round of a run in which all rounds started the builds in one order.
@@ -187,7 +187,10 @@ console.log(
 );
 console.log(`|---|---:|---:|---:|---|---|---:|---|---|${control ? '---:|---|' : ''}`);
 const ratioCells = (a, b) => `**${fmt(mean(a, (r) => r.rps) / mean(b, (r) => r.rps), 2)}** | ${a.map((r, i) => fmt(r.rps / b[i].rps, 2)).join(', ')}`;
-for (const { name, runs } of measured) {
+for (const {
+  scenario: { name },
+  runs,
+} of measured) {
   const a = runs[mine];
   const b = runs[theirs];
   const c = control ? ` ${ratioCells(runs[control], b)} |` : '';

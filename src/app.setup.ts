@@ -98,7 +98,7 @@ const API_HEADERS: HelmetOptions = {
 };
 
 /** Paths of the pages a browser renders (their assets included); every other path answers JSON. */
-export const PAGE_PATH = /^\/(?:docs|console)(?:[/.?-]|$)/;
+const PAGE_PATH = /^\/(?:docs|console)(?:[/.?-]|$)/;
 
 /** helmet's headers: the pages' set on the pages, the API's on everything else. */
 function securityHeaders() {

@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { STORE_CSV_COLUMNS } from '../src/stores/store-csv.js';
 import { Store } from '../src/stores/store.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { startServer } from './support/server.js';
 import { importStores, storesCsv, WEEK_OPEN, type StoreInput } from './support/stores.js';
-import { bearer, createTestApp, type TestApp } from './support/test-app.js';
+import { bearer, createTestApp, listeningPort, sendChunks, type TestApp } from './support/test-app.js';
 import { AuditCapture } from './support/audit.js';
 
 const ENV = {
@@ -341,9 +340,7 @@ describe('admin API: stores', () => {
     });
 
     it('writes nothing when the upload is cut off mid-stream, and leaves no temporary file', async () => {
-      const server = t.app.getHttpServer();
-      if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const { port } = server.address() as AddressInfo;
+      const port = await listeningPort(t.app);
       const csv = storesCsv(many(5000));
       const before = readdirSync(tmpdir()).filter((f) => f.startsWith('plant-store-import-')).length;
       await new Promise<void>((resolve) => {
@@ -387,25 +384,8 @@ describe('admin API: store limits and replicas', () => {
       const res = await t.http.post('/admin/stores.csv').set(bearer(admin)).set('Content-Type', 'text/csv').send(csv).expect(413);
       expect(res.body).toEqual({ error: 413, message: 'the file exceeds the limit of 4096 bytes (STORE_IMPORT_MAX_BYTES)' });
       // Chunked, without Content-Length: the limit is met while the upload streams.
-      const server = t.app.getHttpServer();
-      if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const chunked = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
-        const req = httpRequest({
-          port: (server.address() as AddressInfo).port,
-          host: '127.0.0.1',
-          method: 'POST',
-          path: '/admin/stores.csv',
-          headers: { ...bearer(admin), 'Content-Type': 'text/csv' },
-        });
-        req.on('response', (res) => {
-          let body = '';
-          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode, body }));
-        });
-        req.on('error', reject);
-        for (let i = 0; i < csv.length; i += 1000) req.write(csv.slice(i, i + 1000));
-        req.end();
-      });
+      const chunks = Array.from({ length: Math.ceil(csv.length / 1000) }, (_, k) => csv.slice(k * 1000, (k + 1) * 1000));
+      const chunked = await sendChunks(t.app, { method: 'POST', path: '/admin/stores.csv', headers: { ...bearer(admin), 'Content-Type': 'text/csv' }, chunks });
       expect(chunked).toEqual({
         status: 413,
         body: JSON.stringify({ error: 413, message: 'the file exceeds the limit of 4096 bytes (STORE_IMPORT_MAX_BYTES)' }),

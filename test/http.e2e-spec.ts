@@ -1,8 +1,6 @@
-import { request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { Plant } from '../src/plants/plant.entity.js';
-import { bearer, createTestApp, type TestApp } from './support/test-app.js';
+import { bearer, createTestApp, sendChunks, type TestApp } from './support/test-app.js';
 
 describe('HTTP rules of every endpoint', () => {
   let t: TestApp;
@@ -57,28 +55,20 @@ describe('HTTP rules of every endpoint', () => {
   describe('a plain body (Content-Length, UTF-8, not compressed) is read without body-parser', () => {
     /** The same bytes sent with Content-Length (read directly), chunked and gzipped (both read by body-parser). */
     async function sendThreeWays(path: string, raw: Buffer): Promise<{ status?: number; body: string }[]> {
-      const server = t.app.getHttpServer();
-      if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const send = (body: Buffer, headers: Record<string, string>, chunked: boolean) =>
-        new Promise<{ status?: number; body: string }>((resolve, reject) => {
-          const req = httpRequest({
-            port: (server.address() as AddressInfo).port,
-            host: '127.0.0.1',
-            method: 'POST',
-            path,
-            headers: { ...bearer(token), 'Content-Type': 'application/json', ...headers, ...(chunked ? {} : { 'Content-Length': String(body.length) }) },
-          });
-          req.on('response', (res) => {
-            let text = '';
-            res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-            res.on('end', () => resolve({ status: res.statusCode, body: text }));
-          });
-          req.on('error', reject);
-          // Two writes: the direct reader must put a body together from several chunks too.
-          req.write(body.subarray(0, 3));
-          req.end(body.subarray(3));
+      // Two writes each: the direct reader must put a body together from several chunks too.
+      const send = (body: Buffer, headers: Record<string, string>) =>
+        sendChunks(t.app, {
+          method: 'POST',
+          path,
+          headers: { ...bearer(token), 'Content-Type': 'application/json', ...headers },
+          chunks: [body.subarray(0, 3), body.subarray(3)],
         });
-      return [await send(raw, {}, false), await send(raw, {}, true), await send(gzipSync(raw), { 'Content-Encoding': 'gzip' }, false)];
+      const gzipped = gzipSync(raw);
+      return [
+        await send(raw, { 'Content-Length': String(raw.length) }),
+        await send(raw, {}),
+        await send(gzipped, { 'Content-Encoding': 'gzip', 'Content-Length': String(gzipped.length) }),
+      ];
     }
 
     const search = '{"customer_address":{"zip":"10001"},"max_distance":5}';

@@ -12,6 +12,8 @@ declare module 'express' {
 /** Keys that would reach an object's prototype if copied naively; no DTO has them. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+const NOT_JSON = 'request body is not valid JSON';
+
 /** Deeper bodies are refused before parsing: class-transformer copies unknown nested fields recursively, and ~2,500 levels overflowed its stack (a 500). */
 export const MAX_BODY_DEPTH = 32;
 
@@ -142,8 +144,6 @@ function toHttpException(error: { type?: string; message?: string }, limit: numb
       return parseError(error);
   }
 }
-
-const NOT_JSON = 'request body is not valid JSON';
 
 /** The reviver's message is kept (it names the key); a JSON syntax error never starts this way. */
 function parseError(error: { message?: string }): HttpException {

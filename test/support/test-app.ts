@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConsoleLogger, type LoggerService } from '@nestjs/common';
@@ -115,6 +117,35 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
 }
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+/** The port of the app's HTTP server, started on a free one if it is not listening yet (supertest starts it per request). */
+export async function listeningPort(app: NestExpressApplication): Promise<number> {
+  const server = app.getHttpServer();
+  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+/**
+ * A request written in `chunks` with node:http, for what supertest cannot send: without a
+ * Content-Length header in `headers` the body goes chunked. Resolves with the status and the body as text.
+ */
+export async function sendChunks(
+  app: NestExpressApplication,
+  { method, path, headers, chunks }: { method: string; path: string; headers: Record<string, string>; chunks: (string | Buffer)[] },
+): Promise<{ status?: number; body: string }> {
+  const port = await listeningPort(app);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ port, host: '127.0.0.1', method, path, headers });
+    req.on('response', (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', reject);
+    for (const chunk of chunks) req.write(chunk);
+    req.end();
+  });
+}
 
 /**
  * An app's error lines kept for the test to read rather than printed: for a test that causes a 5xx
