@@ -1,32 +1,37 @@
 # syntax=docker/dockerfile:1
 
-# Pinned Node 20 base; override with --build-arg NODE_IMAGE=… (both stages use it, so the
-# native better-sqlite3 module is built against the Node and glibc it runs on).
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+# Pinned Node 24 LTS base (package.json "engines": >=24); override with --build-arg NODE_IMAGE=…
+# (both stages use it, so what npm installs is what runs).
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 # ---- build: compile TypeScript, then keep only the production dependencies ----
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 
-# Compilers for better-sqlite3 in case no prebuilt binary fits this platform.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
-
 COPY package.json package-lock.json ./
-# Only better-sqlite3's install script runs (as package.json "allowScripts" says), whatever
-# npm version the base image ships.
-RUN npm ci --ignore-scripts --no-audit --no-fund \
- && npm rebuild better-sqlite3
+# No dependency's install script runs, whatever npm version the base image ships: none is needed
+# (package.json "allowScripts" declines them all). better-sqlite3 ships its native module built
+# for Node-API, for every platform, so nothing is compiled and the stage needs no compilers.
+# scripts/node-runtime is the Node 24 that npm installs only where npm runs on an older Node: on
+# this base npm skips it (its "engines"), but its package.json must be there to be read.
+COPY scripts/node-runtime/package.json ./scripts/node-runtime/
+RUN npm ci --ignore-scripts --no-audit --no-fund
 
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs scripts/build-console.mjs ./scripts/
 COPY src ./src
+# --omit=optional: the production dependencies' optional ones are the Node runtime above (its link)
+# and pg-cloudflare (pg on Cloudflare Workers).
 # geo-tz ships three boundary data sets; the service reads only the comprehensive one
 # (geo-tz/all: src/geo/time-zones.ts and the time-zone migration), so the other two go (42 MB).
+# better-sqlite3 ships its module for eight platforms and SQLite's C sources: only this one's
+# build stays (linux-x64 or linux-arm64, glibc; about 26 MB less).
 RUN npm run build \
- && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
- && rm node_modules/geo-tz/data/timezones-1970.geojson.* node_modules/geo-tz/data/timezones-now.geojson.*
+ && npm prune --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+ && rm node_modules/geo-tz/data/timezones-1970.geojson.* node_modules/geo-tz/data/timezones-now.geojson.* \
+ && find node_modules/better-sqlite3/prebuilds -type f ! -name "linux-$(node -p process.arch).node" -delete \
+ && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
+ && node -e "new (require('better-sqlite3'))(':memory:').close()"
 
 # ---- runtime ----
 FROM ${NODE_IMAGE}

@@ -1,3 +1,4 @@
+import './node-version.js';
 import 'reflect-metadata';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';

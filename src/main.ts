@@ -1,3 +1,4 @@
+import './node-version.js';
 import 'reflect-metadata';
 import { resolve } from 'node:path';
 import { NestFactory } from '@nestjs/core';
