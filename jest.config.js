@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 
 // Jest runs in native ESM mode (node --experimental-vm-modules): NestJS 12 packages are
-// ESM-only and Node 20 cannot require() them from Jest's CommonJS runtime. TypeScript is
+// ESM-only and Jest's own CommonJS module runtime cannot require() them. TypeScript is
 // compiled by SWC (@swc/jest: ES modules under --experimental-vm-modules, legacy decorators with
 // their design-type metadata, which Nest's injection and TypeORM's columns read, and class fields
 // as tsc makes them with useDefineForClassFields false); type checking is `npm run lint`'s. SWC

@@ -22,10 +22,13 @@
 // look, COMPARE_NODE_MODULES=<dir> to reuse a node_modules installed for that commit. A second
 // process of the commit's build runs in the same alternation as a control (its ratio to the first
 // is the run's own spread between identical builds); COMPARE_CONTROL=0 leaves it out.
+// COMPARE_NODE=<path to node> runs the commit's build (and its npm ci) on that Node instead of this
+// one: two runtimes in the same alternation (the last build on Node 20 against this one on Node 24:
+// COMPARE_NODE=/usr/bin/node npm run bench:compare -- <commit>).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PRODUCTION_HEAP_FLAG, ROOT, cpuSeconds, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
 import { benchScenarios } from './scenarios.mjs';
 
@@ -48,6 +51,10 @@ const SCENARIOS = process.env.COMPARE_SCENARIOS?.split(',').map((s) => s.trim())
 // A second process of the commit's build, in the same alternation: its ratio to the first is what
 // the machine alone makes of two identical builds in this run, the spread to read the others against.
 const CONTROL = process.env.COMPARE_CONTROL !== '0';
+const OTHER_NODE = process.env.COMPARE_NODE ?? process.execPath;
+const nodeVersion = (execPath) => execFileSync(execPath, ['--version'], { encoding: 'utf8' }).trim();
+// npm and the scripts it runs in the commit's worktree find that Node first on PATH.
+const otherEnv = { ...process.env, PATH: `${dirname(OTHER_NODE)}:${process.env.PATH}` };
 const git = (...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 const commit = git('rev-parse', '--verify', `${commitArg}^{commit}`);
 const short = commit.slice(0, 7);
@@ -71,10 +78,10 @@ const modules = process.env.COMPARE_NODE_MODULES ?? (sameLockfile ? join(ROOT, '
 if (modules) symlinkSync(modules, join(other, 'node_modules'), 'dir');
 else {
   console.error(`package-lock.json differs: npm ci in ${other}…`);
-  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: other, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: other, env: otherEnv, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 console.error(`building ${short} and the working tree…`);
-execFileSync('npm', ['run', '--silent', 'build'], { cwd: other, stdio: ['ignore', 'ignore', 'inherit'] });
+execFileSync('npm', ['run', '--silent', 'build'], { cwd: other, env: otherEnv, stdio: ['ignore', 'ignore', 'inherit'] });
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 
 console.error(`seeding ${STORES} stores and ${TEAMS * PLANTS_PER_TEAM} plants (with the working tree's command line)…`);
@@ -84,7 +91,14 @@ const { tokens } = await seedStoresAndPlants(env, { stores: STORES, teams: TEAMS
 
 const fake = await startProcess(`${ROOT}bench/fake-geocoder.mjs`, {});
 const logDir = mkdtempSync(join(tmpdir(), 'plant-store-compare-log-'));
-const builds = [{ name: 'working tree', root: ROOT }, { name: short, root: `${other}/` }, ...(CONTROL ? [{ name: `${short} again`, root: `${other}/` }] : [])];
+// With two runtimes each build's name says which Node runs it.
+const [mineName, theirName] =
+  OTHER_NODE === process.execPath ? ['working tree', short] : [`working tree (${nodeVersion(process.execPath)})`, `${short} (${nodeVersion(OTHER_NODE)})`];
+const builds = [
+  { name: mineName, root: ROOT, execPath: process.execPath },
+  { name: theirName, root: `${other}/`, execPath: OTHER_NODE },
+  ...(CONTROL ? [{ name: `${theirName} again`, root: `${other}/`, execPath: OTHER_NODE }] : []),
+];
 /** A fresh process of the build (each round starts new ones: see "rounds" below). */
 const start = async (build) => {
   const instrumentation = `${build.root}dist/instrumentation.js`;
@@ -92,7 +106,8 @@ const start = async (build) => {
     `${build.root}dist/main.js`,
     { ...env, GEOCODER: 'census', GEOCODER_URL: fake.url },
     {
-      logFile: join(logDir, `${build.name.replace(' ', '-')}.log`),
+      logFile: join(logDir, `${build.name.replace(/[^\w.-]+/g, '-')}.log`),
+      execPath: build.execPath,
       nodeArgs: [...NODE_ARGS, ...(existsSync(instrumentation) ? ['--import', instrumentation] : [])],
     },
   );

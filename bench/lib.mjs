@@ -75,13 +75,14 @@ export function freePort() {
  * With `logFile`, the process logs at its default level (one line per request, as in
  * production) into that file; without, only warnings reach the terminal. Metrics are off
  * (METRICS_PORT=0) unless `env` sets a port: several servers run side by side.
- * `nodeArgs` go before the script (`--import ./dist/instrumentation.js`).
+ * `nodeArgs` go before the script (`--import ./dist/instrumentation.js`); `execPath` is the Node
+ * that runs it (default: the one running the benchmark).
  */
-export async function startProcess(script, env, { readyPath = '/health/ready', logFile, nodeArgs = [] } = {}) {
+export async function startProcess(script, env, { readyPath = '/health/ready', logFile, nodeArgs = [], execPath = process.execPath } = {}) {
   const port = await freePort();
   const started = process.hrtime.bigint();
   const stdout = logFile ? openSync(logFile, 'a') : 'inherit';
-  const child = spawn(process.execPath, [...nodeArgs, script], {
+  const child = spawn(execPath, [...nodeArgs, script], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: '0', ...(logFile ? {} : { LOG_LEVEL: 'warn' }), ...env },
     stdio: ['ignore', stdout, 'inherit'],
   });

@@ -17,7 +17,7 @@
 // memory.stat, and checks that the service is still the same process and answers. Exit code 1
 // if it was OOM-killed, exited, or a request failed. NODE_OPTIONS (e.g. --max-old-space-size=…)
 // is passed on, to compare heap settings; V8's heap size limit is printed inside and outside the
-// cgroup (Node 20 sizes its default heap from the machine's memory, not from a cgroup v1 limit).
+// cgroup (whether Node sizes its default heap from the machine's memory or from the cgroup's limit).
 //
 // The database: BENCH_DATABASE_URL (default mysql://root@127.0.0.1:3306/plantstore_bench), whose
 // user may create the database <name>_memory (dropped and re-created on every run).

@@ -1,7 +1,7 @@
 // npm run k8s:check — offline checks of deploy/kubernetes/, no cluster needed:
 //
-//   1. Schema: every object against the Kubernetes API schema of kubernetes-models (pinned in
-//      package.json to the version generated from Kubernetes v1.33.0): types, required fields,
+//   1. Schema: every object against the Kubernetes API schema of kubernetes-models (5.1, generated
+//      from the Kubernetes v1.34 API): types, required fields,
 //      enums, formats. Its JSON-schema validators accept fields the API does not know (as the
 //      API server does by default), so every object is also type-checked by the TypeScript
 //      compiler against the same package's interfaces, whose excess-property check rejects an
@@ -23,7 +23,6 @@
 // Exit code 1 with one line per problem. The functions are exported for scripts/k8s-check.test.mjs.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -100,12 +99,11 @@ const label = ({ file, object }) => `${file} (${object?.kind ?? '?'} ${object?.m
 // ---------------------------------------------------------------------------------------------
 // 1. Schema.
 
-const require = createRequire(import.meta.url);
 /** The kubernetes-models module of an object: kubernetes-models/<group>/<version>/<Kind>, core v1 as v1/<Kind>. */
 const modelPath = ({ apiVersion, kind }) => `kubernetes-models/${apiVersion}/${kind}`;
 
-/** JSON-schema validation of each object; returns problems. */
-export function schemaProblems(docs) {
+/** JSON-schema validation of each object; returns problems. kubernetes-models is ES modules only, hence async. */
+export async function schemaProblems(docs) {
   const problems = [];
   for (const doc of docs) {
     const { apiVersion, kind } = doc.object ?? {};
@@ -114,16 +112,17 @@ export function schemaProblems(docs) {
       continue;
     }
     // kubernetes-models also keeps API versions that later Kubernetes releases removed (policy/v1beta1,
-    // autoscaling/v2beta2, …): only stable versions here, which a 1.33 cluster serves.
+    // autoscaling/v2beta2, …): only stable versions here, which a 1.34 cluster serves.
     if (/v\d+(alpha|beta)\d+$/.test(apiVersion)) {
       problems.push(`${label(doc)}: ${apiVersion} is an alpha/beta API version; use the stable one`);
       continue;
     }
     let Model;
     try {
-      Model = require(modelPath(doc.object))[kind];
+      Model = (await import(modelPath(doc.object)))[kind];
+      if (!Model) throw new Error(kind);
     } catch {
-      problems.push(`${label(doc)}: ${apiVersion} ${kind} is not a Kubernetes v1.33 API object`);
+      problems.push(`${label(doc)}: ${apiVersion} ${kind} is not a Kubernetes v1.34 API object`);
       continue;
     }
     try {
@@ -140,7 +139,7 @@ export function schemaProblems(docs) {
 export function unknownFieldProblems(docs) {
   const typed = docs.filter((doc) => {
     try {
-      require.resolve(modelPath(doc.object));
+      import.meta.resolve(modelPath(doc.object));
       return true;
     } catch {
       return false; // reported by schemaProblems
@@ -411,7 +410,7 @@ export function manifestFiles(dir = MANIFEST_DIR) {
     .map((f) => join(dir, f));
 }
 
-export function checkAll(dir = MANIFEST_DIR, { kubectl = 'kubectl' } = {}) {
+export async function checkAll(dir = MANIFEST_DIR, { kubectl = 'kubectl' } = {}) {
   const docs = readManifests(manifestFiles(dir));
   const known = environmentVariables();
   const render = renderProblems(dir, kubectl);
@@ -419,7 +418,7 @@ export function checkAll(dir = MANIFEST_DIR, { kubectl = 'kubectl' } = {}) {
     docs,
     render,
     sections: [
-      ['schema (kubernetes-models, Kubernetes v1.33.0)', schemaProblems(docs)],
+      ['schema (kubernetes-models, Kubernetes v1.34)', await schemaProblems(docs)],
       ['unknown fields (TypeScript, same models)', unknownFieldProblems(docs)],
       ['kustomization', [...kustomizationProblems(dir), ...render.problems]],
       ['environment names', environmentProblems(docs, known)],
@@ -430,7 +429,7 @@ export function checkAll(dir = MANIFEST_DIR, { kubectl = 'kubectl' } = {}) {
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   // KUBECTL: another kubectl binary for the rendering (e.g. Debian's kubernetes-client).
-  const { docs, render, sections } = checkAll(MANIFEST_DIR, { kubectl: process.env.KUBECTL ?? 'kubectl' });
+  const { docs, render, sections } = await checkAll(MANIFEST_DIR, { kubectl: process.env.KUBECTL ?? 'kubectl' });
   console.log(`${docs.length} objects in ${new Set(docs.map((d) => d.file)).size} files of deploy/kubernetes`);
   console.log(
     render.skipped

@@ -33,8 +33,8 @@ const copy = () => {
 after(() => temps.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 describe('the repository manifests', () => {
-  it('pass every check', () => {
-    const { docs, sections } = checkAll();
+  it('pass every check', async () => {
+    const { docs, sections } = await checkAll();
     assert.deepEqual(
       sections.filter(([, problems]) => problems.length > 0),
       [],
@@ -64,38 +64,38 @@ describe('the settings classes as the source of the names', () => {
   });
 });
 
-describe('schema and unknown fields', () => {
-  it('reports a wrong type', () => {
+describe('schema and unknown fields', async () => {
+  it('reports a wrong type', async () => {
     const docs = fresh();
     app(docs).ports[0].containerPort = '3000';
     assert.match(
-      schemaProblems(docs).join('\n'),
+      (await schemaProblems(docs)).join('\n'),
       /deployment\.yaml \(Deployment plant-store\): \/spec\/template\/spec\/containers\/0\/ports\/0\/containerPort must be integer/,
     );
   });
 
-  it('reports a missing required field', () => {
+  it('reports a missing required field', async () => {
     const docs = fresh();
     delete kindOf(docs, 'Deployment').spec.selector;
-    assert.match(schemaProblems(docs).join('\n'), /\/spec must have required property selector/);
+    assert.match((await schemaProblems(docs)).join('\n'), /\/spec must have required property selector/);
   });
 
-  it('reports a kind the API does not have', () => {
+  it('reports a kind the API does not have', async () => {
     const docs = fresh();
     kindOf(docs, 'HorizontalPodAutoscaler').apiVersion = 'autoscaling/v2beta2';
     kindOf(docs, 'PodDisruptionBudget').kind = 'PodDisruptionBudgets';
-    const problems = schemaProblems(docs).join('\n');
+    const problems = (await schemaProblems(docs)).join('\n');
     assert.match(problems, /autoscaling\/v2beta2 is an alpha\/beta API version; use the stable one/);
-    assert.match(problems, /policy\/v1 PodDisruptionBudgets is not a Kubernetes v1\.33 API object/);
+    assert.match(problems, /policy\/v1 PodDisruptionBudgets is not a Kubernetes v1\.34 API object/);
   });
 
-  it('reports a misspelt field at any depth, which the JSON schema lets through', () => {
+  it('reports a misspelt field at any depth, which the JSON schema lets through', async () => {
     const docs = fresh();
     const security = app(docs).securityContext;
     security.readOnlyRootFilesytem = security.readOnlyRootFilesystem;
     delete security.readOnlyRootFilesystem;
     kindOf(docs, 'HorizontalPodAutoscaler').spec.behavior.scaleDown.stabilisationWindowSeconds = 60;
-    assert.deepEqual(schemaProblems(docs), []);
+    assert.deepEqual(await schemaProblems(docs), []);
     const problems = unknownFieldProblems(docs).join('\n');
     assert.match(problems, /deployment\.yaml \(Deployment plant-store\): .*'"readOnlyRootFilesytem"' does not exist in type 'ISecurityContext'/);
     assert.match(problems, /horizontalpodautoscaler\.yaml \(HorizontalPodAutoscaler plant-store\): .*'"stabilisationWindowSeconds"' does not exist/);
