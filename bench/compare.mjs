@@ -29,7 +29,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { PRODUCTION_HEAP_FLAG, ROOT, cpuSeconds, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
+import { PRODUCTION_HEAP_FLAGS, ROOT, cpuSeconds, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
 import { benchScenarios } from './scenarios.mjs';
 
 const commitArg = process.argv[2];
@@ -46,7 +46,7 @@ const TEAMS = 10;
 const PLANTS_PER_TEAM = 1000;
 // Both builds run with the heap flag production runs with (npm start, the image's NODE_OPTIONS),
 // so that RSS compares code, not V8's heap sizing; COMPARE_NODE_ARGS='' runs them without it.
-const NODE_ARGS = (process.env.COMPARE_NODE_ARGS ?? PRODUCTION_HEAP_FLAG).split(' ').filter(Boolean);
+const NODE_ARGS = (process.env.COMPARE_NODE_ARGS ?? PRODUCTION_HEAP_FLAGS).split(' ').filter(Boolean);
 const SCENARIOS = process.env.COMPARE_SCENARIOS?.split(',').map((s) => s.trim());
 // A second process of the commit's build, in the same alternation: its ratio to the first is what
 // the machine alone makes of two identical builds in this run, the spread to read the others against.

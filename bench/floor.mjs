@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FLOOR_TOKEN, PRODUCTION_HEAP_FLAG, ROOT, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
+import { FLOOR_TOKEN, PRODUCTION_HEAP_FLAGS, ROOT, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -52,7 +52,7 @@ const FLOORS = [
   floor('nest-passport-db', 'fastify'),
 ];
 const only = process.env.FLOOR_SERVERS?.split(',').map((name) => name.trim());
-const serviceVariants = (process.env.SERVICE_VARIANTS ?? `service=${PRODUCTION_HEAP_FLAG}`).split(';').map((spec) => {
+const serviceVariants = (process.env.SERVICE_VARIANTS ?? `service=${PRODUCTION_HEAP_FLAGS}`).split(';').map((spec) => {
   const [name, flags = ''] = spec.split(/=(.*)/s);
   return { name: name.trim(), nodeArgs: flags.split(' ').filter(Boolean) };
 });

@@ -11,8 +11,8 @@ import { plantRows } from './plants.mjs';
 
 export const ROOT = new URL('..', import.meta.url).pathname;
 export const MYSQL_URL = process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/plantstore_bench';
-/** The heap flag production runs the service with (package.json's start scripts, the image's NODE_OPTIONS). */
-export const PRODUCTION_HEAP_FLAG = '--max-old-space-size=256';
+/** The heap flags production runs the service with (package.json's start scripts, the image's NODE_OPTIONS). */
+export const PRODUCTION_HEAP_FLAGS = '--max-old-space-size=256 --max-semi-space-size=8';
 /** The one token the floors of bench/floor-servers.mjs accept (they read team0's plants). */
 export const FLOOR_TOKEN = 'pst_floor';
 

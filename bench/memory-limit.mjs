@@ -57,6 +57,11 @@ const readKeyed = (file) =>
   );
 
 console.error('building…');
+// NODE_OPTIONS is the service's (and its heap probes'): a small heap limit would stop the compiler
+// or the seeding command line, which run without it.
+const SERVICE_NODE_OPTIONS = process.env.NODE_OPTIONS;
+delete process.env.NODE_OPTIONS;
+const serviceEnv = SERVICE_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: SERVICE_NODE_OPTIONS };
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
 
 console.error(`seeding ${STORES} stores and ${TEAMS * PLANTS_PER_TEAM} plants…`);
@@ -96,14 +101,18 @@ const heapLimit = (child) =>
     child.once('exit', (code) => (code === 0 ? resolve(Number(out) / MiB) : reject(new Error(`heap probe exited ${code}`))));
   });
 const probe = ['-e', 'console.log(require("node:v8").getHeapStatistics().heap_size_limit)'];
-const heapInside = await heapLimit(inCgroup(probe, { stdio: ['ignore', 'pipe', 'inherit'] }));
-const heapOutside = await heapLimit(spawn(process.execPath, probe, { stdio: ['ignore', 'pipe', 'inherit'] }));
+const probeOptions = { env: { ...process.env, ...serviceEnv }, stdio: ['ignore', 'pipe', 'inherit'] };
+const heapInside = await heapLimit(inCgroup(probe, probeOptions));
+const heapOutside = await heapLimit(spawn(process.execPath, probe, probeOptions));
 
 const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
 const logFile = join(work, 'service.log');
 const started = Date.now();
-service = inCgroup([`${ROOT}dist/main.js`], { env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+service = inCgroup([`${ROOT}dist/main.js`], {
+  env: { ...process.env, ...serviceEnv, ...env, HOST: '127.0.0.1', PORT: String(port) },
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
 service.stdout.pipe(createWriteStream(logFile));
 service.stderr.pipe(createWriteStream(join(work, 'service.err')));
 let exit;
@@ -182,7 +191,7 @@ const rssPeak = alive ? Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/
 const failedRequests = rows.reduce((n, r) => n + r.failed, 0);
 
 console.log(
-  `\n${stores} stores, ${TEAMS * PLANTS_PER_TEAM} plants; memory cgroup limit ${LIMIT_MB} MiB${memsw ? ' (memory + swap alike)' : ''}; NODE_OPTIONS=${process.env.NODE_OPTIONS ?? '(unset)'}`,
+  `\n${stores} stores, ${TEAMS * PLANTS_PER_TEAM} plants; memory cgroup limit ${LIMIT_MB} MiB${memsw ? ' (memory + swap alike)' : ''}; NODE_OPTIONS=${SERVICE_NODE_OPTIONS ?? '(unset)'}`,
 );
 console.log(
   `V8 heap size limit: ${fmt(heapInside)} MiB inside the cgroup, ${fmt(heapOutside)} MiB outside (the machine has ${fmt(Number(/MemTotal:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))[1]) / 1024)} MiB)`,

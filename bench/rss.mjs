@@ -25,7 +25,7 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PRODUCTION_HEAP_FLAG, ROOT, cli, cpuSeconds, fmt, freshDatabase, seedStoresAndPlants, startProcess } from './lib.mjs';
+import { PRODUCTION_HEAP_FLAGS, ROOT, cli, cpuSeconds, fmt, freshDatabase, seedStoresAndPlants, startProcess } from './lib.mjs';
 import { benchScenarios } from './scenarios.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 5);
@@ -33,7 +33,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const STORES = Number(process.env.STORES ?? 100_000);
 const TEAMS = 10;
 const PLANTS_PER_TEAM = 1000;
-const VARIANTS = (process.env.RSS_VARIANTS ?? `no-flag;npm-start=${PRODUCTION_HEAP_FLAG}`).split(';').map((spec) => {
+const VARIANTS = (process.env.RSS_VARIANTS ?? `no-flag;npm-start=${PRODUCTION_HEAP_FLAGS}`).split(';').map((spec) => {
   const [name, settings = ''] = spec.trim().split(/=(.*)/s);
   const parts = settings.split(/\s+/).filter(Boolean);
   return {

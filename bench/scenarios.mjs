@@ -88,6 +88,9 @@ export async function searchDuringImport({ url, teamToken, adminToken, csvFile, 
     duplex: 'half',
   })
     .then(async (res) => ({ status: res.status, body: await res.json(), seconds: (Date.now() - started) / 1000 }))
+    // A service that died under the import (bench:memory's cgroup killing it) is a result to report
+    // with the cgroup's counters, not a crash of the bench: status 0.
+    .catch((error) => ({ status: 0, body: { read: 0 }, error: error.cause?.message ?? error.message, seconds: (Date.now() - started) / 1000 }))
     .finally(() => (done = true));
   const during = [];
   while (!done) during.push(await search(1));
@@ -99,6 +102,7 @@ export async function searchDuringImport({ url, teamToken, adminToken, csvFile, 
     ratio: mean / idle.rps,
     searchFailures: failed(idle) + during.reduce((n, r) => n + failed(r), 0),
     importStatus: result.status,
+    importError: result.error,
     rows: result.body.read,
     importSeconds: result.seconds,
     rowsPerSecond: result.body.read / result.seconds,

