@@ -21,6 +21,23 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  // No focused or disabled test left behind (Jest's and node:test's spellings): a focused one silently
+  // turns the rest of its file off, a disabled one passes by not running. Delete a test instead.
+  {
+    files: ['**/*.spec.ts', '**/*-spec.ts', '**/*.test.mjs'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['describe', 'it', 'test'].flatMap((object) =>
+          ['only', 'skip', 'todo'].map((property) => ({ object, property, message: `${object}.${property} leaves tests out of the run` })),
+        ),
+      ],
+      'no-restricted-globals': [
+        'error',
+        ...['fdescribe', 'fit', 'xdescribe', 'xit', 'xtest'].map((name) => ({ name, message: `${name} leaves tests out of the run` })),
+      ],
+    },
+  },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
   { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: globals.node } },
   // Last: turns off the rules that are Prettier's business (npm run format; `prettier --check` in npm run lint).

@@ -48,29 +48,47 @@ describe('where things live', () => {
     expect([...named].sort()).toEqual([...floorOf.keys()].sort());
   });
 
+  /**
+   * Every module a file imports or re-exports, as written: static, side-effect (`import './x.js'`),
+   * dynamic (`await import('./x.js')`) and `require('./x.js')`, read by TypeScript, so comments and
+   * strings do not count.
+   */
+  const specifiers = (text: string) => ts.preProcessFile(text, true, true).importedFiles.map(({ fileName }) => fileName);
+  /** The relative imports of a file of src/ that reach a folder on its own floor or above. */
+  const upwardImports = (file: string, text: string) => {
+    const from = folderOf(file);
+    if (!from) return [];
+    return specifiers(text).filter((specifier) => {
+      if (!specifier.startsWith('.')) return false;
+      const to = folderOf(resolve(dirname(file), specifier));
+      return to !== undefined && to !== from && floorOf.get(to)! >= floorOf.get(from)!;
+    });
+  };
+
   it('has no folder importing from its own floor or above', () => {
-    const upwards: string[] = [];
-    for (const file of sources(src)) {
-      const from = folderOf(file);
-      if (!from) continue;
-      for (const [, specifier] of readFileSync(file, 'utf8').matchAll(/from '(\.{1,2}\/[^']+)'/g)) {
-        const to = folderOf(resolve(dirname(file), specifier));
-        if (!to || to === from) continue;
-        if (floorOf.get(to)! >= floorOf.get(from)!) upwards.push(`${relative(root, file)} imports ${specifier}`);
-      }
-    }
+    const upwards = sources(src).flatMap((file) => upwardImports(file, readFileSync(file, 'utf8')).map((s) => `${relative(root, file)} imports ${s}`));
     expect(upwards).toEqual([]);
   });
 
-  it('would catch an import upwards', () => {
-    // The check above on a made-up case, so that it cannot pass by matching nothing.
+  it('would catch an import upwards of every kind', () => {
+    // The check above on made-up files, so that it cannot pass by matching nothing: database/ is
+    // below stores/, tokens/ on the same floor as stores/.
     expect(floorOf.get('database')!).toBeLessThan(floorOf.get('stores')!);
     expect(floorOf.get('tokens')).toBe(floorOf.get('stores'));
-    expect(folderOf(resolve(src, 'database', '../stores/store.entity.js'))).toBe('stores');
+    const inDatabase = join(src, 'database', 'x.ts');
+    const up = '../stores/store.entity.js';
+    expect(upwardImports(inDatabase, `import { Store } from '${up}';`)).toEqual([up]);
+    expect(upwardImports(inDatabase, `import type { Store } from "${up}";`)).toEqual([up]);
+    expect(upwardImports(inDatabase, `import '${up}';`)).toEqual([up]);
+    expect(upwardImports(inDatabase, `export { Store } from '${up}';`)).toEqual([up]);
+    expect(upwardImports(inDatabase, `const { Store } = await import('${up}');`)).toEqual([up]);
+    expect(upwardImports(inDatabase, `const { Store } = require('${up}');`)).toEqual([up]);
+    expect(upwardImports(join(src, 'tokens', 'x.ts'), `import { Store } from '${up}';`)).toEqual([up]);
+    // Downwards, within the folder, a package, or in a comment or a string: allowed.
+    expect(upwardImports(join(src, 'stores', 'x.ts'), "import { a } from '../database/a.js';\nimport { b } from './b.js';\nimport { c } from 'typeorm';")).toEqual([]);
+    expect(upwardImports(inDatabase, `// import '${up}';\nconst text = "import '${up}'";`)).toEqual([]);
   });
 
-  /** Every module a file imports or re-exports, static or dynamic, as written (read by TypeScript, so comments and strings do not count). */
-  const specifiers = (text: string) => ts.preProcessFile(text, true, true).importedFiles.map(({ fileName }) => fileName);
   const within = (file: string, specifier: string, dir: string) => !relative(dir, resolve(dirname(file), specifier)).startsWith('..');
   const shared = join(src, 'shared');
   const web = join(src, 'console', 'web');
