@@ -85,7 +85,9 @@ describe('where things live', () => {
     expect(upwardImports(inDatabase, `const { Store } = require('${up}');`)).toEqual([up]);
     expect(upwardImports(join(src, 'tokens', 'x.ts'), `import { Store } from '${up}';`)).toEqual([up]);
     // Downwards, within the folder, a package, or in a comment or a string: allowed.
-    expect(upwardImports(join(src, 'stores', 'x.ts'), "import { a } from '../database/a.js';\nimport { b } from './b.js';\nimport { c } from 'typeorm';")).toEqual([]);
+    expect(
+      upwardImports(join(src, 'stores', 'x.ts'), "import { a } from '../database/a.js';\nimport { b } from './b.js';\nimport { c } from 'typeorm';"),
+    ).toEqual([]);
     expect(upwardImports(inDatabase, `// import '${up}';\nconst text = "import '${up}'";`)).toEqual([]);
   });
 
