@@ -3,6 +3,7 @@ import { generateToken } from '../src/config/token-format.js';
 import { Plant } from '../src/plants/plant.entity.js';
 import { ApiToken } from '../src/tokens/api-token.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
+import { withClockAt } from './support/clock.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
 const INVALID = { error: 401, message: 'invalid or expired bearer token' };
@@ -67,10 +68,11 @@ describe('bearer authentication', () => {
 
   it('refuses a token whose expiry passes while its look-up is cached', async () => {
     const expiring = await t.app.get(TokensService).create({ team: 'acme', expiresInDays: 1 });
-    await t.dataSource.getRepository(ApiToken).update({ id: expiring.record.id }, { expiresAt: new Date(Date.now() + 1000) });
+    const expiresAt = Date.now() + 60_000;
+    await t.dataSource.getRepository(ApiToken).update({ id: expiring.record.id }, { expiresAt: new Date(expiresAt) });
     await t.http.get('/plants').set(bearer(expiring.token)).expect(200);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    const res = await t.http.get('/plants').set(bearer(expiring.token));
+    // The expiry passes on the clock the app reads, set by the test rather than waited for.
+    const res = await withClockAt(expiresAt + 1, () => t.http.get('/plants').set(bearer(expiring.token)));
     expect(res.status).toBe(401);
     expect(res.body).toEqual(INVALID);
   });

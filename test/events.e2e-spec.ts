@@ -139,11 +139,11 @@ describe('change events through the outbox to NATS JetStream', () => {
       ]);
       expect(new Set(events.map((e) => e.event.id)).size).toBe(events.length);
       expect(adminRecord.id).toBeGreaterThan(0);
-      // The gauge is the relay's count, taken every EVENTS_RELAY_INTERVAL_MS (100 ms here).
-      await new Promise((r) => setTimeout(r, 300));
-      await expect(t.app.get(Metrics).registry.getSingleMetricAsString('plant_store_events_backlog_rows')).resolves.toContain(
-        'plant_store_events_backlog_rows 0',
-      );
+      // The gauge is the relay's count, taken every EVENTS_RELAY_INTERVAL_MS (100 ms here): polled
+      // until the relay has counted the empty outbox, 100 checks at most.
+      const gauge = () => t.app.get(Metrics).registry.getSingleMetricAsString('plant_store_events_backlog_rows');
+      for (let i = 0; i < 100 && !(await gauge()).includes('plant_store_events_backlog_rows 0'); i++) await new Promise((r) => setTimeout(r, 100));
+      await expect(gauge()).resolves.toContain('plant_store_events_backlog_rows 0');
     } finally {
       await t.close();
     }
@@ -262,7 +262,12 @@ describe('change events through the outbox to NATS JetStream', () => {
       }
       // Every event reaches the stream once, in order, though its row stays and is read and sent again.
       for (let i = 0; i < 100 && (await published()).length < expected.length; i++) await new Promise((r) => setTimeout(r, 100));
-      await new Promise((r) => setTimeout(r, 500)); // a few more rounds of the relay, each sending the rows again
+      // Then two more rounds of the relay, each sending every row again, counted by the relay's own
+      // counter of acknowledged publications (the broker acknowledges a duplicate too).
+      const sent = async () => (await t.app.get(Metrics).eventsPublished.get()).values.reduce((n, v) => n + v.value, 0);
+      const sentBefore = await sent();
+      for (let i = 0; i < 300 && (await sent()) < sentBefore + 2 * expected.length; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await sent()).toBeGreaterThanOrEqual(sentBefore + 2 * expected.length);
       expect(await published()).toEqual(expected);
       await expect(outboxRows(t)).resolves.toBe(expected.length);
       expect(logger.warnings).toEqual([
@@ -335,10 +340,18 @@ describe('change events through the outbox to NATS JetStream', () => {
           .set(bearer(token))
           .send({ id, name: `p${id}` })
           .expect(201);
-      // Within a count interval (100 ms here) each instance has counted the other's rows.
-      await new Promise((r) => setTimeout(r, 500));
+      // Within a count interval (100 ms here) each instance counts the other's rows: each is asked
+      // until it refuses, 100 times at most. Before it has counted them, the write reaches the
+      // database and is refused there (409: id 99 exists), which changes nothing.
       for (const server of servers) {
-        const refused = await server.http.post('/plants').set(bearer(token)).send({ id: 99, name: 'one too many' }).expect(503);
+        const attempt = () => server.http.post('/plants').set(bearer(token)).send({ id: 99, name: 'one too many' });
+        let refused = await attempt();
+        for (let i = 0; i < 100 && refused.status !== 503; i++) {
+          expect(refused.status).toBe(409);
+          await new Promise((r) => setTimeout(r, 100));
+          refused = await attempt();
+        }
+        expect(refused.status).toBe(503);
         expect(refused.body.message).toMatch(/and 100 wait already/);
       }
       const reader = await createTestApp({ database, env: { EVENTS_NATS_URL: '' } });

@@ -15,11 +15,12 @@ import type { TestDatabase } from './support/test-app.js';
 const TIMEOUT = 60_000;
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
-async function timed<T>(run: () => Promise<T>): Promise<{ result: T; ms: number }> {
-  const started = Date.now();
-  const result = await run();
-  return { result, ms: Date.now() - started };
-}
+/**
+ * How long a request during an outage may stay unanswered before the test calls it hung. It bounds
+ * a hang only (the server's own timeouts end such a request in a few seconds): no assertion on how
+ * long an answer took, which a loaded machine stretches.
+ */
+const HANG_MS = 30_000;
 
 async function waitFor(check: () => Promise<boolean>, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
@@ -117,21 +118,19 @@ describe('database outage', () => {
         await db.stop();
 
         // More requests than pool connections, so waiting for a connection must not hang either.
-        const { result: responses, ms } = await timed(() =>
-          Promise.all(
-            [...Array(8).keys()].map((i) =>
-              server.http
-                .post('/plants')
-                .set(auth)
-                .send({ id: 100 + i, name: 'during' }),
-            ),
+        const responses = await Promise.all(
+          [...Array(8).keys()].map((i) =>
+            server.http
+              .post('/plants')
+              .set(auth)
+              .timeout(HANG_MS)
+              .send({ id: 100 + i, name: 'during' }),
           ),
         );
         for (const res of responses) {
           expect(res.status).toBe(503);
           expect(res.body).toEqual({ error: 503, message: 'the database is unavailable, try again shortly' });
         }
-        expect(ms).toBeLessThan(10_000);
 
         const list = await server.http.get('/plants').set(auth);
         expect(list.status).toBe(503);
@@ -197,12 +196,11 @@ describe('database outage', () => {
           expect((await server.http.get('/plants').set(auth)).status).toBe(200);
 
           relay.freeze();
-          const { result: responses, ms } = await timed(() => Promise.all([...Array(6).keys()].map(() => server.http.get('/plants').set(auth))));
+          const responses = await Promise.all([...Array(6).keys()].map(() => server.http.get('/plants').set(auth).timeout(HANG_MS)));
           for (const res of responses) {
             expect(res.status).toBe(503);
             expect(res.body).toEqual({ error: 503, message: 'the database is unavailable, try again shortly' });
           }
-          expect(ms).toBeLessThan(10_000);
           expect((await server.http.get('/health/ready')).status).toBe(503);
 
           relay.thaw();
@@ -289,12 +287,11 @@ describe('database outage', () => {
         let output = '';
         child.stdout.on('data', (chunk) => (output += chunk));
         child.stderr.on('data', (chunk) => (output += chunk));
-        const { result: code, ms } = await timed(() => new Promise<number | null>((resolve) => child.once('exit', resolve)));
+        // The test's TIMEOUT bounds a hang; that it retried, and for how long, the log says.
+        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
         expect(code).toBe(1);
         expect(output).toMatch(/the database is unreachable \(.*ECONNREFUSED.*\), retrying every 2 s for another \d+ s/);
         expect(output).toContain('the database is still unreachable after 3000 ms (DB_STARTUP_TIMEOUT_MS), giving up');
-        expect(ms).toBeGreaterThanOrEqual(1000);
-        expect(ms).toBeLessThan(20_000);
       },
       TIMEOUT,
     );

@@ -173,13 +173,20 @@ describe(TokensService.name, () => {
       // The read that is in flight when the revocation commits answers only after it (its row still valid).
       let revokedMeanwhile!: () => void;
       const revocation = new Promise<void>((resolve) => (revokedMeanwhile = resolve));
+      let rowRead!: () => void;
+      const read = new Promise<void>((resolve) => (rowRead = resolve));
       const findOne = repository().findOne.bind(repository());
       jest.spyOn(repository(), 'findOne').mockImplementationOnce(async (options) => {
         const found = await findOne(options);
+        rowRead();
         await revocation;
         return found;
       });
       const inFlight = sut.authenticate(token);
+      // The race is on only once the read has its row (still valid) and waits: it did run, through
+      // the injected look-up (a look-up that went another way would leave this waiting, and the
+      // test would fail on its timeout rather than pass without the race).
+      await read;
       await sut.revoke(record.id);
       revokedMeanwhile();
       await expect(sut.authenticate(token)).resolves.toBeNull();

@@ -34,6 +34,12 @@ export interface TrafficResult {
   /** Creates answered 201 and deletes answered 204, per team: what must hold afterwards. */
   created: Map<string, Map<number, string>>;
   deleted: Map<string, Set<number>>;
+  /**
+   * Every create and delete sent, per team, and those answered with anything: a write sent but
+   * never answered (in flight when autocannon stopped, at most one per connection) may or may not
+   * have happened; every other write happened exactly when it was acknowledged.
+   */
+  sent: Map<string, { creates: Map<number, string>; deletes: Set<number>; answered: Set<string> }>;
   /** Responses the OpenAPI document does not describe (first 20). */
   nonConforming: string[];
   /** Timestamps (ms) and statuses of every response, for tests that cut the database. */
@@ -58,7 +64,17 @@ export async function runTraffic(options: {
 }): Promise<TrafficResult> {
   if (!/^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/.test(options.url)) throw new Error(`load only on loopback, not ${options.url}`);
   const checker = responseChecker(options.document);
-  const result: TrafficResult = { statuses: {}, created: new Map(), deleted: new Map(), nonConforming: [], timeline: [], requests: 0, errors: 0, timeouts: 0 };
+  const result: TrafficResult = {
+    statuses: {},
+    created: new Map(),
+    deleted: new Map(),
+    sent: new Map(),
+    nonConforming: [],
+    timeline: [],
+    requests: 0,
+    errors: 0,
+    timeouts: 0,
+  };
   const started = Date.now();
 
   const runs = options.teams.map(({ team, token }, teamIndex) => {
@@ -69,6 +85,8 @@ export async function runTraffic(options: {
     const deleted = new Set<number>();
     result.created.set(team, created);
     result.deleted.set(team, deleted);
+    const sent = { creates: new Map<number, string>(), deletes: new Set<number>(), answered: new Set<string>() };
+    result.sent.set(team, sent);
     // Copied into every request: autocannon adds Content-Length to the headers object it is given.
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const kinds = ['create', 'list', 'delete', 'nearest', 'create', 'invalid'] as const;
@@ -86,6 +104,8 @@ export async function runTraffic(options: {
             if (kind === 'create') op = { kind, id: nextCreate++, name: `load ${team} ${teamIndex} ✓ ${nextCreate}` };
             else if (kind === 'delete') op = { kind, id: nextDelete <= SEEDED_PLANTS ? nextDelete++ : CREATED_IDS_FROM - 1 };
             else op = { kind };
+            if (op.kind === 'create') sent.creates.set(op.id, op.name);
+            if (op.kind === 'delete') sent.deletes.add(op.id);
             Object.assign(context, { op, sentAt: Date.now() });
             switch (op.kind) {
               case 'create':
@@ -114,6 +134,7 @@ export async function runTraffic(options: {
             result.timeline.push({ at: Date.now() - started, kind: op.kind, status, latencyMs: Date.now() - sentAt });
             if (op.kind === 'create' && status === 201) created.set(op.id, op.name);
             if (op.kind === 'delete' && status === 204) deleted.add(op.id);
+            if (op.kind === 'create' || op.kind === 'delete') sent.answered.add(`${op.kind} ${op.id}`);
             let parsed: unknown;
             try {
               parsed = body ? JSON.parse(body) : undefined;
@@ -149,6 +170,38 @@ export async function lostWrites(query: Query, result: TrafficResult): Promise<s
     for (const id of deleted) if (ids.has(id)) lost.push(`${team}: deleted plant ${id} is still in the database`);
   }
   return lost;
+}
+
+/**
+ * What the database must not show afterwards: a write nobody asked for, or one the service
+ * refused. Each team's created plants are exactly its acknowledged creates plus, possibly, creates
+ * that were never answered; its seeded plants are exactly the seed less its acknowledged deletes
+ * and, possibly, deletes that were never answered. At most `inFlight` writes per team went
+ * unanswered (one per connection).
+ */
+export async function unexpectedWrites(query: Query, result: TrafficResult, inFlight: number): Promise<string[]> {
+  const problems: string[] = [];
+  for (const [team, sent] of result.sent) {
+    const created = result.created.get(team)!;
+    const deleted = result.deleted.get(team)!;
+    const unanswered = [...sent.creates.keys()].map((id) => `create ${id}`).filter((key) => !sent.answered.has(key));
+    unanswered.push(...[...sent.deletes].map((id) => `delete ${id}`).filter((key) => !sent.answered.has(key)));
+    if (unanswered.length > inFlight) problems.push(`${team}: ${unanswered.length} writes unanswered, more than ${inFlight} in flight`);
+    const rows = await query('SELECT id, name FROM plants WHERE team = ?', [team]);
+    const ids = new Set(rows.map((p) => Number(p.id)));
+    for (const row of rows) {
+      const id = Number(row.id);
+      if (id <= SEEDED_PLANTS) continue;
+      if (created.get(id) === row.name) continue;
+      if (sent.creates.get(id) === row.name && !sent.answered.has(`create ${id}`)) continue;
+      problems.push(`${team}: plant ${id} (${String(row.name)}) is in the database, but no create of it was acknowledged or left unanswered`);
+    }
+    for (let id = 1; id <= SEEDED_PLANTS; id++) {
+      if (ids.has(id) || deleted.has(id) || (sent.deletes.has(id) && !sent.answered.has(`delete ${id}`))) continue;
+      problems.push(`${team}: seeded plant ${id} is gone, but no delete of it was acknowledged or left unanswered`);
+    }
+  }
+  return problems;
 }
 
 /** Plants a team has now. */
