@@ -58,9 +58,14 @@ export interface TrafficResult {
 export async function runTraffic(options: {
   url: string;
   teams: Array<{ team: string; token: string }>;
+  /** How long the traffic runs; with `stop`, the most it runs. */
   seconds: number;
   connectionsPerTeam: number;
   document: OpenAPIObject;
+  /** Ends the traffic when it settles, so that a test's phases are counted rather than timed. */
+  stop?: Promise<unknown>;
+  /** Gets the result as it fills, response by response: a test reads its counts while the traffic runs. */
+  live?: (result: TrafficResult) => void;
 }): Promise<TrafficResult> {
   if (!/^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/.test(options.url)) throw new Error(`load only on loopback, not ${options.url}`);
   const checker = responseChecker(options.document);
@@ -75,6 +80,7 @@ export async function runTraffic(options: {
     errors: 0,
     timeouts: 0,
   };
+  options.live?.(result);
   const started = Date.now();
 
   const runs = options.teams.map(({ team, token }, teamIndex) => {
@@ -150,6 +156,9 @@ export async function runTraffic(options: {
     });
   });
 
+  // What autocannon returns without a callback is its instance as well as a promise (its types say
+  // only the promise): stop() ends the run, which then settles with what it counted.
+  void options.stop?.then(() => runs.forEach((run) => (run as unknown as { stop(): void }).stop()));
   for (const run of await Promise.all(runs)) {
     result.requests += run.requests.total;
     result.errors += run.errors;
