@@ -1,6 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import express from 'express';
+import request from 'supertest';
 import { Plant } from '../src/plants/plant.entity.js';
-import { bearer, createTestApp, sendChunks, type TestApp } from './support/test-app.js';
+import { bearer, createTestApp, ErrorCapture, listeningPort, sendChunks, type TestApp } from './support/test-app.js';
+
+/** Waits until `condition` holds; the deadline only bounds a hang, it measures nothing. */
+async function until(condition: () => boolean, what: string, deadlineMs = 20_000): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * POSTs to /plants the headers and `part` of a body, waits until the server has read all of it, then
+ * destroys the socket: a client gone in the middle of its body. Resolves with the server's side of
+ * that request once the app has answered it (there is no one left to read the answer).
+ */
+async function abandonBody(app: NestExpressApplication, headers: Record<string, string>, part: string): Promise<ServerResponse> {
+  const port = await listeningPort(app);
+  const server: Server = app.getHttpServer();
+  const id = `abandoned-${randomUUID()}`;
+  let seen: { req: IncomingMessage; res: ServerResponse } | undefined;
+  const spy = (req: IncomingMessage, res: ServerResponse) => {
+    if (req.headers['x-request-id'] === id) seen = { req, res };
+  };
+  server.prependListener('request', spy);
+  const client = httpRequest({ port, host: '127.0.0.1', method: 'POST', path: '/plants', headers: { ...headers, 'X-Request-Id': id } });
+  // The client's own side of the reset it makes.
+  client.on('error', () => undefined);
+  try {
+    await new Promise<void>((resolve, reject) => client.write(part, (error) => (error ? reject(error) : resolve())));
+    const sent = client.socket!.bytesWritten;
+    await until(() => seen !== undefined && seen.req.socket.bytesRead >= sent, 'the server had read the headers and the part of the body');
+    client.destroy();
+    await until(() => seen!.res.writableEnded, 'the app answered the abandoned request');
+    return seen!.res;
+  } finally {
+    client.destroy();
+    server.off('request', spy);
+  }
+}
+
+/** The status body-parser (Express's own JSON parser, which json-body.ts follows) gives the same request. */
+async function bodyParserStatus(headers: Record<string, string>, body: string): Promise<number> {
+  const app = express();
+  app.post('/', express.json(), (_req, res) => void res.sendStatus(200));
+  // Four parameters: how Express tells an error handler.
+  const refusal: express.ErrorRequestHandler = (error: { status?: number }, _req, res, _next) => void res.sendStatus(error.status ?? 500);
+  app.use(refusal);
+  return (await request(app).post('/').set(headers).send(body)).status;
+}
 
 describe('HTTP rules of every endpoint', () => {
   let t: TestApp;
@@ -26,6 +80,23 @@ describe('HTTP rules of every endpoint', () => {
     const res = await t.http.post('/plants').set(bearer(token)).set('Content-Type', 'application/json; charset=utf-8').send('{"name":"fern"}');
     expect(res.status).toBe(201);
     await t.dataSource.getRepository(Plant).clear();
+  });
+
+  it.each<[string, Record<string, string>]>([
+    // body-parser refuses every charset but utf-* (charset.unsupported)…
+    ['charset latin1', { 'Content-Type': 'application/json; charset=latin1' }],
+    ['charset ISO-8859-1', { 'Content-Type': 'application/json; charset=ISO-8859-1' }],
+    // …and a utf-* name iconv-lite does not know, before reading the body (charset.unsupported too).
+    ['charset utf-bogus', { 'Content-Type': 'application/json; charset=utf-bogus' }],
+    // A content encoding it cannot inflate (encoding.unsupported).
+    ['Content-Encoding compress', { 'Content-Type': 'application/json', 'Content-Encoding': 'compress' }],
+  ])('answers 415 for a JSON body with %s, as body-parser does, and writes nothing', async (_, headers) => {
+    const body = '{"name":"fern"}';
+    const res = await t.http.post('/plants').set(bearer(token)).set(headers).send(body);
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({ error: 415, message: 'request body must be JSON in UTF-8 without content encoding' });
+    await expect(bodyParserStatus(headers, body)).resolves.toBe(415);
+    await expect(plantCount()).resolves.toBe(0);
   });
 
   it.each(['{"name":', '{name: "fern"}', '"fern"', 'null', '[1,2'])('answers 400 for the body %j', async (body) => {
@@ -166,5 +237,42 @@ describe('HTTP rules of every endpoint', () => {
       expect(Number.isInteger(res.body.error)).toBe(true);
       expect(res.body.error).toBe(res.status);
     }
+  });
+});
+
+// Apart from the block above, so that its app is closed first: one app at a time in the process.
+describe('a client that goes away in the middle of its body', () => {
+  // An app whose error lines are kept: a 5xx, or any error of the pipeline, is logged there.
+  let a: TestApp;
+  let logs: ErrorCapture;
+  let key: string;
+  const names = async () => (await a.dataSource.getRepository(Plant).find({ order: { id: 'ASC' } })).map((p) => p.name);
+
+  beforeAll(async () => {
+    logs = new ErrorCapture();
+    a = await createTestApp({ logger: logs });
+    key = await a.tokenFor('acme');
+  });
+  afterAll(() => a.close());
+  beforeEach(() => logs.errors.splice(0));
+  afterEach(() => a.dataSource.getRepository(Plant).clear());
+
+  // Valid JSON on its own: a reader that took what came before the client left as the body would create a plant.
+  const PART = '{"name":"half-sent"}';
+
+  it.each<[string, Record<string, string>]>([
+    // Read directly (readPlain): the request stream's 'error' (after 'aborted') ends the read.
+    ['with a Content-Length larger than it sent, read directly', { 'Content-Length': '64' }],
+    // Read by body-parser.
+    ['chunked, read by body-parser', {}],
+  ])('%s: the request ends as a 400, nothing is written or logged, and the app answers the next request', async (_, length) => {
+    const res = await abandonBody(a.app, { ...bearer(key), 'Content-Type': 'application/json', ...length }, PART);
+    expect(res.statusCode).toBe(400);
+    expect(logs.errors).toEqual([]);
+    await expect(names()).resolves.toEqual([]);
+    const next = await a.http.post('/plants').set(bearer(key)).set('Content-Type', 'application/json').send('{"name":"fern"}');
+    expect(next.status).toBe(201);
+    expect(next.body).toMatchObject({ name: 'fern' });
+    await expect(names()).resolves.toEqual(['fern']);
   });
 });

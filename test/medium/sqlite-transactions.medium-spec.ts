@@ -1,5 +1,7 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { QueryFailedError, type QueryRunner } from 'typeorm';
+import type { BetterSqlite3Driver } from 'typeorm/driver/better-sqlite3/BetterSqlite3Driver.js';
 import { isDatabaseUnavailableError } from '../../src/database/database-errors.js';
 import { TRANSACTION_WAIT_MS } from '../../src/database/sqlite-transactions.js';
 import { Plant } from '../../src/plants/plant.entity.js';
@@ -152,5 +154,76 @@ describe('transactions are isolated from concurrent requests', () => {
       // The lock is free again for everyone.
       await expect(ctx.dataSource.getRepository(Plant).countBy({ team: 'acme' })).resolves.toBe(0);
     }, 20_000);
+
+    /** The one better-sqlite3 connection every runner shares. */
+    const connection = () => (ctx.dataSource.driver as BetterSqlite3Driver).databaseConnection as { inTransaction: boolean };
+    const insertPlant = (id: number, name: string) => ctx.dataSource.transaction((manager) => manager.insert(Plant, { team: 'acme', id, name, tag: null }));
+
+    it.each<[string, () => { begun: Promise<unknown>; done(): Promise<void> }]>([
+      [
+        // TypeORM's everyday path: on the failure it rolls back (a lone ROLLBACK by then) and releases the runner.
+        'run by dataSource.transaction()',
+        () => ({ begun: insertPlant(100, 'never begun'), done: () => Promise.resolve() }),
+      ],
+      [
+        // As TypeORM's documentation writes it, startTransaction() before the try: a runner whose BEGIN
+        // failed is neither rolled back nor released by its caller, so only startTransaction() itself
+        // can give the turn back.
+        'begun by hand, neither rolled back nor released',
+        () => {
+          const runner = ctx.dataSource.createQueryRunner();
+          return { begun: runner.startTransaction(), done: () => runner.release() };
+        },
+      ],
+    ])(
+      'a transaction whose BEGIN fails (%s) gives its turn back: the statement and the transaction waiting behind it run, and a later one commits',
+      async (_, begin) => {
+        // Another path put the connection inside a transaction outside the turns (a lone BEGIN), so SQLite refuses the next BEGIN.
+        await ctx.dataSource.query('BEGIN');
+        expect(connection().inTransaction).toBe(true);
+        // It takes the turn at once…
+        const failing = begin();
+        try {
+          // …so these two wait for it: the other path ending its transaction, then a transaction.
+          const strayEnded = ctx.dataSource.query('ROLLBACK');
+          const waiting = insertPlant(1, 'waited');
+          await expect(failing.begun).rejects.toThrow('cannot start a transaction within a transaction');
+          await expect(strayEnded).resolves.toBeDefined();
+          await expect(waiting).resolves.toBeDefined();
+          await insertPlant(2, 'later');
+          await expect(plantNames('acme')).resolves.toEqual(['waited', 'later']);
+          expect(connection().inTransaction).toBe(false);
+        } finally {
+          await failing.done();
+        }
+      },
+      20_000,
+    );
+
+    it.each<[string, (runner: QueryRunner) => Promise<void>]>([
+      ['without a commit or a rollback', () => Promise.resolve()],
+      [
+        'after one of its statements failed',
+        async (runner: QueryRunner) => {
+          await expect(runner.manager.insert(Plant, { team: 'acme', id: 1, name: 'same key', tag: null })).rejects.toBeInstanceOf(QueryFailedError);
+        },
+      ],
+    ])(
+      'a runner released %s while its transaction is open gives its turn back: its writes are undone, and the transaction waiting behind it commits',
+      async (_, more) => {
+        const abandoned = ctx.dataSource.createQueryRunner();
+        await abandoned.startTransaction();
+        await abandoned.manager.insert(Plant, { team: 'acme', id: 1, name: 'abandoned', tag: null });
+        await more(abandoned);
+        const waiting = insertPlant(2, 'next');
+        await abandoned.release();
+        await expect(waiting).resolves.toBeDefined();
+        await expect(plantNames('acme')).resolves.toEqual(['next']);
+        expect(connection().inTransaction).toBe(false);
+        await insertPlant(3, 'later');
+        await expect(plantNames('acme')).resolves.toEqual(['next', 'later']);
+      },
+      20_000,
+    );
   }
 });
