@@ -54,8 +54,14 @@ LISTENER=$(ss -Hltnp "sport = :$PORT" | grep -oE 'pid=[0-9]+' | head -1 | cut -d
 RUNTIME=$(readlink -f "/proc/$LISTENER/exe")
 [ "$RUNTIME" = "$(readlink -f node_modules/.bin/node)" ] || fail "the service runs on $RUNTIME, not on node_modules/.bin/node"
 ok "GET /health/ready 200, served by $("$RUNTIME" --version) ($RUNTIME)"
-TOKEN=$(grep -oE 'pst_[A-Za-z0-9_-]+' "$WORK/start.log" | head -1)
-[ -n "$TOKEN" ] || fail 'no demo token in the first start log'
+# The log reaches the file through a buffer: looked for until it is there (60 s bound a hang only).
+TOKEN=
+for _ in $(seq 1 300); do
+  TOKEN=$(grep -oE 'pst_[0-9A-Za-z]{49}' "$WORK/start.log" | head -1 || true)
+  [ -n "$TOKEN" ] && break
+  sleep 0.2
+done
+[ -n "$TOKEN" ] || { tail -30 "$WORK/start.log"; fail 'no demo token in the first start log'; }
 PLANTS=$(curl -sS -w ' %{http_code}' "http://127.0.0.1:$PORT/plants" -H "Authorization: Bearer $TOKEN")
 [ "$PLANTS" = '[] 200' ] || fail "GET /plants answered '$PLANTS'"
 ok "GET /plants with the demo token from the log: $PLANTS"
