@@ -421,6 +421,93 @@ describe('change events through the outbox to NATS JetStream', () => {
       await nats.close();
     }
   });
+
+  describe('stopping the holder', () => {
+    const lease = async (t: TestApp) =>
+      (await t.dataSource.query<Array<{ owner: string | null }>>('SELECT owner FROM event_relay_lease WHERE id = 1'))[0]?.owner ?? null;
+    /**
+     * A new app on a database of the test's own whose relay holds the lease, having published its
+     * first write (the polls bound a hang only); `after` reads the database once it is closed, with
+     * an app of its own (two apps at once in one process share Nest's loggers and TypeORM's names).
+     */
+    async function holder(broker: TestNats, extra: Record<string, string>) {
+      const settings = env(broker, extra);
+      const logger = new WarningCapture();
+      const database = await createTestDatabase();
+      const t = await createTestApp({ database, env: settings, logger });
+      const token = await t.tokenFor('acme');
+      await t.http.post('/plants').set(bearer(token)).send({ id: 1, name: 'first' }).expect(201);
+      for (let i = 0; i < 100 && (await broker.events(settings.EVENTS_STREAM)).length < 1; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await broker.events(settings.EVENTS_STREAM)).toHaveLength(1);
+      expect(await lease(t)).not.toBeNull();
+      const after = async (read: (reader: TestApp) => Promise<void>) => {
+        const reader = await createTestApp({ database, env: { EVENTS_NATS_URL: '' } });
+        try {
+          await read(reader);
+        } finally {
+          await reader.close();
+        }
+      };
+      return { t, logger, token, settings, database, after };
+    }
+
+    it('keeps the lease when a batch is still unacknowledged as the grace time ends: the events stay in the outbox for the next holder', async () => {
+      const broker = await TestNats.create();
+      const { t, logger, token, database, after } = await holder(broker, { SHUTDOWN_GRACE_MS: '500' });
+      try {
+        // The broker stops answering with its connection open: the write commits its event, whose
+        // publication then waits for an acknowledgement that does not come before the deadline.
+        broker.pause();
+        await t.http.post('/plants').set(bearer(token)).send({ id: 2, name: 'second' }).expect(201);
+        const owner = await lease(t);
+        await t.close();
+        expect(logger.warnings.at(-1)).toBe(
+          "a batch of change events was still unacknowledged SHUTDOWN_GRACE_MS=500 after the listener closed: the relay's lease is kept and expires within 10 s",
+        );
+        // Before it at most the warning of the round that was publishing when the broker froze,
+        // which the shutdown waits for, failing on its own timeout.
+        expect(logger.warnings.slice(0, -1).filter((w) => !/^\d+ change events wait in the outbox, the oldest for \d+ s: timeout$/.test(w))).toEqual([]);
+        await after(async (reader) => {
+          await expect(lease(reader)).resolves.toBe(owner);
+          await expect(outboxRows(reader)).resolves.toBe(1);
+        });
+      } finally {
+        broker.resume();
+        await broker.close();
+        await database.drop();
+      }
+    });
+
+    it('says so when releasing the lease fails at shutdown, having published everything; the lease then expires as after a kill', async () => {
+      const broker = await TestNats.create();
+      const { t, logger, token, settings, database, after } = await holder(broker, {});
+      try {
+        // The engine refuses the release (owner NULL) and nothing else: renewals go on.
+        await t.dataSource.query(
+          engine === 'sqlite'
+            ? "CREATE TRIGGER refuse_release BEFORE UPDATE ON event_relay_lease WHEN NEW.owner IS NULL BEGIN SELECT RAISE(ABORT, 'lease release refused by the test'); END"
+            : "CREATE TRIGGER refuse_release BEFORE UPDATE ON event_relay_lease FOR EACH ROW BEGIN IF NEW.owner IS NULL THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'lease release refused by the test'; END IF; END",
+        );
+        await t.http.post('/plants').set(bearer(token)).send({ id: 2, name: 'second' }).expect(201);
+        const owner = await lease(t);
+        await t.close();
+        expect(logger.warnings).toEqual([
+          expect.stringMatching(
+            /^relay not handed over: [01] change events published while stopping, the lease not released \(.*lease release refused by the test.*\): it expires within 10 s$/,
+          ) as string,
+        ]);
+        await after(async (reader) => {
+          await expect(lease(reader)).resolves.toBe(owner);
+          // Everything was published before the release was tried: nothing waits.
+          await expect(outboxRows(reader)).resolves.toBe(0);
+        });
+        expect((await broker.events(settings.EVENTS_STREAM)).map((e) => e.event.data.id)).toEqual([1, 2]);
+      } finally {
+        await broker.close();
+        await database.drop();
+      }
+    });
+  });
 });
 
 /** The id of the token record behind a bearer token, as events name it. */

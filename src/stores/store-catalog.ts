@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { retryWriteConflicts } from '../database/database-errors.js';
@@ -136,6 +136,7 @@ export class CatalogWrite {
 @Injectable()
 export class StoreCatalog {
   private readonly listeners: Array<(change: CatalogChange) => Promise<void>> = [];
+  private readonly logger = new Logger(StoreCatalog.name);
   private readonly mysql: boolean;
 
   constructor(
@@ -256,7 +257,22 @@ export class StoreCatalog {
     this.listeners.push(listener);
   }
 
+  /**
+   * Runs every listener with a committed change. A listener that fails does not fail the write:
+   * the change is committed whatever a listener makes of it, so the caller must hear so (a 500
+   * for a committed write would make a client retry it). The failure is logged; the index it
+   * concerns takes the change on its next refresh (STORE_INDEX_REFRESH_MS), as it takes another
+   * instance's.
+   */
   private async changed(change: CatalogChange): Promise<void> {
-    await Promise.all(this.listeners.map((listener) => listener(change)));
+    const results = await Promise.allSettled(this.listeners.map((listener) => listener(change)));
+    for (const result of results) {
+      if (result.status === 'rejected') {
+        const reason: unknown = result.reason;
+        this.logger.warn(
+          `catalogue version ${change.version} committed, but a listener failed on it: ${reason instanceof Error ? reason.message : String(reason)}`,
+        );
+      }
+    }
   }
 }

@@ -68,7 +68,20 @@ export class TestNats {
     });
   }
 
+  /**
+   * Freezes the broker (SIGSTOP) or lets it go on (SIGCONT): its connections stay open and what
+   * clients send waits unanswered, as with a broker stuck under load or a network that drops
+   * packets, rather than refused as when it is stopped.
+   */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   async close(): Promise<void> {
+    this.resume();
     await this.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
