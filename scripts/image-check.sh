@@ -208,7 +208,11 @@ CONSOLE_JS=$(curl -sS -o /dev/null -w '%{http_code} %{size_download}' "http://12
 echo "GET /console -> $CONSOLE_PAGE; GET /console/console.js -> $CONSOLE_JS bytes"
 [ "${CONSOLE_PAGE%% *}" = 200 ] && [ "${CONSOLE_JS%% *}" = 200 ] && [ "${CONSOLE_JS##* }" -gt 100000 ] || fail 'the console is not served'
 ok "in the database: $(mysql_admin "SELECT CONCAT(team, ' ', id, ' ', name) FROM \`$DB_NAME\`.plants")"
-grep -q '"msg":"request completed"' "$WORK/app.log" && ok "JSON request log, e.g. $(grep '"route":"/plants"' "$WORK/app.log" | tail -1 | cut -c1-220)…"
+# The request's log line reaches the file through a buffer: looked for until it is there (10 s).
+for _ in $(seq 1 50); do grep -q '"msg":"request completed".*"route":"/plants"\|"route":"/plants".*"msg":"request completed"' "$WORK/app.log" && break; sleep 0.2; done
+PLANTS_LINE=$(grep '"route":"/plants"' "$WORK/app.log" | grep '"msg":"request completed"' | tail -1 | cut -c1-220)
+[ -n "$PLANTS_LINE" ] || fail 'no JSON request log line for /plants'
+ok "JSON request log, e.g. $PLANTS_LINE…"
 
 step "7. the image's HEALTHCHECK command"
 mapfile -t HC <<<"$HEALTHCHECK"
