@@ -200,14 +200,18 @@ describe('three instances on a three-node Galera cluster', () => {
     const name = `events_${randomBytes(4).toString('hex')}`;
     const stream = `G${randomBytes(6).toString('hex').toUpperCase()}`;
     await cluster.nodes[0].query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
-    const metricsPorts = [await freePort(), await freePort(), await freePort()];
+    // Each instance's metrics port is picked just before it starts: picked all at once and let go,
+    // one of them could be handed out again as an earlier instance's HTTP port (EADDRINUSE).
+    const metricsPorts: number[] = [];
     const relays: ServerProcess[] = [];
     try {
-      for (const [i, node] of cluster.nodes.entries()) {
+      for (const node of cluster.nodes) {
+        const metricsPort = await freePort();
+        metricsPorts.push(metricsPort);
         relays.push(
           await startServer(
             databaseOn(node, name),
-            { ...INSTANCE_ENV, EVENTS_NATS_URL: nats.url, EVENTS_STREAM: stream, EVENTS_RELAY_INTERVAL_MS: '200', METRICS_PORT: String(metricsPorts[i]) },
+            { ...INSTANCE_ENV, EVENTS_NATS_URL: nats.url, EVENTS_STREAM: stream, EVENTS_RELAY_INTERVAL_MS: '200', METRICS_PORT: String(metricsPort) },
             { readyWithinMs: STARTUP_MS },
           ),
         );

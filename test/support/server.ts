@@ -37,7 +37,9 @@ export interface ServerProcess {
  * running side by side, a sound start can take tens of seconds (still below the tests' 60 s).
  */
 export async function startServer(database: TestDatabase, env: Record<string, string> = {}, { readyWithinMs = 45_000 } = {}): Promise<ServerProcess> {
-  const port = await freePort();
+  // A port the caller picked for metrics is free now too, and listen(0) may hand it out again.
+  let port = await freePort();
+  while (String(port) === env.METRICS_PORT) port = await freePort();
   const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'test',
