@@ -1,10 +1,10 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
-import { freePort } from './server.js';
 
 export const GALERA_PROVIDER = '/usr/lib/galera/libgalera_smm.so';
 
@@ -44,9 +44,35 @@ export interface GaleraCluster {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Whether 127.0.0.1:`port` can be listened on now. */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * `count` ports free now, below the kernel's range of ephemeral ports. A node binds its state
+ * transfer ports only while it joins, and a port of the ephemeral range can be handed meanwhile to
+ * one of the many client connections of a test under load, or to another server's listen(0): seen
+ * in CI, where a node's rejoin failed because its rsync could not listen on its SST port. Below the
+ * range, only a program that asks for that very port can take it.
+ */
 async function distinctFreePorts(count: number): Promise<number[]> {
+  let low = 32_768;
+  try {
+    low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
+  } catch {
+    // Not Linux: the IANA range's start is a fair guess.
+  }
+  const from = 10_000;
   const ports = new Set<number>();
-  while (ports.size < count) ports.add(await freePort());
+  while (ports.size < count) {
+    const port = from + Math.floor(Math.random() * (Math.max(low, from + 1_000) - from));
+    if (!ports.has(port) && (await bindable(port))) ports.add(port);
+  }
   return [...ports];
 }
 
