@@ -206,7 +206,7 @@ console.log(
 console.log(`CPU: ${fmt(cores, 2)} cores busy on average under the load (the machine has ${availableParallelism()}, shared with autocannon and the database)`);
 if (duringImport)
   console.log(
-    `store import through the admin API: ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}); searches ${fmt(duringImport.duringRps)} req/s during it against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %)`,
+    `store import through the admin API: ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}${duringImport.importError ? `: ${duringImport.importError}` : ''}); searches ${fmt(duringImport.duringRps)} req/s during it against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %)`,
   );
 console.log(`memory.failcnt: ${failcnt}; oom_kill: ${oom.oom_kill ?? 'n/a'}; under_oom: ${oom.under_oom}`);
 console.log(`service: ${alive ? `alive, same pid ${pid}` : `GONE (${JSON.stringify(exit)})`}; failed requests: ${failedRequests}; log in ${logFile}`);

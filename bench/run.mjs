@@ -205,7 +205,7 @@ if (results.length) {
 if (geocoder) console.log(`\n${describeGeocoder(geocoder)}`);
 if (duringImport) {
   console.log(
-    `\nSearch (5 mi, 16 connections) while POST /admin/stores.csv took ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}): ` +
+    `\nSearch (5 mi, 16 connections) while POST /admin/stores.csv took ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}${duringImport.importError ? `: ${duringImport.importError}` : ''}): ` +
       `${fmt(duringImport.duringRps)} req/s against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %), ${duringImport.searchFailures} searches not answered 200.`,
   );
 }
