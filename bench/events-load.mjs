@@ -11,7 +11,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { ROOT, cli, freshDatabase, startProcess } from './lib.mjs';
+import { ROOT, cli, freshDatabase, pidOf, startProcess } from './lib.mjs';
+import { databaseProbe } from './database-probe.mjs';
 import { benchScenarios } from './scenarios.mjs';
 import { loadavg } from 'node:os';
 import { describeEvents, describeHandover, writesThroughAStop, writesWithEvents } from './events.mjs';
@@ -106,6 +107,7 @@ const result = await writesWithEvents({
   rounds: ROUNDS,
   outboxRows,
   label: 'MySQL',
+  database: pidOf('mariadbd') || pidOf('mysqld') ? await databaseProbe(db, pidOf('mariadbd') ?? pidOf('mysqld')) : undefined,
 });
 await db.end();
 await onService.stop();

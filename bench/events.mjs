@@ -13,20 +13,23 @@ import { cpuSeconds, fmt, pidOf, pinCpus } from './lib.mjs';
  * `outboxRows()`: the rows waiting now. Returns req/s on and off, the backlog samples and
  * at the end of each round, the delays (ms) of every event received, and the CPU time per write
  * of each process taking part (where the cost of the events goes, on a machine they all share):
- * the service under load, the `servers` found running by name, and this process.
+ * the service under load, the `servers` found running by name, and this process. `database`
+ * (bench/database-probe.mjs, optional): where the database server's time went in each run.
  */
-export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outboxRows, label, servers = ['mariadbd', 'nats-server'] }) {
+export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outboxRows, label, servers = ['mariadbd', 'nats-server'], database }) {
   const shared = servers.map((name) => ({ name, pid: pidOf(name) })).filter((p) => p.pid);
   /** CPU seconds used during `run()` by the service under load, each shared server, and this process (autocannon, the consumer's thread). */
   const measured = async (service, run) => {
     const parts = [{ name: 'service', pid: service.pid }, ...shared];
     const before = parts.map((p) => cpuSeconds(p.pid));
     const self = process.cpuUsage();
+    await database?.start();
     const result = await run();
+    const db = await database?.stop();
     const used = Object.fromEntries(parts.map((p, i) => [p.name, cpuSeconds(p.pid) - before[i]]));
     const { user, system } = process.cpuUsage(self);
     used['bench (load + consumer)'] = (user + system) / 1e6;
-    return { ...result, cpu: used };
+    return { ...result, cpu: used, db };
   };
   await removeBenchStreams(natsUrl);
   // Before the consumer's thread starts: a new thread takes its process's CPUs.
@@ -106,9 +109,50 @@ export function describeEvents({ runs, backlog, delays, pinned }, { natsUrl, sec
     '',
     ...cpuTable(runs),
     '',
+    ...databaseTables(runs),
     `Commit to receipt by a JetStream consumer: ${delays.received} events, p50 ${fmt(delays.p50)} ms, p90 ${fmt(delays.p90)} ms, p99 ${fmt(delays.p99)} ms, max ${fmt(delays.max)} ms; ${delays.duplicates} duplicates, ${delays.outOfOrder} deletions before their creation.`,
   ];
   return lines.join('\n');
+}
+
+/**
+ * The database server's CPU per write by kind of thread, and (with performance_schema on) its
+ * time per write by statement shape, events on and off: where a write with events spends more.
+ */
+function databaseTables(runs) {
+  if (!runs.on[0].db) return [];
+  const writes = (list) => list.reduce((n, r) => n + r.total, 0);
+  const sum = (list, pick) => {
+    const totals = new Map();
+    for (const run of list) for (const [key, value] of pick(run.db)) totals.set(key, (totals.get(key) ?? 0) + value);
+    return totals;
+  };
+  const row = (name, on, off) => `| ${name} | ${fmt(on)} | ${fmt(off)} | ${fmt(on - off)} |`;
+  const threads = { on: sum(runs.on, (db) => Object.entries(db.threads)), off: sum(runs.off, (db) => Object.entries(db.threads)) };
+  const kinds = [...new Set([...threads.on.keys(), ...threads.off.keys()])];
+  const lines = [
+    '| database CPU per write (µs) | events on | events off | on − off |',
+    '|---|---:|---:|---:|',
+    ...kinds.map((kind) => row(kind, (1e6 * (threads.on.get(kind) ?? 0)) / writes(runs.on), (1e6 * (threads.off.get(kind) ?? 0)) / writes(runs.off))),
+    '',
+  ];
+  if (runs.on[0].db.statements.length === 0) return [...lines, 'Statement times: start the database server with --performance-schema=ON to see them.', ''];
+  const byShape = (db) => db.statements.map((s) => [s.digest.replace(/\s+/g, ' ').slice(0, 110), s.ms * 1000]);
+  const callsOf = (db) => db.statements.map((s) => [s.digest.replace(/\s+/g, ' ').slice(0, 110), s.calls]);
+  const time = { on: sum(runs.on, byShape), off: sum(runs.off, byShape) };
+  const calls = { on: sum(runs.on, callsOf), off: sum(runs.off, callsOf) };
+  const shapes = [...new Set([...time.on.keys(), ...time.off.keys()])].sort((a, b) => (time.on.get(b) ?? 0) - (time.on.get(a) ?? 0));
+  const perWrite = (map, side, shape) => (map[side].get(shape) ?? 0) / writes(runs[side]);
+  return [
+    ...lines,
+    '| statement (server time per write, µs; calls per write) | events on | events off |',
+    '|---|---:|---:|',
+    ...shapes.map(
+      (shape) =>
+        `| \`${shape.replaceAll('|', '\\|')}\` | ${fmt(perWrite(time, 'on', shape))} (${fmt(perWrite(calls, 'on', shape), 3)}) | ${fmt(perWrite(time, 'off', shape))} (${fmt(perWrite(calls, 'off', shape), 3)}) |`,
+    ),
+    '',
+  ];
 }
 
 /** CPU time per write (µs) of each process, events on and off, summed over the rounds. */

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { type ConfigType } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { DataSource } from 'typeorm';
 import { requestFields } from '../common/request-fields.js';
@@ -12,6 +12,7 @@ import { serverConfig } from '../common/server.config.js';
 import { eventsConfig } from './events.config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { OutboxService } from './outbox.service.js';
+import { BatchPublisher } from './batch-publisher.js';
 
 /**
  * Rows read and published per batch, all in flight at once (a window of acknowledgements): the
@@ -28,6 +29,8 @@ const WARN_EVERY_MS = 30_000;
 /** The broker's de-duplication window (Nats-Msg-Id), set on the stream it creates. */
 const DUPLICATE_WINDOW_NS = 2 * 60 * 1e9;
 const CONNECT_TIMEOUT_MS = 2000;
+/** How long a batch's acknowledgements may take (the JetStream client's default for a publish). */
+const ACK_TIMEOUT_MS = 5000;
 /** After a row written inside a transaction of this instance, the next round starts this much later (the commit comes first). */
 const POKE_DELAY_MS = 10;
 /**
@@ -77,7 +80,7 @@ export function eventTime(payload: string): number {
  * the lease row is an ordinary write that certification decides between nodes.
  *
  * Order: one publisher sends the rows in id order on one connection, BATCH at a time without
- * waiting for each acknowledgement. JetStream stores the messages of a connection in the order
+ * waiting for each acknowledgement (batch-publisher.ts). JetStream stores the messages of a connection in the order
  * they arrive, so a subject's order holds as long as nothing is sent again out of turn: the
  * connection never reconnects by itself (`reconnect: false`, which would resend what was buffered
  * after a message lost with the old socket), and on a failed acknowledgement the relay deletes the
@@ -115,7 +118,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   /** A write came in while a round ran: run another right after it. */
   private again = false;
   private connection?: NatsConnection;
-  private js?: JetStreamClient;
+  private publisher?: BatchPublisher;
   /** performance.now() of this relay's last successful lease renewal. */
   private leaseRenewed = -Infinity;
   private lastCount = -Infinity;
@@ -239,8 +242,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         if (backlog.rows === 0) return;
       }
       if (!(await this.holdLease())) return;
-      const js = await this.jetstream();
-      if (!js) {
+      const publisher = await this.jetstream();
+      if (!publisher) {
         const backlog = await this.count();
         return this.warnBacklog(backlog.rows, backlog.ageSeconds, 'the broker is unreachable');
       }
@@ -253,7 +256,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
           skip,
         );
         if (rows.length === 0) break;
-        const acked = await this.publish(js, rows);
+        const acked = await this.publish(publisher, rows);
         if (acked > 0) await this.remove(rows.slice(0, acked));
         if (acked < rows.length) throw new Error(this.lastError);
         const more = until === undefined ? !this.stopped : performance.now() < until;
@@ -288,19 +291,14 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
    * Sends `rows` in order, all in flight, and returns how many of them, from the first, the
    * broker acknowledged. After a failure the connection is dropped (see the class comment).
    */
-  private async publish(js: JetStreamClient, rows: OutboxRow[]): Promise<number> {
-    const results = await Promise.allSettled(rows.map((row) => js.publish(row.subject, row.payload, { msgID: row.event_id })));
+  private async publish(publisher: BatchPublisher, rows: OutboxRow[]): Promise<number> {
+    const { acked, error } = await publisher.publish(rows.map((row) => ({ subject: row.subject, payload: row.payload, id: row.event_id })));
     const now = Date.now();
-    let acked = 0;
-    while (acked < results.length && results[acked].status === 'fulfilled') {
-      this.metrics.eventsDeliveryDelay.observe(Math.max(0, now - eventTime(rows[acked].payload)) / 1000);
-      acked++;
-    }
+    for (let i = 0; i < acked; i++) this.metrics.eventsDeliveryDelay.observe(Math.max(0, now - eventTime(rows[i].payload)) / 1000);
     this.metrics.eventsPublished.inc(acked);
     this.published += acked;
-    if (acked < results.length) {
-      const failure = results[acked] as PromiseRejectedResult;
-      this.lastError = messageOf(failure.reason);
+    if (error !== undefined) {
+      this.lastError = error;
       await this.disconnect();
     }
     return acked;
@@ -362,13 +360,12 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     }
   }
 
-  /** The JetStream client, connecting (and creating the stream if missing) when there is none; undefined while the broker is unreachable. */
-  private async jetstream(): Promise<JetStreamClient | undefined> {
-    if (this.js && this.connection && !this.connection.isClosed()) return this.js;
+  /** The publisher, connecting (and creating the stream if missing) when there is none; undefined while the broker is unreachable. */
+  private async jetstream(): Promise<BatchPublisher | undefined> {
+    if (this.publisher && this.connection && !this.connection.isClosed()) return this.publisher;
     try {
       // No reconnect of its own: after a lost connection the relay resumes from its first unacknowledged row.
-      // noAsyncTraces: no Error (and its stack) made up front for every publish's acknowledgement, a
-      // cost per event under load; a failed ack still says what failed, and the relay logs no stack.
+      // noAsyncTraces: no Error (and its stack) made up front for each request (the stream's info and creation).
       this.connection = await connect({ servers: this.servers, timeout: CONNECT_TIMEOUT_MS, reconnect: false, name: this.owner, noAsyncTraces: true });
       const manager = await jetstreamManager(this.connection);
       const subjects = [`${this.prefix}.>`];
@@ -378,9 +375,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         await manager.streams.add({ name: this.stream, subjects, duplicate_window: DUPLICATE_WINDOW_NS });
         this.logger.log(`created the JetStream stream ${this.stream} for ${subjects.join(', ')}`);
       }
-      this.js = jetstream(this.connection);
+      this.publisher = new BatchPublisher(this.connection, ACK_TIMEOUT_MS);
       this.lastError = '';
-      return this.js;
+      return this.publisher;
     } catch (error) {
       await this.disconnect();
       this.lastError = messageOf(error);
@@ -391,7 +388,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private async disconnect(): Promise<void> {
     const connection = this.connection;
     this.connection = undefined;
-    this.js = undefined;
+    this.publisher?.close();
+    this.publisher = undefined;
     await connection?.close().catch(() => undefined);
   }
 
