@@ -26,10 +26,10 @@
 // one: two runtimes in the same alternation (the last build on Node 20 against this one on Node 24:
 // COMPARE_NODE=/usr/bin/node npm run bench:compare -- <commit>).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { PRODUCTION_HEAP_FLAGS, ROOT, cpuSeconds, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
+import { PRODUCTION_HEAP_FLAGS, ROOT, checkoutCommit, cpuSeconds, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
 import { benchScenarios } from './scenarios.mjs';
 
 const commitArg = process.argv[2];
@@ -60,26 +60,7 @@ const commit = git('rev-parse', '--verify', `${commitArg}^{commit}`);
 const short = commit.slice(0, 7);
 
 // The other build, in a worktree of its own that is removed at the end (also when this fails).
-const other = mkdtempSync(join(tmpdir(), `plant-store-compare-${short}-`));
-const removeWorktree = () => {
-  try {
-    execFileSync('git', ['worktree', 'remove', '--force', other], { cwd: ROOT, stdio: 'ignore' });
-  } catch {
-    rmSync(other, { recursive: true, force: true });
-  }
-};
-process.once('exit', removeWorktree);
-console.error(`checking out ${short} in ${other}…`);
-execFileSync('git', ['worktree', 'add', '--detach', '--force', other, commit], { cwd: ROOT, stdio: 'ignore' });
-const sameLockfile = readFileSync(join(ROOT, 'package-lock.json'), 'utf8') === readFileSync(join(other, 'package-lock.json'), 'utf8');
-// COMPARE_NODE_MODULES: a node_modules installed from that commit's lockfile elsewhere (npm ci
-// compiles better-sqlite3 where no prebuilt binary fits: minutes on this machine).
-const modules = process.env.COMPARE_NODE_MODULES ?? (sameLockfile ? join(ROOT, 'node_modules') : undefined);
-if (modules) symlinkSync(modules, join(other, 'node_modules'), 'dir');
-else {
-  console.error(`package-lock.json differs: npm ci in ${other}…`);
-  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: other, env: otherEnv, stdio: ['ignore', 'ignore', 'inherit'] });
-}
+const other = checkoutCommit(commit, { env: otherEnv, modules: process.env.COMPARE_NODE_MODULES });
 console.error(`building ${short} and the working tree…`);
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: other, env: otherEnv, stdio: ['ignore', 'ignore', 'inherit'] });
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });

@@ -6,16 +6,17 @@
 // two instances (or a rolling upgrade of main onto itself), ROUNDS rounds of SIGTERM (the handover)
 // and SIGKILL (the lease expires) alternating, each its own processes (bench/events.mjs,
 // writesThroughAStop); HANDOVER_WRITERS (default 8) loops of writes, EVENTS_SECONDS (default 15) the window.
+// EVENTS_COMPARE=<commit>: that commit's build too, round by round in the same run (below).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { ROOT, cli, freshDatabase, pidOf, startProcess } from './lib.mjs';
+import { ROOT, checkoutCommit, cli, fmt, freshDatabase, pidOf, startProcess } from './lib.mjs';
 import { databaseProbe } from './database-probe.mjs';
 import { benchScenarios } from './scenarios.mjs';
 import { loadavg } from 'node:os';
-import { describeEvents, describeHandover, writesThroughAStop, writesWithEvents } from './events.mjs';
+import { describeEvents, describeHandover, mergeRounds, writesThroughAStop, writesWithEvents } from './events.mjs';
 
 const HANDOVER = process.env.EVENTS_HANDOVER;
 if (HANDOVER && HANDOVER !== 'stop' && HANDOVER !== 'rolling') throw new Error(`EVENTS_HANDOVER=${HANDOVER}: stop or rolling`);
@@ -90,28 +91,69 @@ if (HANDOVER) {
   console.log(`Service logs: ${logDir}`);
   process.exit(0);
 }
-const onService = await startProcess(
-  `${ROOT}dist/main.js`,
-  { ...env, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: stream },
-  { logFile: join(logDir, 'on.log'), nodeArgs },
-);
-const offService = await startProcess(`${ROOT}dist/main.js`, env, { logFile: join(logDir, 'off.log'), nodeArgs });
-const writes = benchScenarios({ tokens, duration: SECONDS }).find((s) => s.name.startsWith('POST + DELETE'));
+// EVENTS_COMPARE=<commit>: that commit's build in the same run, round by round, each build with a
+// service with events on and one with them off (its own ids, stream and subject prefix), the
+// builds' order turning from round to round: a change measured against the one before it.
+const compare = process.env.EVENTS_COMPARE;
+const builds = [{ name: 'working tree', root: ROOT, firstId: 1_000_000, prefix: 'plantstore' }];
+if (compare) {
+  const commit = execFileSync('git', ['rev-parse', '--verify', `${compare}^{commit}`], { cwd: ROOT, encoding: 'utf8' }).trim();
+  const dir = checkoutCommit(commit);
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  builds.push({ name: commit.slice(0, 7), root: `${dir}/`, firstId: 500_000_000, prefix: 'plantstorebase' });
+}
 const db = await mysql.createConnection(DATABASE_URL);
 const outboxRows = async () => Number((await db.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n);
-const result = await writesWithEvents({
-  on: { url: onService.url, pid: onService.pid, writes },
-  off: { url: offService.url, pid: offService.pid, writes },
-  natsUrl,
-  stream,
-  rounds: ROUNDS,
-  outboxRows,
-  label: 'MySQL',
-  database: pidOf('mariadbd') || pidOf('mysqld') ? await databaseProbe(db, pidOf('mariadbd') ?? pidOf('mysqld')) : undefined,
-});
+const databasePid = pidOf('mariadbd') ?? pidOf('mysqld');
+const database = databasePid ? await databaseProbe(db, databasePid) : undefined;
+for (const [i, build] of builds.entries()) {
+  build.stream = `${stream}${i}`;
+  const log = (name) => ({ logFile: join(logDir, `${name}-${i}.log`), nodeArgs });
+  build.on = await startProcess(
+    `${build.root}dist/main.js`,
+    { ...env, EVENTS_NATS_URL: natsUrl, EVENTS_STREAM: build.stream, EVENTS_SUBJECT_PREFIX: build.prefix },
+    log('on'),
+  );
+  build.off = await startProcess(`${build.root}dist/main.js`, env, log('off'));
+  build.writes = benchScenarios({ tokens, duration: SECONDS, firstId: build.firstId }).find((s) => s.name.startsWith('POST + DELETE'));
+  build.results = [];
+}
+for (let round = 1; round <= (compare ? ROUNDS : 1); round++) {
+  for (const build of round % 2 === 1 ? builds : [...builds].reverse()) {
+    if (compare) console.error(`  round ${round}: ${build.name}…`);
+    build.results.push(
+      await writesWithEvents({
+        on: { url: build.on.url, pid: build.on.pid, writes: build.writes },
+        off: { url: build.off.url, pid: build.off.pid, writes: build.writes },
+        natsUrl,
+        stream: build.stream,
+        rounds: compare ? 1 : ROUNDS,
+        outboxRows,
+        label: compare ? `MySQL, ${build.name}` : 'MySQL',
+        database,
+      }),
+    );
+  }
+}
 await db.end();
-await onService.stop();
-await offService.stop();
-console.log(describeEvents(result, { natsUrl, seconds: SECONDS, expect: writes.expect }));
+for (const build of builds) {
+  await build.on.stop();
+  await build.off.stop();
+  if (compare) console.log(`\n### ${build.name}\n`);
+  console.log(describeEvents(mergeRounds(build.results), { natsUrl, seconds: SECONDS, expect: build.writes.expect }));
+}
+if (compare) {
+  const ratios = (build) => build.results.map((r) => r.runs.on[0].rps / r.runs.off[0].rps);
+  console.log(
+    `\nWrites with events / without, round by round: ${builds
+      .map(
+        (b) =>
+          `${b.name} ${ratios(b)
+            .map((x) => fmt(x, 2))
+            .join(', ')} (best ${fmt(Math.max(...ratios(b)), 2)})`,
+      )
+      .join('; ')}.`,
+  );
+}
 console.log(`Service logs: ${logDir}`);
 process.exit(0);

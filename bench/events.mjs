@@ -82,6 +82,17 @@ export async function removeBenchStreams(natsUrl) {
   await nc.close();
 }
 
+/** Answers of writesWithEvents, one per round of a comparison, as one: the delays stay per round (percentiles do not add up). */
+export function mergeRounds(results) {
+  if (results.length === 1) return results[0];
+  return {
+    runs: { on: results.flatMap((r) => r.runs.on), off: results.flatMap((r) => r.runs.off) },
+    backlog: results.flatMap((r) => r.backlog),
+    delays: results.map((r) => r.delays),
+    pinned: results[0].pinned,
+  };
+}
+
 /** The report's lines (markdown), from writesWithEvents' answer. */
 export function describeEvents({ runs, backlog, delays, pinned }, { natsUrl, seconds, expect }) {
   const mean = (list) => list.reduce((n, r) => n + r.rps, 0) / list.length;
@@ -110,7 +121,12 @@ export function describeEvents({ runs, backlog, delays, pinned }, { natsUrl, sec
     ...cpuTable(runs),
     '',
     ...databaseTables(runs),
-    `Commit to receipt by a JetStream consumer: ${delays.received} events, p50 ${fmt(delays.p50)} ms, p90 ${fmt(delays.p90)} ms, p99 ${fmt(delays.p99)} ms, max ${fmt(delays.max)} ms; ${delays.duplicates} duplicates, ${delays.outOfOrder} deletions before their creation.`,
+    ...[delays]
+      .flat()
+      .map(
+        (d, i, all) =>
+          `Commit to receipt by a JetStream consumer${all.length > 1 ? ` (round ${i + 1})` : ''}: ${d.received} events, p50 ${fmt(d.p50)} ms, p90 ${fmt(d.p90)} ms, p99 ${fmt(d.p99)} ms, max ${fmt(d.max)} ms; ${d.duplicates} duplicates, ${d.outOfOrder} deletions before their creation.`,
+      ),
   ];
   return lines.join('\n');
 }

@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: databases, the CLI, service processes, autocannon.
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -200,3 +200,31 @@ export function pinCpus({ services, servers }) {
 }
 
 export const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+
+/**
+ * `commit` checked out in a temporary git worktree, removed when this process exits, with
+ * node_modules: `modules` (a directory installed from that commit's lockfile elsewhere) or this
+ * checkout's when the two package-lock.json are equal, else `npm ci` there under `env` (its PATH
+ * names the Node to install for). Returns the worktree's path (no trailing slash); not built.
+ */
+export function checkoutCommit(commit, { env = process.env, modules } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), `plant-store-${commit.slice(0, 7)}-`));
+  const remove = () => {
+    try {
+      execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: ROOT, stdio: 'ignore' });
+    } catch {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  process.once('exit', remove);
+  console.error(`checking out ${commit.slice(0, 7)} in ${dir}…`);
+  execFileSync('git', ['worktree', 'add', '--detach', '--force', dir, commit], { cwd: ROOT, stdio: 'ignore' });
+  const sameLockfile = readFileSync(join(ROOT, 'package-lock.json'), 'utf8') === readFileSync(join(dir, 'package-lock.json'), 'utf8');
+  const installed = modules ?? (sameLockfile ? join(ROOT, 'node_modules') : undefined);
+  if (installed) symlinkSync(installed, join(dir, 'node_modules'), 'dir');
+  else {
+    console.error(`package-lock.json differs: npm ci in ${dir}…`);
+    execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  return dir;
+}

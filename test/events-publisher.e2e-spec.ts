@@ -34,7 +34,11 @@ describe('BatchPublisher', () => {
     return name;
   };
   const events = (name: string, n: number): OutgoingEvent[] =>
-    Array.from({ length: n }, (_, i) => ({ subject: `${name.toLowerCase()}.plant.${i % 3}`, payload: JSON.stringify({ n: i, text: 'é ✓' }), id: randomUUID() }));
+    Array.from({ length: n }, (_, i) => ({
+      subject: `${name.toLowerCase()}.plant.${i % 3}`,
+      payload: JSON.stringify({ n: i, text: 'é ✓' }),
+      id: randomUUID(),
+    }));
 
   it('publishes a batch in order, each with its Nats-Msg-Id, all acknowledged', async () => {
     const name = await stream();

@@ -187,6 +187,53 @@ describe('change events through the outbox to NATS JetStream', () => {
     }
   });
 
+  it('two deletes of one plant held up together: one 204 and one event, the other 404, and on MySQL no deadlock (the second waits for the lock)', async () => {
+    const down = await TestNats.create({ start: false });
+    const t = await createTestApp({ env: env(down) });
+    const holder = engine === 'mysql' ? t.dataSource.createQueryRunner() : undefined;
+    try {
+      const token = await t.tokenFor('acme');
+      await t.http.post('/plants').set(bearer(token)).send({ id: 7, name: 'Contested' }).expect(201);
+      const deadlocks = async () => Number((await t.dataSource.query<Array<{ Value: string }>>("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'"))[0].Value);
+      const before = holder ? await deadlocks() : 0;
+      // On MySQL another transaction holds the plant's row, so that both deletes are under way and
+      // waiting at once when it lets go (on SQLite the process's lock queues them regardless).
+      await holder?.startTransaction();
+      await holder?.query("SELECT 1 FROM plants WHERE team = 'acme' AND id = 7 FOR UPDATE");
+      const raced = Promise.all(
+        [1, 2].map(() =>
+          t.http
+            .delete('/plants/7')
+            .set(bearer(token))
+            .then((r) => r),
+        ),
+      );
+      if (holder) {
+        const waiting = async () =>
+          Number(
+            (
+              await t.dataSource.query<Array<{ n: number | string }>>('SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = ?', [
+                'LOCK WAIT',
+              ])
+            )[0].n,
+          );
+        for (let i = 0; i < 300 && (await waiting()) < 2; i++) await new Promise((r) => setTimeout(r, 100));
+        expect(await waiting()).toBe(2);
+        await holder.commitTransaction();
+      }
+      const statuses = (await raced).map((r) => r.status).sort();
+      expect(statuses).toEqual([204, 404]);
+      const rows = await t.dataSource.query<Array<{ payload: string }>>('SELECT payload FROM event_outbox ORDER BY id');
+      expect(rows.map((row) => (JSON.parse(row.payload) as { type: string }).type.split('.').pop())).toEqual(['created', 'deleted']);
+      await expect(t.dataSource.getRepository(Plant).count()).resolves.toBe(0);
+      if (holder) expect(await deadlocks()).toBe(before);
+    } finally {
+      await holder?.release();
+      await t.close();
+      await down.close();
+    }
+  });
+
   it('starts and serves with the broker down: ready stays 200, events wait in the outbox (metric and warning), then drain in order once it is up', async () => {
     const down = await TestNats.create({ start: false });
     const logger = new WarningCapture();
@@ -466,7 +513,11 @@ describe('change events through the outbox to NATS JetStream', () => {
         );
         // Before it at most the warning of the round that was publishing when the broker froze,
         // which the shutdown waits for, failing on its own timeout.
-        expect(logger.warnings.slice(0, -1).filter((w) => !/^\d+ change events wait in the outbox, the oldest for \d+ s: no acknowledgement from the broker within 5000 ms$/.test(w))).toEqual([]);
+        expect(
+          logger.warnings
+            .slice(0, -1)
+            .filter((w) => !/^\d+ change events wait in the outbox, the oldest for \d+ s: no acknowledgement from the broker within 5000 ms$/.test(w)),
+        ).toEqual([]);
         await after(async (reader) => {
           await expect(lease(reader)).resolves.toBe(owner);
           await expect(outboxRows(reader)).resolves.toBe(1);

@@ -32,7 +32,10 @@ describe('several instances on one database', () => {
     await redisServer?.close();
   });
 
-  it('a revoked token stops working in every instance within 5 seconds, even with the longest cache', async () => {
+  // How long the other instances may go on accepting it (TOKEN_CACHE_SECONDS, to the millisecond) is
+  // the medium spec's, with a clock it sets (test/medium/tokens.service.medium-spec.ts): here, that
+  // separate processes on one database do stop it, with nothing between them but the database.
+  it('a revoked token stops working in every instance, each with its look-up cached at the longest', async () => {
     servers.push(...(await Promise.all([0, 1].map(() => startServer(database, { TOKEN_CACHE_SECONDS: '5' })))));
     const listed = await runCli(database, ['tokens', 'create', '--team', 'acme']);
     const token = listed.stdout.trim();
@@ -41,10 +44,14 @@ describe('several instances on one database', () => {
     for (const server of servers) await server.http.get('/plants').set(bearer(token)).expect(200);
     const revoked = await runCli(database, ['tokens', 'revoke', id]);
     expect(revoked.code).toBe(0);
-    const revokedAt = Date.now();
-    await sleep(5_000 - (Date.now() - revokedAt));
     for (const server of servers) {
-      const res = await server.http.get('/plants').set(bearer(token));
+      // Polled: the deadline only bounds a hang (a cache that never lets go), far past the 5 s.
+      const deadline = Date.now() + 30_000;
+      let res = await server.http.get('/plants').set(bearer(token));
+      while (res.status === 200 && Date.now() < deadline) {
+        await sleep(100);
+        res = await server.http.get('/plants').set(bearer(token));
+      }
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: 401, message: 'invalid or expired bearer token' });
     }

@@ -110,6 +110,12 @@ export class OutboxService {
    * (`INSERT … SELECT`, before the DELETE in the same transaction): no read of the plant in a
    * round trip of its own, and no row when there is no such plant. Its name and tag are quoted
    * into the JSON by the database (JSON_QUOTE, json_quote on SQLite).
+   *
+   * On MySQL/MariaDB the read locks the plant's row for the DELETE after it (`… FOR UPDATE`, which
+   * both accept in an INSERT … SELECT): of two deletes of one plant the second waits and then finds
+   * nothing, where the shared lock INSERT … SELECT takes by default would make them deadlock on
+   * the upgrade. One statement where a separate `SELECT … FOR UPDATE` was two: under write load
+   * that was a tenth of what a deletion with its event cost the database (docs/performance.md).
    */
   async plantDeletedStatement(team: string, id: number, actor: Actor): Promise<Statement> {
     await this.checkRoom(this.dataSource.manager);
@@ -122,7 +128,7 @@ export class OutboxService {
       ? "CONCAT(?, JSON_QUOTE(name), ',\"tag\":', COALESCE(JSON_QUOTE(tag), 'null'), ?)"
       : '? || json_quote(name) || \',"tag":\' || json_quote(tag) || ?';
     return {
-      sql: `INSERT INTO event_outbox (event_id, subject, payload) SELECT ?, ?, ${payload} FROM plants WHERE team = ? AND id = ?`,
+      sql: `INSERT INTO event_outbox (event_id, subject, payload) SELECT ?, ?, ${payload} FROM plants WHERE team = ? AND id = ?${mysql ? ' FOR UPDATE' : ''}`,
       params: [event.id, `${this.prefix}.${team}.plant.deleted`, head, tail, team, id],
     };
   }

@@ -32,14 +32,11 @@ const DELETE_PLANT = 'DELETE FROM plants WHERE team = ? AND id = ?';
 export class PlantsService {
   /** Tail of the queue of id assignments per team in this process (see create). */
   private readonly assigning = new Map<string, Promise<unknown>>();
-  private readonly mysql: boolean;
 
   constructor(
     @InjectRepository(Plant) private readonly plants: Repository<Plant>,
     private readonly outbox: OutboxService,
-  ) {
-    this.mysql = plants.manager.connection.options.type !== 'better-sqlite3';
-  }
+  ) {}
 
   /**
    * A given id is inserted as is: the (team, id) primary key decides a race, so of two
@@ -86,18 +83,14 @@ export class PlantsService {
   }
 
   /**
-   * With change events on, the event (made from the plant's row by the database) and the delete
-   * are one transaction in one round trip (runStatements); on MySQL the row is locked first, so
-   * that two deletes of one plant queue instead of deadlocking on the event's shared read lock.
+   * With change events on, the event (made from the plant's row by the database, which locks it:
+   * plantDeletedStatement) and the delete are one transaction in one round trip (runStatements).
    */
   async remove(team: string, id: number, actor: Actor = 'system'): Promise<void> {
     let deleted: boolean;
     if (this.outbox.enabled) {
-      const lock = this.mysql ? [{ sql: 'SELECT 1 FROM plants WHERE team = ? AND id = ? FOR UPDATE', params: [team, id] }] : [];
       const event = await this.outbox.plantDeletedStatement(team, id, actor);
-      const affected = await retryWriteConflicts(() =>
-        runStatements(this.plants.manager.connection, [...lock, event, { sql: DELETE_PLANT, params: [team, id] }]),
-      );
+      const affected = await retryWriteConflicts(() => runStatements(this.plants.manager.connection, [event, { sql: DELETE_PLANT, params: [team, id] }]));
       deleted = affected.at(-1)! > 0;
       this.outbox.recorded(affected.at(-2)!);
     } else {

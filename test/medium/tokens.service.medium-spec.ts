@@ -196,6 +196,27 @@ describe(TokensService.name, () => {
       await expect(row(record.id)).resolves.toMatchObject({ revokedAt: expect.any(Date) });
     });
 
+    it('a revocation by another instance stops the token here once its cached look-up is TOKEN_CACHE_SECONDS old, not later', async () => {
+      const { token, record } = await sut.create({ team: 'revoke' });
+      // The cache's clock (performance.now(), read through the global object) is the test's: it is set, never waited for.
+      let now = 1_000_000;
+      jest.spyOn(performance, 'now').mockImplementation(() => now);
+      /** The cache keeps its last reading of the clock for 1 ms (lru-cache's ttlResolution): past it, it reads the test's. */
+      const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
+      await expect(sut.authenticate(token)).resolves.toMatchObject({ tokenId: record.id });
+      // Another instance (or the command line) revokes it: this one learns of it only from the database.
+      await rows().update(record.id, { revokedAt: new Date() });
+      const reads = jest.spyOn(repository(), 'findOne');
+      now += 5000;
+      await settle();
+      await expect(sut.authenticate(token)).resolves.toMatchObject({ tokenId: record.id });
+      expect(reads).not.toHaveBeenCalled();
+      now += 1;
+      await settle();
+      await expect(sut.authenticate(token)).resolves.toBeNull();
+      expect(reads).toHaveBeenCalledTimes(1);
+    });
+
     it('keeps the time of the first revocation when revoked again', async () => {
       const { record } = await sut.create({ team: 'revoke' });
       const first = await sut.revoke(record.id);
