@@ -170,8 +170,8 @@ export function pidOf(name) {
  * process (load generator, consumer) and the servers it shares the machine with (mariadbd,
  * nats-server) on the others, as when the service has a core of its own and the database and
  * the broker run elsewhere; the service's own CPU is then the limit, i.e. its own maximum rate.
- * Every thread of a process is moved (`taskset -a`); what the servers had is put back at the end
- * (`restore`, also on exit). Without BENCH_PIN they all share every CPU, and the rate is the
+ * Every thread of a process is moved (`taskset -a`); what the servers and this process had is put
+ * back at the end (`restore`, also on exit). Without BENCH_PIN they all share every CPU, and the rate is the
  * machine's. Returns undefined when not pinning.
  */
 export function pinCpus({ services, servers }) {
@@ -181,7 +181,8 @@ export function pinCpus({ services, servers }) {
   const rest = cpus === 2 ? '1' : `1-${cpus - 1}`;
   const affinity = (pid) => /list: (.+)$/.exec(execFileSync('taskset', ['-p', '-c', String(pid)], { encoding: 'utf8' }).trim())[1];
   const set = (pid, list) => execFileSync('taskset', ['-a', '-p', '-c', list, String(pid)], { stdio: 'ignore' });
-  const before = servers.map((pid) => [pid, affinity(pid)]);
+  // This process too: a second call (a comparison's next build) must find every CPU again.
+  const before = [...servers, process.pid].map((pid) => [pid, affinity(pid)]);
   for (const pid of servers) set(pid, rest);
   set(process.pid, rest);
   for (const pid of services) set(pid, '0');
