@@ -30,7 +30,17 @@ const base = {
  * `npm test`, which leaves them out so that it stays a run one can wait for. A new spec that
  * needs such a program goes on this list.
  */
-export const EXTERNAL_SPECS = ['database-tls', 'events', 'events-faults', 'events-handover', 'events-publisher', 'geocoder', 'multi-instance', 'outage', 'prometheus'];
+export const EXTERNAL_SPECS = [
+  'database-tls',
+  'events',
+  'events-faults',
+  'events-handover',
+  'events-publisher',
+  'geocoder',
+  'multi-instance',
+  'outage',
+  'prometheus',
+];
 // Specs that start a MariaDB of their own, or that use no database (the build; the bad settings,
 // which stop the service before it connects; the OpenAPI document, read from a file) test the same
 // thing under either engine: they run in the SQLite project only.
