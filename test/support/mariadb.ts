@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { freePort } from './server.js';
@@ -19,6 +19,9 @@ export interface MariaDb {
   /** Stops it and deletes the data directory. */
   destroy(): Promise<void>;
 }
+
+/** The spare port was taken by another server before this one could listen on it. */
+class PortTaken extends Error {}
 
 export interface MariaDbOptions {
   /** Serve TLS with these PEM files and refuse unencrypted TCP connections (require_secure_transport). */
@@ -60,10 +63,17 @@ export async function startMariaDb(options: MariaDbOptions = {}): Promise<MariaD
       // Over the socket when TCP needs TLS: root has neither certificate nor password.
       const where = options.tls ? { socketPath: socket } : { host: '127.0.0.1', port };
       const connection = await mysql.createConnection({ ...where, user: 'root', connectTimeout: 1000 });
-      await connection.query('CREATE DATABASE IF NOT EXISTS plantstore CHARACTER SET utf8mb4');
-      await connection.end();
+      try {
+        // The server on the port must be this one: another test run's can take a spare port between its pick and this start.
+        const [[{ dir: answering }]] = await connection.query<Array<mysql.RowDataPacket & { dir: string }>>('SELECT @@datadir AS dir');
+        if (resolve(answering) !== resolve(datadir)) throw new PortTaken(`port ${port} is another MariaDB's (${answering}), not this test's`);
+        await connection.query('CREATE DATABASE IF NOT EXISTS plantstore CHARACTER SET utf8mb4');
+      } finally {
+        await connection.end();
+      }
       return true;
-    } catch {
+    } catch (error) {
+      if (error instanceof PortTaken) throw error;
       return false;
     }
   };

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,35 +25,59 @@ export interface PublishedEvent {
   };
 }
 
+/** The spare port was taken by another process before this server could listen on it. */
+class PortTaken extends Error {}
+
 /**
  * A nats-server of the test's own (Debian's package, `-js`, a spare port, a temporary store
  * directory), so that a test can stop and restart the broker without touching anyone else's.
+ * It is known by a name of its own (`--server_name`): a spare port is only spare until something
+ * listens on it, and with other test runs on the machine another nats-server can take it between
+ * the pick and the start; a test would then talk to that one, and its pause would freeze nothing.
  */
 export class TestNats {
-  readonly url: string;
   private child?: ChildProcess;
   private readonly dir = mkdtempSync(join(tmpdir(), 'plant-store-nats-'));
+  private readonly name = `plant-store-test-${randomUUID()}`;
 
-  private constructor(readonly port: number) {
-    this.url = `nats://127.0.0.1:${port}`;
+  private constructor(readonly port: number) {}
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
   }
 
   static async create({ start = true } = {}): Promise<TestNats> {
-    const nats = new TestNats(await freePort());
-    if (start) await nats.start();
-    return nats;
+    for (let attempt = 1; ; attempt++) {
+      const nats = new TestNats(await freePort());
+      if (!start) return nats;
+      try {
+        await nats.start();
+        return nats;
+      } catch (error) {
+        await nats.close();
+        if (!(error instanceof PortTaken) || attempt === 5) throw error;
+      }
+    }
   }
 
   async start(): Promise<void> {
-    this.child = spawn(process.env.NATS_SERVER ?? '/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.env.NATS_SERVER ?? '/usr/sbin/nats-server',
+      ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir, '--server_name', this.name],
+      { stdio: 'ignore' },
+    );
+    this.child = child;
     for (let i = 0; i < 100; i++) {
-      const up = await connect({ servers: this.url, timeout: 200, reconnect: false }).then(
-        (nc) => nc.close().then(() => true),
-        () => false,
+      const answered = await connect({ servers: this.url, timeout: 200, reconnect: false }).then(
+        async (nc) => {
+          const name = nc.info?.server_name;
+          await nc.close();
+          return name;
+        },
+        () => undefined,
       );
-      if (up) return;
+      if (answered === this.name) return;
+      if (answered !== undefined || child.exitCode !== null) throw new PortTaken(`port ${this.port} is another process's: nats-server could not listen on it`);
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`nats-server did not start on ${this.url}`);
