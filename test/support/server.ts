@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
@@ -25,6 +26,30 @@ export interface ServerProcess {
   process: ChildProcess;
   output: () => string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Whether process `pid` holds the socket listening on 127.0.0.1:`port` (Linux's /proc). */
+export function listensOn(pid: number, port: number): boolean {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set(
+    readFileSync('/proc/net/tcp', 'utf8')
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields[1] === local && fields[3] === '0A')
+      .map((fields) => `socket:[${fields[9]}]`),
+  );
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -68,7 +93,9 @@ export async function startServer(database: TestDatabase, env: Record<string, st
       (r) => r.ok,
       () => false,
     );
-    if (ready) break;
+    // The answer must be this process's: a spare port is spare only until something listens on
+    // it, and another test run's server can take it while this one fails to start.
+    if (ready && listensOn(child.pid!, port)) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`server did not become ready:\n${output}`);
