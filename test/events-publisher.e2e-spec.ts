@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DiscardPolicy, jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { BatchPublisher, type OutgoingEvent } from '../src/events/batch-publisher.js';
 import { TestNats } from './support/nats.js';
 
@@ -20,7 +20,6 @@ describe('BatchPublisher', () => {
     connection = await connect({ servers: nats.url, reconnect: false });
   });
   afterEach(async () => {
-    nats.resume();
     if (!connection.isClosed()) await connection.close();
   });
   afterAll(async () => {
@@ -73,27 +72,39 @@ describe('BatchPublisher', () => {
     expect(await nats.events(name)).toHaveLength(3);
   });
 
-  it('a frozen broker: the batch ends after the timeout with nothing acknowledged, and a later batch counts only its own answers', async () => {
+  /** A subscriber on `silent.>` that takes every message and answers none: a publish there gets neither a PubAck nor a 503. */
+  const silence = () => {
+    const held: Msg[] = [];
+    const subscription = connection.subscribe('silent.>', { callback: (_error, msg) => void held.push(msg) });
+    const silentEvents = (n: number): OutgoingEvent[] => Array.from({ length: n }, (_, i) => ({ subject: `silent.${i}`, payload: '{}', id: randomUUID() }));
+    return { held, subscription, silentEvents };
+  };
+
+  it('no answer: the batch ends after the timeout with nothing acknowledged, and a later batch counts only its own answers', async () => {
     const name = await stream();
+    const { held, subscription, silentEvents } = silence();
     const publisher = new BatchPublisher(connection, 300);
-    nats.pause();
-    expect(await publisher.publish(events(name, 4))).toEqual({ acked: 0, error: 'no acknowledgement from the broker within 300 ms' });
-    nats.resume();
-    // The four late acknowledgements arrive before or while this batch waits; they are not its own.
+    expect(await publisher.publish(silentEvents(4))).toEqual({ acked: 0, error: 'no acknowledgement from the broker within 300 ms' });
+    // The four messages reached the silent subscriber (polled; the deadline only bounds a hang).
+    for (let i = 0; i < 200 && held.length < 4; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(held).toHaveLength(4);
+    // Their answers come late, while the next batch waits: refusals, which would fail it if they were taken for its own.
     const next = events(name, 2);
-    expect(await publisher.publish(next)).toEqual({ acked: 2 });
-    expect((await nats.events(name)).map((e) => e.msgId).slice(-2)).toEqual(next.map((e) => e.id));
+    const outcome = publisher.publish(next);
+    for (const msg of held) msg.respond('{"error":{"code":503,"err_code":10077,"description":"late"}}');
+    expect(await outcome).toEqual({ acked: 2 });
+    expect((await nats.events(name)).map((e) => e.msgId)).toEqual(next.map((e) => e.id));
+    subscription.unsubscribe();
   });
 
   it('the connection lost while a batch waits: the batch ends at once, not at the timeout', async () => {
-    const name = await stream();
+    const { silentEvents } = silence();
     // A timeout no test waits for: only the connection's loss can end this batch in time.
     const publisher = new BatchPublisher(connection, 600_000);
-    nats.pause();
-    const outcome = publisher.publish(events(name, 3));
+    const outcome = publisher.publish(silentEvents(3));
     await connection.close();
     expect(await outcome).toEqual({ acked: 0, error: 'the connection to the broker closed' });
-    await expect(publisher.publish(events(name, 1))).resolves.toEqual({ acked: 0, error: expect.stringMatching(/closed/) });
+    await expect(publisher.publish(silentEvents(1))).resolves.toEqual({ acked: 0, error: expect.stringMatching(/closed/) });
   });
 
   it('one batch at a time', async () => {

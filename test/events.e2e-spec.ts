@@ -504,7 +504,7 @@ describe('change events through the outbox to NATS JetStream', () => {
       try {
         // The broker stops answering with its connection open: the write commits its event, whose
         // publication then waits for an acknowledgement that does not come before the deadline.
-        broker.pause();
+        await broker.pause();
         await t.http.post('/plants').set(bearer(token)).send({ id: 2, name: 'second' }).expect(201);
         const owner = await lease(t);
         await t.close();

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -98,8 +98,18 @@ export class TestNats {
    * clients send waits unanswered, as with a broker stuck under load or a network that drops
    * packets, rather than refused as when it is stopped.
    */
-  pause(): void {
-    this.child?.kill('SIGSTOP');
+  async pause(): Promise<void> {
+    const child = this.child;
+    if (!child?.pid) throw new Error('nats-server is not running: nothing to pause');
+    child.kill('SIGSTOP');
+    // Stopped once the kernel says so (state T in /proc): until every thread has stopped, one busy
+    // in a system call (JetStream's store on a loaded disk) can still finish what it had begun.
+    for (let i = 0; i < 100; i++) {
+      const state = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]?.[0];
+      if (state === 'T' || state === 't') return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`nats-server (pid ${child.pid}) did not stop on SIGSTOP`);
   }
   resume(): void {
     this.child?.kill('SIGCONT');
