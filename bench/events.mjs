@@ -153,10 +153,11 @@ function databaseTables(runs) {
     '',
   ];
   if (runs.on[0].db.statements.length === 0) return [...lines, 'Statement times: start the database server with --performance-schema=ON to see them.', ''];
-  const byShape = (db) => db.statements.map((s) => [s.digest.replace(/\s+/g, ' ').slice(0, 110), s.ms * 1000]);
-  const callsOf = (db) => db.statements.map((s) => [s.digest.replace(/\s+/g, ' ').slice(0, 110), s.calls]);
-  const time = { on: sum(runs.on, byShape), off: sum(runs.off, byShape) };
-  const calls = { on: sum(runs.on, callsOf), off: sum(runs.off, callsOf) };
+  /** Totals by statement shape of one figure (`pick`) of each digest. */
+  const byShape = (pick) => (db) => db.statements.map((s) => [s.digest.replace(/\s+/g, ' ').slice(0, 110), pick(s)]);
+  const both = (pick) => ({ on: sum(runs.on, byShape(pick)), off: sum(runs.off, byShape(pick)) });
+  const time = both((s) => s.ms * 1000);
+  const calls = both((s) => s.calls);
   const shapes = [...new Set([...time.on.keys(), ...time.off.keys()])].sort((a, b) => (time.on.get(b) ?? 0) - (time.on.get(a) ?? 0));
   const perWrite = (map, side, shape) => (map[side].get(shape) ?? 0) / writes(runs[side]);
   return [
