@@ -14,6 +14,8 @@ import { EventOutbox1764200000000 } from './migrations/1764200000000-event-outbo
 import { OutboxEventIdUnindexed1764300000000 } from './migrations/1764300000000-outbox-event-id-unindexed.js';
 import { StoreTimeZone1764400000000 } from './migrations/1764400000000-store-time-zone.js';
 import { StoreChanges1764500000000 } from './migrations/1764500000000-store-changes.js';
+import { StoreSpecialDays1764600000000 } from './migrations/1764600000000-store-special-days.js';
+import { Holidays1764700000000 } from './migrations/1764700000000-holidays.js';
 
 export const migrations = [
   InitialSchema1763700000000,
@@ -25,6 +27,8 @@ export const migrations = [
   OutboxEventIdUnindexed1764300000000,
   StoreTimeZone1764400000000,
   StoreChanges1764500000000,
+  StoreSpecialDays1764600000000,
+  Holidays1764700000000,
 ];
 
 /**

@@ -11,6 +11,7 @@ export const EVENT_TYPES = {
   plantCreated: 'com.plantstore.plant.created',
   plantDeleted: 'com.plantstore.plant.deleted',
   storesChanged: 'com.plantstore.stores.changed',
+  holidayChanged: 'com.plantstore.holiday.changed',
 } as const;
 
 /** The CloudEvents `source` of every event. */
@@ -27,6 +28,15 @@ export interface StoresChange {
   added: number;
   updated: number;
   removed: number;
+}
+
+/** A holiday of the chain as set (`deleted` false) or as it was before its deletion; `states` null: every store. */
+export interface HolidayChange {
+  date: string;
+  name: string;
+  hours: string;
+  states: string[] | null;
+  deleted: boolean;
 }
 
 /** Who made a change: the acting token's id (`oidc:<sub>` for single sign-on, `admin-file`). */
@@ -144,6 +154,11 @@ export class OutboxService {
   storesChanged(manager: EntityManager, change: StoresChange): Promise<void> {
     if (change.added + change.updated + change.removed === 0) return Promise.resolve();
     return this.record(manager, `${this.prefix}.stores.changed`, EVENT_TYPES.storesChanged, 'stores', change);
+  }
+
+  /** After a holiday of the chain was set or deleted: the holiday itself (every store of its states keeps its hours on that date). */
+  holidayChanged(manager: EntityManager, change: HolidayChange, actor: Actor): Promise<void> {
+    return this.record(manager, `${this.prefix}.holidays.changed`, EVENT_TYPES.holidayChanged, `holidays/${change.date}`, { ...change, tokenId: actor });
   }
 
   private async record(manager: EntityManager, subject: string, type: string, ceSubject: string, data: object): Promise<void> {

@@ -18,6 +18,8 @@ const STORE: CatalogStore = {
   saturday: '10:00 AM - 4:00 PM',
   sunday: 'Closed',
   time_zone: 'America/New_York',
+  special_hours: '',
+  temporarily_closed: '',
 };
 
 // The Location JSON is written by hand (store-snapshot.ts, once per store at load); the store

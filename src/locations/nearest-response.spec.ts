@@ -32,6 +32,8 @@ const store = (
   sunday: 'Closed',
   ...hours,
   time_zone: timeZone,
+  special_hours: '',
+  temporarily_closed: '',
 });
 
 type Body = { Code: string; locations: Array<{ name: string; distance: number }> };

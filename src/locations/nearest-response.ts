@@ -2,7 +2,7 @@ import { around } from 'geokdbush';
 import type KDBush from 'kdbush';
 import { DISTANCE_UNITS, SEARCH_SCOPES } from '../common/api-headers.js';
 import { EARTH_RADIUS_MILES, haversineMiles, KM_PER_MILE, type Point } from '../shared/great-circle.js';
-import { openingState } from '../shared/opening-hours.js';
+import { hoursOfDay, localDay, openingState } from '../shared/opening-hours.js';
 import { cityKey, codeOf, compareText, nameOf, type Snapshot } from './store-snapshot.js';
 
 /** geokdbush measures in kilometres on a sphere of this radius; only the angle matters. */
@@ -73,8 +73,11 @@ class Openings {
   private workOut(id: number): void {
     const { hours, zone } = this.snapshot.schedules[id];
     const state = openingState(hours, zone, this.at);
+    const today = hoursOfDay(hours, localDay(zone, this.at));
     this.open[id] = state.open ? 1 : 2;
-    this.fields[id] = `,"open":${state.open},"time_zone":${JSON.stringify(zone)},"next_change":${state.nextChange === null ? 'null' : `"${state.nextChange}"`}`;
+    this.fields[id] =
+      `,"open":${state.open},"time_zone":${JSON.stringify(zone)},"next_change":${state.nextChange === null ? 'null' : `"${state.nextChange}"`}` +
+      `,"hours_today":${JSON.stringify(today)}`;
   }
 }
 

@@ -45,6 +45,8 @@ function storeMaker(next: () => number) {
     saturday: pick(HOURS),
     sunday: pick(HOURS),
     time_zone: pick(ZONES),
+    special_hours: '',
+    temporarily_closed: '',
   });
 }
 

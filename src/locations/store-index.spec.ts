@@ -20,6 +20,8 @@ const store = (code: string, name: string, lat: number, lng: number): CatalogSto
   saturday: 'Closed',
   sunday: 'Closed',
   time_zone: 'America/New_York',
+  special_hours: '',
+  temporarily_closed: '',
 });
 
 /** A StoreIndex over stores held in this test: `rows` and `version` are what the next load reads. */

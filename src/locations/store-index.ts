@@ -258,7 +258,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
         changed.set(store.code, { store, version: change.version });
         touched.push(touchedBy(store));
       }
-      const overlay = await buildSnapshot(change.version, [storesOf(changed)]);
+      const overlay = await buildSnapshot(change.version, [storesOf(changed)], base.holidays);
       this.current = { version: change.version, base, changed, overlay, hidden, view: { parts: [{ snapshot: base, hidden }, { snapshot: overlay }] } };
       this.forgetAnswers(touched);
       this.loaded();
@@ -288,7 +288,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   private rebuild(): void {
     this.rebuilding ??= (async () => {
       const version = await this.catalog.version();
-      const base = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE));
+      const base = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE), await this.catalog.holidays());
       await this.serially(async () => {
         // A load since holds a catalogue at least as new.
         if (base.version <= this.current.base.version) return;
@@ -298,7 +298,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
           const n = storeOfCode(base, code);
           if (n !== undefined) hidden[n] = 1;
         }
-        const overlay = await buildSnapshot(this.current.version, [storesOf(later)]);
+        const overlay = await buildSnapshot(this.current.version, [storesOf(later)], base.holidays);
         const parts = later.size > 0 ? [{ snapshot: base, hidden }, { snapshot: overlay }] : [{ snapshot: base }];
         this.current = { version: Math.max(base.version, this.current.version), base, changed: later, overlay, hidden, view: { parts } };
         // The base was read after the version: it may hold changes the index has not applied yet, at places no change will name.
@@ -314,7 +314,8 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   private async load(): Promise<void> {
     const started = Date.now();
     const version = await this.catalog.version();
-    const snapshot = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE));
+    // Read after the version, as the stores are: a holiday set since bumps it, and the index loads again.
+    const snapshot = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE), await this.catalog.holidays());
     this.current = catalogueOf(snapshot);
     this.answers = answerCache();
     this.loaded();

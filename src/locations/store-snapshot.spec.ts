@@ -23,6 +23,8 @@ const store = (code: string, name: string, lat: number | string, lng: number | s
   ...WEEK,
   ...hours,
   time_zone: 'America/New_York',
+  special_hours: '',
+  temporarily_closed: '',
 });
 
 /** Store n's Location as the response carries it, without `distance`. */

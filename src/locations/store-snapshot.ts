@@ -1,13 +1,18 @@
 import KDBush from 'kdbush';
 import { isKnownZone, zoneOf } from '../geo/time-zones.js';
 import { CLOSED, hoursProblem } from '../shared/business-hours.js';
-import { weeklyHours, type WeeklyHours } from '../shared/opening-hours.js';
-import type { CatalogStore } from '../stores/store-catalog.js';
+import { closureDays, datedHours, weeklyHours, type DatedHours, type DayRules, type WeeklyHours } from '../shared/opening-hours.js';
+import { parseClosure, parseSpecialDays } from '../shared/special-days.js';
+import type { CatalogHoliday, CatalogStore } from '../stores/store-catalog.js';
 import { WEEKDAYS, type Weekday } from '../stores/store.entity.js';
 
-/** A week of hours in a time zone: what `open_at` asks about, shared by every store that keeps it (a chain has few). */
+/**
+ * A week of hours with the days that differ from it (special days, a closure, the holidays of the
+ * store's state), in a time zone: what `open_at` asks about, shared by every store that keeps it (a
+ * chain has few weeks; a store with special days of its own has a schedule of its own).
+ */
 export interface Schedule {
-  hours: WeeklyHours;
+  hours: DayRules;
   zone: string;
 }
 
@@ -50,6 +55,8 @@ export interface Snapshot {
   keyOffsets: Uint32Array;
   /** The stores in code order. */
   byCode: Uint32Array;
+  /** The chain's holidays the schedules were built with: a snapshot of changed stores is built with the same. */
+  holidays: readonly CatalogHoliday[];
 }
 
 /** Store n's name. */
@@ -106,6 +113,7 @@ export const EMPTY_SNAPSHOT: Snapshot = {
   keys: Buffer.alloc(0),
   keyOffsets: new Uint32Array(1),
   byCode: new Uint32Array(0),
+  holidays: [],
 };
 
 const HOURS_SLOT = '"business_hours":0';
@@ -140,19 +148,48 @@ function hoursJson(s: CatalogStore): string {
 }
 
 /**
- * Every write checks hours and zone, so only a row edited in the database by hand can fail here;
- * it must not stop the index from loading: hours that do not parse count as closed that day, and
- * a zone this runtime does not know (an older Node's tz data) gives way to the zone at the store's
- * coordinates.
+ * Every write checks hours, zone, special days and closure, so only a row edited in the database
+ * by hand can fail here; it must not stop the index from loading: hours that do not parse count as
+ * closed that day, special days or a closure that do not parse as none, and a zone this runtime
+ * does not know (an older Node's tz data) gives way to the zone at the store's coordinates.
  */
-function scheduleOfRow(row: CatalogStore, lat: number, lng: number): Schedule {
-  let hours: WeeklyHours;
+function scheduleOfRow(row: CatalogStore, lat: number, lng: number, holidays: DatedHours | undefined): Schedule {
+  let week: WeeklyHours;
   try {
-    hours = weeklyHours(row);
+    week = weeklyHours(row);
   } catch {
-    hours = weeklyHours(Object.fromEntries(WEEKDAYS.map((day) => [day, hoursProblem(row[day]) ? CLOSED : row[day]])) as Record<Weekday, string>);
+    week = weeklyHours(Object.fromEntries(WEEKDAYS.map((day) => [day, hoursProblem(row[day]) ? CLOSED : row[day]])) as Record<Weekday, string>);
   }
+  const special = parseSpecialDays(row.special_hours ?? '');
+  const closure = parseClosure(row.temporarily_closed ?? '');
+  const hours: DayRules = {
+    ...week,
+    special: 'days' in special ? datedHours(special.days) : undefined,
+    closure: 'closure' in closure ? closureDays(closure.closure) : undefined,
+    holidays,
+  };
   return { hours, zone: isKnownZone(row.time_zone) ? row.time_zone : zoneOf({ lat, lng }) };
+}
+
+/**
+ * The holidays of each state, worked out once per snapshot: a holiday without states is every
+ * store's. `key` tells states with the same holidays apart in a schedule's key (one schedule for
+ * every state when no holiday names states).
+ */
+function holidaysByState(holidays: readonly CatalogHoliday[]): (state: string) => { key: string; dated: DatedHours | undefined } {
+  const everywhere = holidays.every((holiday) => holiday.states === '');
+  const all = { key: '', dated: datedHours(holidays) };
+  const byState = new Map<string, { key: string; dated: DatedHours | undefined }>();
+  return (state) => {
+    if (everywhere) return all;
+    let found = byState.get(state);
+    if (!found) {
+      const kept = holidays.filter((holiday) => holiday.states === '' || holiday.states.split(',').includes(state));
+      found = { key: kept.map((holiday) => holiday.date).join(','), dated: datedHours(kept) };
+      byState.set(state, found);
+    }
+    return found;
+  };
 }
 
 /** The order of names and codes in a distance tie: by UTF-16 code units, as JavaScript compares strings. */
@@ -162,7 +199,12 @@ export const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0
  * The snapshot of catalogue `version` from its stores, read page by page: each page's JSON
  * becomes one buffer at once, so only numbers and short strings outlive a page.
  */
-export async function buildSnapshot(version: number, pages: AsyncIterable<CatalogStore[]> | Iterable<CatalogStore[]>): Promise<Snapshot> {
+export async function buildSnapshot(
+  version: number,
+  pages: AsyncIterable<CatalogStore[]> | Iterable<CatalogStore[]>,
+  holidays: readonly CatalogHoliday[] = [],
+): Promise<Snapshot> {
+  const holidaysOf = holidaysByState(holidays);
   const points: number[] = [];
   const names: string[] = [];
   const codes: string[] = [];
@@ -189,16 +231,20 @@ export async function buildSnapshot(version: number, pages: AsyncIterable<Catalo
       const week = hoursJson(row);
       if (!weeks.has(week)) weeks.set(week, weeks.size);
       hoursOf.push(weeks.get(week)!);
-      const schedule = `${row.time_zone} ${week}`;
+      const state = row.state.toUpperCase();
+      const stateHolidays = holidaysOf(state);
+      // Most stores have no special days or closure: their key is the week's, as before.
+      const exceptions = row.special_hours || row.temporarily_closed ? ` ${row.special_hours} ${row.temporarily_closed}` : '';
+      const schedule = `${row.time_zone} ${stateHolidays.key} ${week}${exceptions}`;
       if (!scheduleIds.has(schedule)) {
         scheduleIds.set(schedule, schedules.length);
-        schedules.push(scheduleOfRow(row, lat, lng));
+        schedules.push(scheduleOfRow(row, lat, lng, stateHolidays.dated));
       }
       scheduleOf.push(scheduleIds.get(schedule)!);
       points.push(lng, lat);
       names.push(row.name);
       codes.push(row.code);
-      stateOf.push(row.state.toUpperCase());
+      stateOf.push(state);
       cityOf.push(cityKey(row.city));
     }
     buffers.push(Buffer.from(texts.join('')));
@@ -245,6 +291,7 @@ export async function buildSnapshot(version: number, pages: AsyncIterable<Catalo
     keys: Buffer.from(keyTexts.join('')),
     keyOffsets,
     byCode,
+    holidays,
   };
 }
 

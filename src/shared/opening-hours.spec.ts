@@ -1,5 +1,17 @@
 import fc from 'fast-check';
-import { openingState, weeklyHours, type OpeningState } from './opening-hours.js';
+import {
+  closureDays,
+  datedHours,
+  hoursOfDay,
+  localDay,
+  NEXT_CHANGE_DAYS,
+  openingState,
+  weeklyHours,
+  type DayRules,
+  type OpeningState,
+  type WeeklyHours,
+} from './opening-hours.js';
+import type { Closure, SpecialDay } from './special-days.js';
 import { WEEKDAYS, type Weekday } from './weekdays.js';
 
 /** A week with `every` on each day, except the days given. */
@@ -207,5 +219,119 @@ describe('openingState', () => {
       ),
       { seed: 44, numRuns: 300 },
     );
+  });
+});
+
+/** A week with days that differ: each value below is worked out by hand from the calendar (2026-12-24 is a Thursday). */
+function rules(
+  weekly: WeeklyHours,
+  { special = [], holidays = [], closure = null }: { special?: SpecialDay[]; holidays?: Array<SpecialDay & { name: string }>; closure?: Closure | null },
+): DayRules {
+  return { ...weekly, special: datedHours(special), holidays: datedHours(holidays), closure: closureDays(closure) };
+}
+
+describe('openingState with special days, holidays and closures', () => {
+  const zone = 'America/New_York';
+  const eve = { date: '2026-12-24', hours: '9:00 AM - 2:00 PM' };
+  const holiday = { date: '2026-12-24', hours: 'Closed', name: 'Christmas Eve' };
+  const tenAm = at('2026-12-24T15:00:00Z'); // 10:00 AM EST
+
+  describe('the order of precedence: a closure, the special day, the holiday, the weekday', () => {
+    it('takes the weekday when nothing else holds', () => {
+      const week = rules(NINE_TO_SIX, {});
+      expect(openingState(week, zone, tenAm)).toEqual(state(true, '2026-12-24T18:00:00-05:00'));
+      expect(hoursOfDay(week, localDay(zone, +tenAm))).toEqual({ date: '2026-12-24', hours: '9:00 AM - 6:00 PM', kind: 'weekly', holiday: null });
+    });
+
+    it('takes the holiday over the weekday, and names it', () => {
+      const day = rules(NINE_TO_SIX, { holidays: [holiday] });
+      expect(openingState(day, zone, tenAm)).toEqual(state(false, '2026-12-25T09:00:00-05:00'));
+      expect(hoursOfDay(day, localDay(zone, +tenAm))).toEqual({ date: '2026-12-24', hours: 'Closed', kind: 'holiday', holiday: 'Christmas Eve' });
+    });
+
+    it("takes the store's special day over the holiday", () => {
+      const day = rules(NINE_TO_SIX, { special: [eve], holidays: [holiday] });
+      expect(openingState(day, zone, tenAm)).toEqual(state(true, '2026-12-24T14:00:00-05:00'));
+      expect(hoursOfDay(day, localDay(zone, +tenAm))).toEqual({ date: '2026-12-24', hours: '9:00 AM - 2:00 PM', kind: 'special', holiday: null });
+    });
+
+    it('takes a closure over all of them', () => {
+      const day = rules(NINE_TO_SIX, { special: [eve], holidays: [holiday], closure: { from: '2026-12-24', until: '2026-12-24' } });
+      expect(openingState(day, zone, tenAm)).toEqual(state(false, '2026-12-25T09:00:00-05:00'));
+      expect(hoursOfDay(day, localDay(zone, +tenAm))).toEqual({ date: '2026-12-24', hours: 'Closed', kind: 'temporarily_closed', holiday: null });
+    });
+  });
+
+  describe('a special day on both daylight-saving days (America/New_York)', () => {
+    it('moves a 2:30 AM opening on 2026-03-08 to 3:30 AM EDT', () => {
+      const day = rules(NINE_TO_SIX, { special: [{ date: '2026-03-08', hours: '2:30 AM - 4:00 PM' }] });
+      expect(openingState(day, zone, at('2026-03-08T06:00:00Z'))).toEqual(state(false, '2026-03-08T03:30:00-04:00')); // 1:00 AM EST
+      expect(openingState(day, zone, at('2026-03-08T08:00:00Z'))).toEqual(state(true, '2026-03-08T16:00:00-04:00')); // 4:00 AM EDT
+    });
+
+    it('closes a 1:30 AM closing on 2026-11-01 at the first 1:30 AM', () => {
+      const day = rules(week('Closed'), { special: [{ date: '2026-11-01', hours: '12:00 AM - 1:30 AM' }] });
+      expect(openingState(day, zone, at('2026-11-01T05:15:00Z'))).toEqual(state(true, '2026-11-01T01:30:00-04:00')); // 1:15 AM EDT
+      // 1:15 AM EST, the second time round: closed, and the week is closed every day after.
+      expect(openingState(day, zone, at('2026-11-01T06:15:00Z'))).toEqual(state(false, null));
+    });
+  });
+
+  describe('a closure starting and ending at local midnight', () => {
+    const allDay = week('12:00 AM - 12:00 AM');
+    const july = { from: '2026-07-01', until: '2026-07-03' };
+
+    it.each([
+      ['Pacific/Honolulu', '2026-07-01T09:59:00Z', '2026-07-01T10:00:00Z', '-10:00'],
+      ['America/Los_Angeles', '2026-07-01T06:59:00Z', '2026-07-01T07:00:00Z', '-07:00'],
+    ])('in %s: open until the first midnight, closed until the midnight after the last day', (tz, before, after, offset) => {
+      const closed = rules(allDay, { closure: july });
+      expect(openingState(closed, tz, at(before))).toEqual(state(true, `2026-07-01T00:00:00${offset}`));
+      expect(openingState(closed, tz, at(after))).toEqual(state(false, `2026-07-04T00:00:00${offset}`));
+      expect(hoursOfDay(closed, localDay(tz, +at(after))).kind).toBe('temporarily_closed');
+      expect(hoursOfDay(closed, localDay(tz, +at(before))).kind).toBe('weekly');
+    });
+
+    it('until further notice: the closing is the last change', () => {
+      const closed = rules(allDay, { closure: { from: '2026-07-10', until: null } });
+      expect(openingState(closed, zone, at('2026-07-09T15:00:00Z'))).toEqual(state(true, '2026-07-10T00:00:00-04:00'));
+      expect(openingState(closed, zone, at('2026-07-20T15:00:00Z'))).toEqual(state(false, null));
+      const nineToSix = rules(NINE_TO_SIX, { closure: { from: '2026-07-10', until: null } });
+      expect(openingState(nineToSix, zone, at('2026-07-09T15:00:00Z'))).toEqual(state(true, '2026-07-09T18:00:00-04:00'));
+      expect(openingState(nineToSix, zone, at('2026-07-09T23:00:00Z'))).toEqual(state(false, null));
+    });
+
+    it('finds the reopening months ahead, across the change of offset, and not past NEXT_CHANGE_DAYS', () => {
+      // Closed 2026-07-01 to 2026-12-01 (a Tuesday): it opens on Wednesday 2026-12-02 at 9:00 AM EST, 154 days on.
+      const months = rules(NINE_TO_SIX, { closure: { from: '2026-07-01', until: '2026-12-01' } });
+      expect(openingState(months, zone, at('2026-07-05T15:00:00Z'))).toEqual(state(false, '2026-12-02T09:00:00-05:00'));
+      const years = rules(NINE_TO_SIX, { closure: { from: '2026-07-01', until: '2028-01-01' } });
+      expect(openingState(years, zone, at('2026-07-05T15:00:00Z'))).toEqual(state(false, null));
+      expect(NEXT_CHANGE_DAYS).toBe(400);
+    });
+  });
+
+  describe('12:00 AM closes a special day at midnight at its end', () => {
+    it('alone: the change is at midnight', () => {
+      const night = rules(week('Closed'), { special: [{ date: '2026-12-31', hours: '8:00 PM - 12:00 AM' }] });
+      expect(openingState(night, zone, at('2027-01-01T02:00:00Z'))).toEqual(state(true, '2027-01-01T00:00:00-05:00'));
+    });
+
+    it('joined with a next day that opens at 12:00 AM: no change at midnight', () => {
+      const night = rules(week('Closed'), {
+        special: [
+          { date: '2026-12-31', hours: '8:00 PM - 12:00 AM' },
+          { date: '2027-01-01', hours: '12:00 AM - 1:00 AM' },
+        ],
+      });
+      expect(openingState(night, zone, at('2027-01-01T02:00:00Z'))).toEqual(state(true, '2027-01-01T01:00:00-05:00'));
+    });
+  });
+
+  it('opens a store closed every weekday on its special day, and says when it closes', () => {
+    const once = rules(week('Closed'), { special: [{ date: '2026-12-06', hours: '9:00 AM - 5:00 PM' }] });
+    expect(openingState(once, zone, at('2026-12-01T15:00:00Z'))).toEqual(state(false, '2026-12-06T09:00:00-05:00'));
+    expect(openingState(once, zone, at('2026-12-06T15:00:00Z'))).toEqual(state(true, '2026-12-06T17:00:00-05:00'));
+    expect(openingState(once, zone, at('2026-12-07T15:00:00Z'))).toEqual(state(false, null));
   });
 });

@@ -50,6 +50,7 @@ import {
   ListStoresQuery,
   parseColumns,
   StoreRequest,
+  storeFields,
   storeView,
   StoreView,
   StoreWrittenView,
@@ -176,7 +177,7 @@ export class AdminStoresController {
     @Body() body: StoreRequest,
     @Res({ passthrough: true }) res: Response,
   ): Promise<StoreWrittenView> {
-    const { store, created, warnings } = await this.stores.upsert(code, body);
+    const { store, created, warnings } = await this.stores.upsert(code, storeFields(body));
     this.audit.log({ event: 'admin.store.upserted', team: caller.team, tokenId: caller.tokenId, target: { code, created } });
     if (created) {
       res.status(201);

@@ -5,7 +5,7 @@ import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { STORED_FIELDS, StoreCatalog } from './store-catalog.js';
 import { STORE_CSV_COLUMNS, validateStoreRecord } from './store-csv.js';
-import type { StoreFields } from './store-fields.js';
+import { KEPT_FIELDS, type StoreFields } from './store-fields.js';
 import { Store } from './store.entity.js';
 
 export type { StoreFields } from './store-fields.js';
@@ -35,17 +35,24 @@ export class StoreAdminService {
     private readonly catalog: StoreCatalog,
   ) {}
 
-  /** Creates or replaces the store `code`; `created` tells which. Invalid fields: StoreFieldsError naming each. */
+  /**
+   * Creates or replaces the store `code`; `created` tells which. Invalid fields: StoreFieldsError
+   * naming each. A field kept as stored (KEPT_FIELDS) that `fields` leaves out stays as it is.
+   */
   async upsert(code: string, fields: StoreFields): Promise<{ store: Store; created: boolean; warnings: string[] }> {
-    const record = STORE_CSV_COLUMNS.map((column) => (column === 'code' ? code : (fields[column] ?? '')));
-    const { row, problems, warnings } = validateStoreRecord(record, 0, { zip: (zip) => this.geocoder.lookup(zip), zone: zoneOf });
+    const columns = STORE_CSV_COLUMNS.filter((column) => !KEPT_FIELDS.includes(column) || fields[column as keyof StoreFields] !== undefined);
+    const record = columns.map((column) => (column === 'code' ? code : (fields[column as keyof StoreFields] ?? '')));
+    const { row, problems, warnings } = validateStoreRecord(record, 0, { zip: (zip) => this.geocoder.lookup(zip), zone: zoneOf }, columns);
     if (!row) throw new StoreFieldsError(problems.map((p) => (p.column ? `${p.column}: ${p.reason}` : p.reason)).join('; '));
     // The path is the code as given; a code with surrounding spaces would be stored trimmed under another key.
     if (row.code !== code) throw new StoreFieldsError('code: has white space around it');
     const { value } = await this.catalog.write('admin', async ({ manager, put }) => {
       const current = await manager.findOneBy(Store, { code });
-      if (current && STORED_FIELDS.every((field) => current[field] === row[field])) return { store: current, created: false };
-      await put([row], current ? 0 : 1);
+      // A copy per try: a retried transaction must not see the stored values of the last one.
+      const stored = { ...row };
+      for (const field of KEPT_FIELDS) (stored as Record<string, unknown>)[field] ??= current?.[field] ?? '';
+      if (current && STORED_FIELDS.every((field) => current[field] === stored[field])) return { store: current, created: false };
+      await put([stored], current ? 0 : 1);
       return { store: await manager.findOneByOrFail(Store, { code }), created: !current };
     });
     return { store: value.store, created: value.created, warnings: warnings.map((w) => `${w.column}: ${w.reason}`) };

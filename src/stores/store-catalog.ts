@@ -4,6 +4,8 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { retryWriteConflicts } from '../database/database-errors.js';
 import { OutboxService } from '../events/outbox.service.js';
 import { Metrics } from '../metrics/metrics.js';
+import { hoursProblem } from '../shared/business-hours.js';
+import { dayNumber } from '../shared/special-days.js';
 import { INDEX_FIELD_NAMES, STORED_FIELDS, type CatalogStore, type StoreRow } from './store-fields.js';
 import { Store } from './store.entity.js';
 
@@ -57,6 +59,19 @@ function upsertSql(mysql: boolean, rows: number): string {
   }
   return sql;
 }
+
+/**
+ * A holiday of the chain as the search's index reads it: on `date` (in each store's own calendar)
+ * the stores of `states` (comma-separated codes; empty: every store) keep `hours`.
+ */
+export interface CatalogHoliday {
+  date: string;
+  name: string;
+  hours: string;
+  states: string;
+}
+
+const HOLIDAYS_SQL = 'SELECT date, name, hours, states FROM holidays ORDER BY date';
 
 /** Who wrote, for the write-time histogram. */
 export type CatalogWriter = 'admin' | 'import';
@@ -115,6 +130,32 @@ export class CatalogWrite {
     this.change.removed += ids.length;
   };
 
+  /** Whether a holiday was set or deleted in this transaction: every store's hours on its date may change. */
+  holidaysChanged = false;
+
+  /** Sets the holiday of `holiday.date` (added or replaced); every instance's index then reloads, as every store may be concerned. */
+  readonly setHoliday = async (holiday: CatalogHoliday): Promise<void> => {
+    const mysql = this.manager.connection.driver.options.type !== 'better-sqlite3';
+    await this.manager.query(
+      mysql
+        ? 'INSERT INTO holidays (date, name, hours, states, updated_at) VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name), hours = VALUES(hours), states = VALUES(states), updated_at = VALUES(updated_at)'
+        : 'INSERT INTO holidays (date, name, hours, states, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (date) DO UPDATE SET name = excluded.name, hours = excluded.hours, states = excluded.states, updated_at = excluded.updated_at',
+      [holiday.date, holiday.name, holiday.hours, holiday.states, new Date()],
+    );
+    this.holidaysChanged = true;
+    this.codes = undefined;
+  };
+
+  /** Deletes the holiday of `date`; whether there was one. */
+  readonly removeHoliday = async (date: string): Promise<boolean> => {
+    const found: CatalogHoliday[] = await this.manager.query('SELECT date FROM holidays WHERE date = ?', [date]);
+    if (found.length === 0) return false;
+    await this.manager.query('DELETE FROM holidays WHERE date = ?', [date]);
+    this.holidaysChanged = true;
+    this.codes = undefined;
+    return true;
+  };
+
   private log(codes: string[]): void {
     if (this.codes && this.codes.size + codes.length > CHANGE_LOG_MAX_STORES * 2) this.codes = undefined;
     if (!this.codes) return;
@@ -123,7 +164,7 @@ export class CatalogWrite {
   }
 
   get changed(): boolean {
-    return this.change.added + this.change.updated + this.change.removed > 0;
+    return this.holidaysChanged || this.change.added + this.change.updated + this.change.removed > 0;
   }
 }
 
@@ -157,6 +198,20 @@ export class StoreCatalog {
   async count(): Promise<number> {
     const rows: Array<{ stores: number | string }> = await this.dataSource.query('SELECT COUNT(*) AS stores FROM stores');
     return Number(rows[0].stores);
+  }
+
+  /**
+   * The chain's holidays, by date, for the search's index. Every write checks them; a row edited
+   * into the table by hand that does not parse is left out (and logged), rather than stopping the
+   * index from loading.
+   */
+  async holidays(): Promise<CatalogHoliday[]> {
+    const rows: CatalogHoliday[] = await this.dataSource.query(HOLIDAYS_SQL);
+    return rows.filter((row) => {
+      const valid = dayNumber(row.date) !== undefined && hoursProblem(row.hours) === null && /^([A-Z]{2}(,[A-Z]{2})*)?$/.test(row.states);
+      if (!valid) this.logger.warn(`holiday ${JSON.stringify(row.date)} left out of the search: its row does not parse`);
+      return valid;
+    });
   }
 
   /** Every store in id order, `pageSize` at a time (small pages keep a reader's garbage young). */

@@ -4,15 +4,18 @@ import { US_STATE_CODES } from '../shared/us-states.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { hoursProblem } from '../shared/business-hours.js';
 import { unguardCell } from '../shared/csv-guard.js';
+import { closureText, parseClosure, parseSpecialDays, specialDaysText } from '../shared/special-days.js';
 import { WEEKDAYS } from '../shared/weekdays.js';
-import { FREE_TEXT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, type StoreFieldName, type StoreFieldSpec, type StoreRow } from './store-fields.js';
+import { FREE_TEXT_FIELDS, KEPT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, type StoreFieldName, type StoreFieldSpec, type StoreRow } from './store-fields.js';
 
 /** The stores CSV header every file has, in this order (contract §4). */
 export const STORE_CSV_REQUIRED_COLUMNS: readonly StoreFieldName[] = STORE_FIELDS.filter((field) => field.csv === 'required').map((field) => field.name);
 /**
- * Every column, in this order: the required ones and the optional ones (`time_zone`), which a
- * file may add after them (the export writes them, so that an export imports back unchanged). A
- * row without a zone, or with an empty cell, gets the zone at its coordinates.
+ * Every column, in this order: the required ones and the optional ones (`time_zone`,
+ * `special_hours`, `temporarily_closed`), any of which a file may add after them, in this order
+ * (the export writes them all, so that an export imports back unchanged). A row without a zone,
+ * or with an empty cell, gets the zone at its coordinates; a file without `special_hours` or
+ * `temporarily_closed` leaves those of every store as they are (an empty cell clears them).
  */
 export const STORE_CSV_COLUMNS: readonly StoreFieldName[] = STORE_FIELD_NAMES;
 export type StoreCsvColumn = StoreFieldName;
@@ -20,11 +23,21 @@ export type { StoreRow };
 
 const OPTIONAL_COLUMNS = STORE_CSV_COLUMNS.slice(STORE_CSV_REQUIRED_COLUMNS.length);
 
-/** The headers a file may have: the required columns, followed by none, some or all of the optional ones, in order. */
-export const STORE_CSV_HEADERS: readonly string[] = OPTIONAL_COLUMNS.map((_, i) =>
-  STORE_CSV_COLUMNS.slice(0, STORE_CSV_REQUIRED_COLUMNS.length + i).join(','),
-).concat(STORE_CSV_COLUMNS.join(','));
-export const STORE_CSV_HEADER_RULE = `the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by ,${OPTIONAL_COLUMNS.join(',')})`;
+export const STORE_CSV_HEADER_RULE = `the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by any of ,${OPTIONAL_COLUMNS.join(',')}, in this order)`;
+
+/** The columns of a header row (names trimmed, any case), or undefined when it breaks STORE_CSV_HEADER_RULE. */
+export function headerColumns(record: readonly string[]): StoreCsvColumn[] | undefined {
+  const names = record.map((name) => name.trim().toLowerCase());
+  const required = STORE_CSV_REQUIRED_COLUMNS.length;
+  if (names.length < required || names.slice(0, required).join(',') !== STORE_CSV_REQUIRED_COLUMNS.join(',')) return undefined;
+  let next = 0;
+  for (const name of names.slice(required)) {
+    const at = OPTIONAL_COLUMNS.indexOf(name as StoreCsvColumn, next);
+    if (at < 0) return undefined;
+    next = at + 1;
+  }
+  return names as StoreCsvColumn[];
+}
 
 /**
  * What is wrong with a line of a store file, for programs (the reason says it in words). Written
@@ -48,6 +61,8 @@ export const ROW_PROBLEM_CODES = [
   'bad_coordinate',
   'bad_hours',
   'bad_time_zone',
+  'bad_special_hours',
+  'bad_closure',
   // A code that an earlier line of the file already has.
   'duplicate_code',
 ] as const;
@@ -90,22 +105,24 @@ export interface RecordLookups {
 
 /**
  * Checks one CSV record (already split into fields) and returns the store or the
- * problems found, every one of them, each naming its column. `width` is the number of columns
- * of the file's header: 15, or 16 with `time_zone`.
+ * problems found, every one of them, each naming its column. `columns` are the file's header's
+ * (headerColumns): a column it leaves out is empty, or undefined in the row for a field kept as
+ * stored (KEPT_FIELDS). Special days and a closure come out in their one text form, ordered.
  */
 export function validateStoreRecord(
   fields: string[],
   line: number,
   lookups: RecordLookups,
-  width: number = STORE_CSV_COLUMNS.length,
+  columns: readonly StoreCsvColumn[] = STORE_CSV_COLUMNS,
 ): { row?: StoreRow; problems: RowProblem[]; warnings: RowWarning[] } {
   const problems: RowProblem[] = [];
   const warnings: RowWarning[] = [];
   const problem = (column: string, code: RowProblemCode, reason: string) => problems.push({ line, column, code, reason });
-  if (fields.length !== width) {
-    return { problems: [{ line, code: 'field_count', reason: `expected ${width} fields, found ${fields.length}` }], warnings };
+  if (fields.length !== columns.length) {
+    return { problems: [{ line, code: 'field_count', reason: `expected ${columns.length} fields, found ${fields.length}` }], warnings };
   }
-  const value = Object.fromEntries(STORE_CSV_COLUMNS.map((column, i) => [column, (fields[i] ?? '').trim()])) as Record<StoreCsvColumn, string>;
+  const value = Object.fromEntries(STORE_CSV_COLUMNS.map((column) => [column, ''])) as Record<StoreCsvColumn, string>;
+  columns.forEach((column, i) => (value[column] = fields[i].trim()));
   const lookupZip = lookups.zip;
 
   for (const [column, limit, mayBeEmpty] of TEXT_LIMITS) {
@@ -151,9 +168,24 @@ export function validateStoreRecord(
   if (value.time_zone !== '' && !isKnownZone(value.time_zone))
     problem('time_zone', 'bad_time_zone', `"${value.time_zone}" is not an IANA time zone name like America/Denver`);
 
-  if (problems.length > 0 || !point) return { problems, warnings };
+  const special = parseSpecialDays(value.special_hours);
+  if ('reason' in special) problem('special_hours', 'bad_special_hours', special.reason);
+  const closure = parseClosure(value.temporarily_closed);
+  if ('reason' in closure) problem('temporarily_closed', 'bad_closure', closure.reason);
+
+  if (problems.length > 0 || !point || 'reason' in special || 'reason' in closure) return { problems, warnings };
   const zone = value.time_zone || (lookups.zone?.(point) ?? '');
-  return { row: { ...value, state, lat: point.lat, lng: point.lng, time_zone: zone }, problems, warnings };
+  const row: StoreRow = {
+    ...value,
+    state,
+    lat: point.lat,
+    lng: point.lng,
+    time_zone: zone,
+    special_hours: specialDaysText(special.days),
+    temporarily_closed: closureText(closure.closure),
+  };
+  for (const field of KEPT_FIELDS) if (!columns.includes(field)) (row as Record<string, unknown>)[field] = undefined;
+  return { row, problems, warnings };
 }
 
 /**

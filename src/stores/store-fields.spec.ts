@@ -1,7 +1,7 @@
 import { getMetadataArgsStorage } from 'typeorm';
 import { StoreRequest, storeView, StoreView } from './dto/admin-store.dto.js';
-import { STORE_CSV_COLUMNS, STORE_CSV_HEADER_RULE, STORE_CSV_REQUIRED_COLUMNS } from './store-csv.js';
-import { FREE_TEXT_FIELDS, INDEX_FIELD_NAMES, STORE_FIELD_NAMES, STORE_FIELDS, STORED_FIELDS, type CatalogStore } from './store-fields.js';
+import { headerColumns, STORE_CSV_COLUMNS, STORE_CSV_HEADER_RULE, STORE_CSV_REQUIRED_COLUMNS } from './store-csv.js';
+import { FREE_TEXT_FIELDS, INDEX_FIELD_NAMES, KEPT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, STORED_FIELDS, type CatalogStore } from './store-fields.js';
 import { Store } from './store.entity.js';
 import { WEEKDAYS } from '../shared/weekdays.js';
 
@@ -40,6 +40,8 @@ const STORE: CatalogStore = {
   saturday: '10:00 AM - 4:00 PM',
   sunday: 'Closed',
   time_zone: 'America/New_York',
+  special_hours: '',
+  temporarily_closed: '',
 };
 
 describe('the store field table', () => {
@@ -50,14 +52,21 @@ describe('the store field table', () => {
       const column = columns.find((c) => c.propertyName === field.name)!;
       expect(column.name).toBe(field.name);
       if (field.kind === 'coordinate') expect(column).toMatchObject({ type: 'decimal', precision: 9, scale: 6 });
+      else if (field.kind === 'special_days') expect(column).toMatchObject({ type: 'text', length: undefined });
       else expect(column).toMatchObject({ type: 'varchar', length: 'length' in field ? field.length : undefined });
     }
   });
 
-  it("keeps the contract's CSV header, the optional zone after it, and the hours as the weekdays in order", () => {
+  it("keeps the contract's CSV header, the optional columns after it, and the hours as the weekdays in order", () => {
     expect(STORE_CSV_REQUIRED_COLUMNS.join(',')).toBe('code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday');
-    expect(STORE_CSV_COLUMNS).toEqual([...STORE_CSV_REQUIRED_COLUMNS, 'time_zone']);
-    expect(STORE_CSV_HEADER_RULE).toBe(`the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by ,time_zone)`);
+    expect(STORE_CSV_COLUMNS).toEqual([...STORE_CSV_REQUIRED_COLUMNS, 'time_zone', 'special_hours', 'temporarily_closed']);
+    expect(STORE_CSV_HEADER_RULE).toBe(
+      `the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by any of ,time_zone,special_hours,temporarily_closed, in this order)`,
+    );
+    expect(headerColumns([...STORE_CSV_REQUIRED_COLUMNS, ' Special_Hours '])).toEqual([...STORE_CSV_REQUIRED_COLUMNS, 'special_hours']);
+    expect(headerColumns([...STORE_CSV_REQUIRED_COLUMNS, 'temporarily_closed', 'time_zone'])).toBeUndefined();
+    expect(headerColumns([...STORE_CSV_REQUIRED_COLUMNS, 'time_zone', 'time_zone'])).toBeUndefined();
+    expect(KEPT_FIELDS).toEqual(['special_hours', 'temporarily_closed']);
     expect(STORE_FIELDS.filter((field) => field.kind === 'hours').map((field) => field.name)).toEqual(WEEKDAYS);
     expect(STORED_FIELDS).toEqual(STORE_FIELD_NAMES.slice(1));
     expect(FREE_TEXT_FIELDS).toEqual(['code', 'name', 'address', 'city']);
@@ -71,6 +80,21 @@ describe('the store field table', () => {
     expect(schemaProperties(StoreRequest)).toEqual(STORE_FIELDS.filter((field) => 'request' in field).map((field) => field.name));
     expect(schemaProperties(StoreView)).toEqual([...STORE_FIELD_NAMES, 'updated_at']);
     const store = Object.assign(new Store(), { ...STORE, lat: 40.75065, lng: -73.99, updatedAt: new Date('2026-11-24T10:00:00Z') });
-    expect(JSON.stringify(storeView(store))).toBe(JSON.stringify({ ...STORE, lat: '40.750650', lng: '-73.990000', updated_at: '2026-11-24T10:00:00.000Z' }));
+    expect(JSON.stringify(storeView(store))).toBe(
+      JSON.stringify({ ...STORE, lat: '40.750650', lng: '-73.990000', special_hours: [], temporarily_closed: null, updated_at: '2026-11-24T10:00:00.000Z' }),
+    );
+    const special = Object.assign(new Store(), {
+      ...STORE,
+      special_hours: '2026-12-24=9:00 AM - 2:00 PM; 2026-12-25=Closed',
+      temporarily_closed: '2027-01-04/..',
+      updatedAt: new Date('2026-11-24T10:00:00Z'),
+    });
+    expect(storeView(special)).toMatchObject({
+      special_hours: [
+        { date: '2026-12-24', hours: '9:00 AM - 2:00 PM' },
+        { date: '2026-12-25', hours: 'Closed' },
+      ],
+      temporarily_closed: { from: '2027-01-04', until: null },
+    });
   });
 });

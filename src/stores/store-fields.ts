@@ -1,18 +1,21 @@
+import { SPECIAL_DAYS_MAX } from '../shared/special-days.js';
 import type { Weekday } from '../shared/weekdays.js';
 
 /**
  * What a field holds, which decides its check (validateStoreRecord), its column type and how the
  * export writes it: free text of at most `length` characters (which the export guards against
  * formulas), a state code, a ZIP code, a coordinate (DECIMAL(9,6), written with six decimals and
- * taken as a number), a day's hours, an IANA time zone.
+ * taken as a number), a day's hours, an IANA time zone, a list of special days, a temporary
+ * closure. The last two are text in the CSV and the table (shared/special-days.ts) and JSON in the
+ * admin API (`json`).
  */
-export type StoreFieldKind = 'text' | 'state' | 'zip' | 'coordinate' | 'hours' | 'zone';
+export type StoreFieldKind = 'text' | 'state' | 'zip' | 'coordinate' | 'hours' | 'zone' | 'special_days' | 'closure';
 
 export interface StoreFieldSpec {
   /** The one name: the property of Store, the column of `stores`, the CSV column and the admin API's JSON field. */
   readonly name: string;
   readonly kind: StoreFieldKind;
-  /** VARCHAR length (characters); a coordinate is DECIMAL(9,6) and has none. */
+  /** VARCHAR length (characters); a coordinate is DECIMAL(9,6) and has none, nor has the special days' TEXT. */
   readonly length?: number;
   /** Whether every CSV has the column. Optional columns follow the required ones; a file may leave them out, or have empty cells in them (free text is then empty). */
   readonly csv: 'required' | 'optional';
@@ -28,6 +31,12 @@ export interface StoreFieldSpec {
   readonly request?: { readonly description: string; readonly example: string; readonly optional?: boolean };
   /** The admin API's view of a store (AdminStore): every field is in it. */
   readonly view: { readonly description: string; readonly example: string };
+  /**
+   * Whether a store row keeps the stored value when the field is not given (a CSV without the
+   * column, an admin PUT without the field): fields added after clients were written, so that
+   * those clients lose nothing. Otherwise a missing field is empty (or, for the zone, worked out).
+   */
+  readonly keep?: boolean;
 }
 
 const HOURS = 'Hours: `Closed`, or ranges like `9:00 AM - 6:00 PM` joined by `, `, each closing after it opens, in order.';
@@ -156,14 +165,44 @@ export const STORE_FIELDS = [
     },
     view: { description: 'The IANA time zone the hours are in.', example: 'America/New_York' },
   },
+  {
+    // Kept when not given (see `keep`): an old client's PUT and an old file leave them as they are.
+    name: 'special_hours',
+    kind: 'special_days',
+    csv: 'optional',
+    location: false,
+    index: true,
+    keep: true,
+    request: {
+      description: `Days whose hours differ from the weekday's, in the store's time zone: at most ${SPECIAL_DAYS_MAX}, each date once. Left out: kept as stored; \`[]\` clears.`,
+      example: '2026-12-24=9:00 AM - 2:00 PM; 2026-12-25=Closed',
+      optional: true,
+    },
+    view: { description: 'Special days, by date.', example: '2026-12-24=9:00 AM - 2:00 PM; 2026-12-25=Closed' },
+  },
+  {
+    name: 'temporarily_closed',
+    kind: 'closure',
+    length: 32,
+    csv: 'optional',
+    location: false,
+    index: true,
+    keep: true,
+    request: {
+      description: 'A temporary closure, both dates inclusive in the store\'s calendar. Left out: kept as stored; `null` clears.',
+      example: '2027-01-04/2027-01-31',
+      optional: true,
+    },
+    view: { description: 'A temporary closure, or null.', example: '2027-01-04/2027-01-31' },
+  },
 ] as const satisfies readonly StoreFieldSpec[];
 
 type Field = (typeof STORE_FIELDS)[number];
 export type StoreFieldName = Field['name'];
 type NamesOf<F> = F extends { name: infer N extends string } ? N : never;
 
-/** A store's fields as a checked CSV row holds them: coordinates as numbers, the rest text. */
-export type StoreRow = { [F in Field as F['name']]: F['kind'] extends 'coordinate' ? number : string };
+/** A store's fields as a checked CSV row holds them: coordinates as numbers, the rest text; a `keep` field the file or request left out is undefined (stays as stored). */
+export type StoreRow = { [F in Field as F['name']]: F['kind'] extends 'coordinate' ? number : F extends { keep: true } ? string | undefined : string };
 
 /** A store as the search's index reads the catalogue (the fields with `index`): mysql2 gives DECIMAL as text, better-sqlite3 as a number. */
 export type CatalogStore = { [F in Extract<Field, { index: true }> as F['name']]: F['kind'] extends 'coordinate' ? number | string : string };
@@ -183,6 +222,9 @@ export const INDEX_FIELD_NAMES = (STORE_FIELDS as readonly StoreFieldSpec[]).fil
 
 /** The fields an import (and an admin write) compares and writes, in the CSV's order: all but the key. */
 export const STORED_FIELDS = STORE_FIELD_NAMES.filter((name): name is Exclude<StoreFieldName, 'code'> => name !== 'code');
+
+/** The fields a row leaves as stored when it does not give them (`keep`). */
+export const KEPT_FIELDS = (STORE_FIELDS as readonly StoreFieldSpec[]).filter((field) => field.keep).map((field) => field.name as StoreFieldName);
 
 /** The free-text fields: what a spreadsheet could take for a formula (the export guards them). */
 export const FREE_TEXT_FIELDS = STORE_FIELDS.filter((field) => field.kind === 'text').map((field) => field.name);

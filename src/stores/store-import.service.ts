@@ -10,16 +10,17 @@ import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { STORED_FIELDS, StoreCatalog, type StoredField } from './store-catalog.js';
-import { storeFieldText } from './store-fields.js';
+import { KEPT_FIELDS, storeFieldText } from './store-fields.js';
 import {
   STORE_CSV_HEADER_RULE,
-  STORE_CSV_HEADERS,
   formatProblem,
+  headerColumns,
   recordFirstLines,
   unguardRecord,
   validateStoreRecord,
   type RowProblem,
   type RowWarning,
+  type StoreCsvColumn,
   type StoreRow,
 } from './store-csv.js';
 import { Store } from './store.entity.js';
@@ -184,7 +185,7 @@ function changedFields(row: StoreRow, store: Store): FieldChange[] {
   return STORED_FIELDS.filter((field) => row[field] !== store[field]).map((field) => ({
     field,
     old: storeFieldText(field, store[field]),
-    new: storeFieldText(field, row[field]),
+    new: storeFieldText(field, row[field] ?? ''),
   }));
 }
 
@@ -406,14 +407,14 @@ export class StoreImportService {
     const codes = new Map<string, number>();
     let read = 0;
     let sawHeader = false;
-    for await (const { record, line, bytes, header, width } of this.records(open)) {
+    for await (const { record, line, bytes, header, columns } of this.records(open)) {
       await pacer.pause();
       if (header) {
         sawHeader = true;
         continue;
       }
       read++;
-      const result = validateStoreRecord(record, line, { zip: this.lookupZip }, width);
+      const result = validateStoreRecord(record, line, { zip: this.lookupZip }, columns);
       problems.push(...result.problems);
       warnings.push(...result.warnings);
       if (result.row) {
@@ -433,9 +434,9 @@ export class StoreImportService {
 
   /**
    * The CSV records of one pass, each with the line it starts on, the byte count read so far and
-   * the number of columns of the header (which is checked here: a wrong one is a StoreImportError).
+   * the columns of the header (which is checked here: a wrong one is a StoreImportError).
    */
-  private async *records(open: () => Readable): AsyncGenerator<{ record: string[]; line: number; bytes: number; header: boolean; width: number }> {
+  private async *records(open: () => Readable): AsyncGenerator<{ record: string[]; line: number; bytes: number; header: boolean; columns: StoreCsvColumn[] }> {
     const input = open();
     let bytes = 0;
     input.on('data', (chunk: Buffer | string) => (bytes += chunk.length));
@@ -443,17 +444,17 @@ export class StoreImportService {
     input.on('error', (error) => parser.destroy(error));
     const firstLine = recordFirstLines();
     let header = true;
-    let width = 0;
+    let columns: StoreCsvColumn[] = [];
     try {
       for await (const { record, info } of parser as AsyncIterable<Record>) {
         // The line is counted on the record as read; the fields are then taken back from the export's guard.
         const line = firstLine(record, info.empty_lines);
         if (header) {
-          const names = record.map((name) => name.trim().toLowerCase()).join(',');
-          if (!STORE_CSV_HEADERS.includes(names)) throw new StoreImportError([{ line, code: 'bad_header', reason: STORE_CSV_HEADER_RULE }]);
-          width = record.length;
+          const named = headerColumns(record);
+          if (!named) throw new StoreImportError([{ line, code: 'bad_header', reason: STORE_CSV_HEADER_RULE }]);
+          columns = named;
         }
-        yield { record: header ? record : unguardRecord(record), line, bytes, header, width };
+        yield { record: header ? record : unguardRecord(record), line, bytes, header, columns };
         header = false;
       }
     } catch (error) {
@@ -470,9 +471,9 @@ export class StoreImportService {
   /** Second pass: the rows, already known to be valid. */
   private async *rows(open: () => Readable): AsyncGenerator<{ row: StoreRow; line: number; rows: number; bytes: number }> {
     let rows = 0;
-    for await (const { record, line, bytes, header, width } of this.records(open)) {
+    for await (const { record, line, bytes, header, columns } of this.records(open)) {
       if (header) continue;
-      const { row } = validateStoreRecord(record, line, { zip: this.lookupZip, zone: zoneOf }, width);
+      const { row } = validateStoreRecord(record, line, { zip: this.lookupZip, zone: zoneOf }, columns);
       if (!row) throw new Error(`line ${line} changed between the two passes over the file`);
       rows++;
       yield { row, line, rows, bytes };
@@ -487,6 +488,8 @@ export class StoreImportService {
     const listed: StoreChange[] = [];
     for (const { row, line } of rows) {
       const current = existing.get(row.code);
+      // A column the file does not have leaves the stored value (KEPT_FIELDS); a new store has none.
+      for (const field of KEPT_FIELDS) (row as { [field: string]: unknown })[field] ??= current?.[field] ?? '';
       const fields = current && changedFields(row, current);
       if (fields?.length === 0) {
         summary.unchanged++;

@@ -51,6 +51,18 @@ export class Store {
   @Column({ name: 'time_zone', type: 'varchar', length: 64 })
   time_zone: string;
 
+  /**
+   * The days whose hours differ from the week, in shared/special-days.ts's text form
+   * (`2026-12-24=9:00 AM - 2:00 PM; 2026-12-25=Closed`, by date; empty: none). TEXT here,
+   * MEDIUMTEXT on MySQL (the migration): 400 days of long hours pass TEXT's 64 KB.
+   */
+  @Column({ name: 'special_hours', type: 'text' })
+  special_hours: string;
+
+  /** A temporary closure, `2027-01-04/2027-01-31` or `2027-01-04/..` (until further notice); empty: none. */
+  @Column({ name: 'temporarily_closed', type: 'varchar', length: 32 })
+  temporarily_closed: string;
+
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;
 

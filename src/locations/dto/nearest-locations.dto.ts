@@ -248,7 +248,7 @@ export class NearestLocationsRequest {
 
   @ValidateOpenAt({
     description:
-      'Ask about a moment (an extension of this service): `"now"`, or an RFC 3339 date-time with an offset (`2026-11-25T14:30:00-05:00`, `2026-11-25T19:30:00Z`). Each location then also carries `open`, `time_zone` and `next_change`, worked out in the store\'s own time zone. Left out: the locations are exactly as without it.',
+      'Ask about a moment (an extension of this service): `"now"`, or an RFC 3339 date-time with an offset (`2026-11-25T14:30:00-05:00`, `2026-11-25T19:30:00Z`). Each location then also carries `open`, `time_zone`, `next_change` and `hours_today`, worked out in the store\'s own time zone from its weekly hours, its special days, a temporary closure and the chain\'s holidays. Left out: the locations are exactly as without it.',
     example: 'now',
   })
   open_at?: string;
@@ -322,6 +322,21 @@ export class BusinessHours {
   @hours('Sunday', 'Closed') Sunday: string;
 }
 
+@ApiSchema({ name: 'HoursToday', description: "A store's hours on its own local date at `open_at`, and what decided them." })
+export class HoursToday {
+  @ApiProperty({ description: "The store's local date at `open_at`.", format: 'date', example: '2026-12-24' }) date: string;
+  @ApiProperty({ description: 'Its hours that day: `Closed`, or ranges as `business_hours` writes them.', example: '9:00 AM - 2:00 PM' }) hours: string;
+  @ApiProperty({
+    description:
+      "What decided them, in this order of precedence: `temporarily_closed` (a closure holds), `special` (the store's own special day), `holiday` (the chain's holiday), else `weekly` (the weekday's hours).",
+    enum: ['weekly', 'special', 'holiday', 'temporarily_closed'],
+    example: 'special',
+  })
+  kind: string;
+  @ApiProperty({ description: "The holiday's name when a holiday decided the day; else null.", type: 'string', nullable: true, example: null })
+  holiday: string | null;
+}
+
 @ApiSchema({ name: 'Location', description: 'A store location.' })
 export class Location {
   @ApiProperty({ description: 'Location name.', example: 'Fern & Fig Chelsea' }) name: string;
@@ -352,10 +367,13 @@ export class Location {
     format: 'date-time',
     nullable: true,
     description:
-      "Only with `open_at`: when the store next opens (if closed) or closes (if open) after that moment, RFC 3339 with the store's UTC offset then; null for a store that never changes (closed every day, or open around the clock).",
+      "Only with `open_at`: when the store next opens (if closed) or closes (if open) after that moment, RFC 3339 with the store's UTC offset then, following its special days, a temporary closure and the chain's holidays (so possibly weeks ahead: the end of a closure); null for a store that never changes (closed every day, open around the clock, closed until further notice) or whose next change is more than 400 days ahead.",
     example: '2026-11-25T18:00:00-05:00',
   })
   next_change?: string | null;
+
+  @ApiPropertyOptional({ type: HoursToday, description: "Only with `open_at`: the store's hours on its local date at that moment, and what decided them." })
+  hours_today?: HoursToday;
 }
 
 @ApiSchema({ name: 'NearestLocationsResponse' })

@@ -1,15 +1,64 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsString, ValidateBy, type ValidationArguments } from 'class-validator';
+import { IsString, ValidateBy, ValidateIf, type ValidationArguments } from 'class-validator';
 import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
 import { ValidateUsState } from '../../geo/validate-us-state.js';
 import { ROW_PROBLEM_CODES, STORE_CSV_COLUMNS, type RowProblem, type RowProblemCode, type StoreCsvColumn } from '../store-csv.js';
 import { MAX_LISTED_CHANGES, MAX_LISTED_PROBLEMS, type ImportSummary } from '../store-import.service.js';
 import { STORE_CODE_LENGTH, STORE_FIELD_NAMES, STORE_FIELDS, storeFieldText, type StoreFields, type StoreViewFields } from '../store-fields.js';
 import type { Store } from '../store.entity.js';
+import {
+  closureProblems,
+  closureText,
+  parseClosure,
+  parseSpecialDays,
+  specialDaysProblems,
+  specialDaysText,
+  SPECIAL_DAYS_MAX,
+  type Closure,
+  type PathProblem,
+  type SpecialDay,
+} from '../../shared/special-days.js';
 
 /** Text as a CSV field holds it; the rules of a store row (store-csv.ts) check it afterwards, with the import's messages. */
 const Field = (options: FieldOptions) => ValidateField({ type: 'string', ...options }, IsString({ message: ({ property }) => `${property} must be a string` }));
+
+@ApiSchema({ name: 'AdminSpecialDay', description: "A day whose hours differ from the weekday's, in the store's own calendar." })
+export class SpecialDayView {
+  @ApiProperty({ description: 'The date, YYYY-MM-DD, in the store\'s time zone.', format: 'date', example: '2026-12-24' }) date: string;
+  @ApiProperty({ description: 'Its hours: `Closed`, or ranges as the weekly hours (`12:00 AM` as a close is midnight at its end).', example: '9:00 AM - 2:00 PM' })
+  hours: string;
+}
+
+@ApiSchema({ name: 'AdminStoreClosure', description: "A temporary closure: the store is closed from `from` to `until`, both inclusive, in its own calendar." })
+export class ClosureView {
+  @ApiProperty({ description: 'The first day closed.', format: 'date', example: '2027-01-04' }) from: string;
+  @ApiProperty({ description: 'The last day closed, not before `from`; null: until further notice.', format: 'date', type: 'string', nullable: true, example: '2027-01-31' })
+  until: string | null;
+}
+
+/**
+ * A field the admin API takes as JSON and the CSV as text (special days, a closure): checked with
+ * every problem named by its path (`special_hours[1].date`, 0-based). `null` is a value here, not
+ * "left out": as in JSON Merge Patch it clears the field, where leaving the field out keeps it.
+ */
+function JsonField(schema: FieldOptions, problemsOf: (value: unknown) => PathProblem[]): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional(schema),
+    ValidateIf((_, value) => value !== undefined),
+    ValidateBy({
+      name: 'isStoreJson',
+      validator: {
+        validate: (value: unknown) => problemsOf(value).length === 0,
+        defaultMessage: ({ property, value }: ValidationArguments) =>
+          problemsOf(value)
+            .map(({ path, reason }) => `${property}${path} ${reason}`)
+            .join('; '),
+      },
+    }),
+  );
+}
 
 /*
  * The request's and the view's properties are the table's (store-fields.ts), each field's check and
@@ -19,18 +68,61 @@ const Field = (options: FieldOptions) => ValidateField({ type: 'string', ...opti
 /* eslint-disable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
 @ApiSchema({
   name: 'AdminStoreRequest',
-  description: 'A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row.',
+  description:
+    'A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours` and `temporarily_closed` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing.',
 })
 export class StoreRequest {}
-export interface StoreRequest extends StoreFields {}
-for (const field of STORE_FIELDS) if ('request' in field) Field(field.request)(StoreRequest.prototype, field.name);
+export interface StoreRequest extends Omit<StoreFields, 'special_hours' | 'temporarily_closed'> {
+  special_hours?: SpecialDay[] | null;
+  temporarily_closed?: Closure | null;
+}
+const JSON_FIELDS: Record<string, PropertyDecorator> = {
+  special_hours: JsonField(
+    {
+      type: [SpecialDayView],
+      description: `Days whose hours differ from the weekday's (a holiday's included), at most ${SPECIAL_DAYS_MAX}, each date once; answered by date. Left out: kept as stored; \`[]\` or \`null\` clears.`,
+      example: [
+        { date: '2026-12-24', hours: '9:00 AM - 2:00 PM' },
+        { date: '2026-12-26', hours: 'Closed' },
+      ],
+    },
+    (value) => (value === null ? [] : specialDaysProblems(value)),
+  ),
+  temporarily_closed: JsonField(
+    {
+      type: ClosureView,
+      nullable: true,
+      description: 'A temporary closure: closed whatever the hours say. Left out: kept as stored; `null` clears.',
+      example: null,
+    },
+    closureProblems,
+  ),
+};
+for (const field of STORE_FIELDS) if ('request' in field) (JSON_FIELDS[field.name] ?? Field(field.request))(StoreRequest.prototype, field.name);
+
+/** A request's fields as the store services take them: the JSON fields in their text form, left out when left out. */
+export function storeFields(request: StoreRequest): StoreFields {
+  const { special_hours, temporarily_closed, ...rest } = request;
+  return {
+    ...rest,
+    ...(special_hours !== undefined && { special_hours: specialDaysText(special_hours ?? []) }),
+    ...(temporarily_closed !== undefined && { temporarily_closed: closureText(temporarily_closed) }),
+  };
+}
 
 @ApiSchema({ name: 'AdminStore', description: 'A store as stored: what searches answer with, and its code.' })
 export class StoreView {}
-export interface StoreView extends StoreViewFields {
+export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temporarily_closed'> {
+  special_hours: SpecialDay[];
+  temporarily_closed: Closure | null;
   updated_at: string;
 }
-for (const { name, view } of STORE_FIELDS) ApiProperty({ type: String, ...view })(StoreView.prototype, name);
+for (const { name, view } of STORE_FIELDS) {
+  if (name === 'special_hours') ApiProperty({ type: [SpecialDayView], description: 'Special days, by date; empty when none.' })(StoreView.prototype, name);
+  else if (name === 'temporarily_closed')
+    ApiProperty({ type: ClosureView, nullable: true, description: 'A temporary closure, or null.' })(StoreView.prototype, name);
+  else ApiProperty({ type: String, ...view })(StoreView.prototype, name);
+}
 /* eslint-enable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
 ApiProperty({ type: String, description: 'When it last changed (ISO 8601, UTC).', format: 'date-time', example: '2026-11-24T10:00:00.000Z' })(
   StoreView.prototype,
@@ -224,8 +316,13 @@ export function importView(summary: ImportSummary, dryRun: boolean): ImportView 
 }
 
 export function storeView(store: Store): StoreView {
-  const view = {} as StoreView;
+  const view = {} as Record<string, unknown>;
   for (const name of STORE_FIELD_NAMES) view[name] = storeFieldText(name, store[name]);
+  // Stored in their checked text form; a value edited by hand into the table that does not parse shows as none.
+  const special = parseSpecialDays(store.special_hours ?? '');
+  view.special_hours = 'days' in special ? special.days : [];
+  const closure = parseClosure(store.temporarily_closed ?? '');
+  view.temporarily_closed = 'closure' in closure ? closure.closure : null;
   view.updated_at = store.updatedAt.toISOString();
-  return view;
+  return view as unknown as StoreView;
 }
