@@ -9,6 +9,7 @@ import { loadEnvironment } from './config/environment.js';
 import { databaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { holidaysCommand } from './stores/holidays.command.js';
 import { storesCommand } from './stores/stores.command.js';
 import { StoresModule } from './stores/stores.module.js';
 import { tokensCommand } from './tokens/tokens.command.js';
@@ -40,6 +41,7 @@ const withApp: WithApp = async (run) => {
 const program = new Command('plant-store').description('Operator command line of the plant store service.').showHelpAfterError();
 tokensCommand(program, withApp);
 storesCommand(program, withApp);
+holidaysCommand(program, withApp);
 
 program.parseAsync().catch((error: unknown) => {
   // A closed stdout (`… export | head`) is the reader's choice, not a failure.

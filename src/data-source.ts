@@ -6,6 +6,7 @@ import { databaseOptions } from './database/database-options.js';
 import { explainConnectionError } from './database/database-tls.js';
 import { IdempotencyKey } from './plants/idempotency-key.entity.js';
 import { Plant } from './plants/plant.entity.js';
+import { Holiday } from './stores/holiday.entity.js';
 import { Store } from './stores/store.entity.js';
 import { ApiToken } from './tokens/api-token.entity.js';
 
@@ -25,4 +26,4 @@ class CliDataSource extends DataSource {
   }
 }
 
-export default new CliDataSource({ ...databaseOptions(database), entities: [ApiToken, Plant, IdempotencyKey, Store] });
+export default new CliDataSource({ ...databaseOptions(database), entities: [ApiToken, Plant, IdempotencyKey, Store, Holiday] });

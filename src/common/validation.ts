@@ -53,8 +53,10 @@ function describe(errors: ValidationError[], parent = ''): string | undefined {
     if (constraints.length > 0) {
       const [name, message] = constraints.sort(([a], [b]) => PRIORITY.indexOf(b) - PRIORITY.indexOf(a))[0];
       if (name === 'whitelistValidation') return `unknown field ${path}`;
-      // class-validator starts its messages with the bare property name; say the full path instead.
-      return message.startsWith(`${error.property} `) ? `${path}${message.slice(error.property.length)}` : `${path}: ${message}`;
+      // class-validator starts its messages with the bare property name (or a path within it,
+      // `special_hours[1].date …`); say the full path instead.
+      const named = [' ', '[', '.'].some((next) => message.startsWith(`${error.property}${next}`));
+      return named ? `${path}${message.slice(error.property.length)}` : `${path}: ${message}`;
     }
     const nested = describe(error.children ?? [], path);
     if (nested) return nested;

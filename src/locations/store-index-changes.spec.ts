@@ -1,5 +1,5 @@
 import type { Metrics } from '../metrics/metrics.js';
-import type { CatalogChange, CatalogStore, StoreCatalog } from '../stores/store-catalog.js';
+import type { CatalogChange, CatalogHoliday, CatalogStore, StoreCatalog } from '../stores/store-catalog.js';
 import type { StoresSettings } from '../stores/stores.config.js';
 import { nearestResponse, scopedResponse, type Moment, type Scope } from './nearest-response.js';
 import { StoreIndex } from './store-index.js';
@@ -18,6 +18,13 @@ function random(seed: number): () => number {
 
 const HOURS = ['9:00 AM - 6:00 PM', '10:00 AM - 4:00 PM', 'Closed', '12:00 AM - 11:59 PM'];
 const ZONES = ['America/New_York', 'America/Chicago', 'America/Los_Angeles'];
+// Around the Monday the searches ask about (2026-11-23): special days, closures and holidays that decide it or the days after.
+const SPECIAL = ['', '', '2026-11-23=Closed', '2026-11-23=10:00 AM - 12:00 PM; 2026-11-24=Closed', '2026-11-25=12:00 AM - 12:00 AM'];
+const CLOSURES = ['', '', '', '2026-11-20/2026-11-23', '2026-11-23/..', '2026-11-24/2026-12-31'];
+const HOLIDAYS: CatalogHoliday[] = [
+  { date: '2026-11-23', name: 'Founders Day', hours: '1:00 PM - 3:00 PM', states: 'NJ' },
+  { date: '2026-11-26', name: 'Thanksgiving Day', hours: 'Closed', states: '' },
+];
 const STATES = ['NY', 'NJ', 'CT'];
 const CITIES = ['Springfield', 'Riverside', 'Salem'];
 // Few names (one with a character above the Basic Multilingual Plane, ordered by UTF-16 code
@@ -45,8 +52,8 @@ function storeMaker(next: () => number) {
     saturday: pick(HOURS),
     sunday: pick(HOURS),
     time_zone: pick(ZONES),
-    special_hours: '',
-    temporarily_closed: '',
+    special_hours: pick(SPECIAL),
+    temporarily_closed: pick(CLOSURES),
   });
 }
 
@@ -85,6 +92,7 @@ class Catalogue {
     return {
       version: () => Promise.resolve(this.version),
       pages: () => this.pages(),
+      holidays: () => Promise.resolve(HOLIDAYS),
       onChange: () => undefined,
       changesSince: (since: number): Promise<CatalogChange> => {
         const codes = new Set<string>();
@@ -112,7 +120,7 @@ function indexOver(catalogue: Catalogue): StoreIndex {
 async function compare(index: StoreIndex, catalogue: Catalogue, next: () => number): Promise<void> {
   // The fresh snapshot reads the stores in another order than the index did: only the answers must agree.
   const rows = [...catalogue.stores.values()].sort(() => next() - 0.5);
-  const fresh = await buildSnapshot(catalogue.version, [rows]);
+  const fresh = await buildSnapshot(catalogue.version, [rows], HOLIDAYS);
   const monday: Moment = { at: Date.parse('2026-11-23T17:30:00Z'), openOnly: false };
   const mondayOpen: Moment = { ...monday, openOnly: true };
   const centers = [

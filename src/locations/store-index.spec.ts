@@ -31,6 +31,7 @@ function indexOver(catalogue: { rows: CatalogStore[]; version: number }): StoreI
     pages: async function* () {
       yield await Promise.resolve(catalogue.rows);
     },
+    holidays: () => Promise.resolve([]),
     onChange: () => undefined,
     // No change log here: every change is a load.
     changesSince: () => Promise.resolve({ version: catalogue.version, reload: true }),

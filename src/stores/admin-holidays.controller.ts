@@ -13,6 +13,7 @@ import {
 import type { Response } from 'express';
 import { AllExceptionsFilter } from '../common/all-exceptions.filter.js';
 import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
+import { adminHeaders } from '../common/api-headers.js';
 import { AdminScope, CurrentCaller } from '../common/auth.decorators.js';
 import type { Caller } from '../common/caller.js';
 import { ErrorBody } from '../common/error-body.js';
@@ -88,7 +89,7 @@ export class AdminHolidaysController {
   })
   @ApiParam(DATE_PARAM)
   @ApiOkResponse({ description: 'Replaced (or unchanged).', type: HolidayView })
-  @ApiCreatedResponse({ description: 'Created.', type: HolidayView })
+  @ApiCreatedResponse({ description: 'Created; `Location` is the holiday.', type: HolidayView, headers: adminHeaders('Location') })
   @ApiBadRequestResponse(BAD_DATE)
   async put(
     @CurrentCaller() caller: Caller,

@@ -7,6 +7,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { hoursProblem } from '../shared/business-hours.js';
 import { dayNumber } from '../shared/special-days.js';
 import { INDEX_FIELD_NAMES, STORED_FIELDS, type CatalogStore, type StoreRow } from './store-fields.js';
+import { Holiday } from './holiday.entity.js';
 import { Store } from './store.entity.js';
 
 export { STORED_FIELDS, type CatalogStore } from './store-fields.js';
@@ -135,12 +136,14 @@ export class CatalogWrite {
 
   /** Sets the holiday of `holiday.date` (added or replaced); every instance's index then reloads, as every store may be concerned. */
   readonly setHoliday = async (holiday: CatalogHoliday): Promise<void> => {
-    const mysql = this.manager.connection.driver.options.type !== 'better-sqlite3';
+    const { driver } = this.manager.connection;
+    const mysql = driver.options.type !== 'better-sqlite3';
+    const updatedAt: unknown = driver.preparePersistentValue(new Date(), this.manager.connection.getMetadata(Holiday).findColumnWithPropertyName('updatedAt')!);
     await this.manager.query(
       mysql
         ? 'INSERT INTO holidays (date, name, hours, states, updated_at) VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name), hours = VALUES(hours), states = VALUES(states), updated_at = VALUES(updated_at)'
         : 'INSERT INTO holidays (date, name, hours, states, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (date) DO UPDATE SET name = excluded.name, hours = excluded.hours, states = excluded.states, updated_at = excluded.updated_at',
-      [holiday.date, holiday.name, holiday.hours, holiday.states, new Date()],
+      [holiday.date, holiday.name, holiday.hours, holiday.states, updatedAt],
     );
     this.holidaysChanged = true;
     this.codes = undefined;

@@ -81,7 +81,7 @@ export function storesCommand(program: Command, withApp: WithApp): void {
       'Validate every row of a stores CSV, then upsert them by code in one transaction (nothing is written if any row is bad). ' +
         'A dry run prints every change as a table on stdout and the catalogue version to apply it with (--if-version).',
     )
-    .argument('<file>', 'CSV with header code,name,address,city,state,zip,lat,lng,monday,…,sunday[,time_zone]')
+    .argument('<file>', 'CSV with header code,name,address,city,state,zip,lat,lng,monday,…,sunday[,time_zone][,special_hours][,temporarily_closed]')
     .option('--dry-run', 'validate and list the changes, write nothing')
     .option('--prune', 'also delete stores whose code is not in the file')
     .option('--if-version <version>', "apply only if the catalogue is still at this version (a dry run's), else exit 3 writing nothing", nonNegativeInteger)

@@ -23,15 +23,23 @@ export interface StoreInput {
   city?: string;
   state?: string;
   hours?: Partial<typeof WEEK_OPEN>;
-  /** The CSV's optional time_zone cell; when no store has one the file has the fifteen required columns only. */
+  /** The CSV's optional time_zone cell; when no store has one the file has no such column. */
   timeZone?: string;
+  /** The optional special_hours cell (`2026-12-24=9:00 AM - 2:00 PM; …`); likewise. */
+  special?: string;
+  /** The optional temporarily_closed cell (`2027-01-04/2027-01-31`, `2027-01-04/..`); likewise. */
+  closure?: string;
 }
 
 const quote = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
 
 /** A stores CSV in the import format, one row per store. */
 export function storesCsv(stores: StoreInput[]): string {
-  const columns = stores.some((s) => s.timeZone !== undefined) ? STORE_CSV_COLUMNS : STORE_CSV_REQUIRED_COLUMNS;
+  // The required columns, and each optional one that some store gives.
+  const given = { time_zone: 'timeZone', special_hours: 'special', temporarily_closed: 'closure' } as const;
+  const columns = STORE_CSV_COLUMNS.filter(
+    (column) => STORE_CSV_REQUIRED_COLUMNS.includes(column) || stores.some((s) => s[given[column as keyof typeof given]] !== undefined),
+  );
   const rows = stores.map((s) => {
     const hours = { ...WEEK_OPEN, ...s.hours };
     const values: Record<string, string> = {
@@ -45,6 +53,8 @@ export function storesCsv(stores: StoreInput[]): string {
       lng: s.lng === undefined ? '' : typeof s.lng === 'number' ? s.lng.toFixed(6) : s.lng,
       ...hours,
       time_zone: s.timeZone ?? '',
+      special_hours: s.special ?? '',
+      temporarily_closed: s.closure ?? '',
     };
     return columns.map((c) => quote(values[c] ?? '')).join(',');
   });

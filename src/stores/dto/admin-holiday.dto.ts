@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, ValidateBy, type ValidationArguments } from 'class-validator';
 import { ValidateField, ValidateText } from '../../common/validators.js';
 import { hoursProblem } from '../../shared/business-hours.js';
@@ -23,7 +23,7 @@ export class HolidayRequest {
             ? `${property} must be a string`
             : value.length > DAY_HOURS_MAX
               ? `${property} must be at most ${DAY_HOURS_MAX} characters`
-              : `${property}: ${hoursProblem(value)}`,
+              : `${property} ${hoursProblem(value)}`,
       },
     }),
   )
@@ -61,7 +61,7 @@ export class HolidayView {
   @ApiProperty({ description: 'The date, YYYY-MM-DD.', format: 'date', example: '2026-12-25' }) date: string;
   @ApiProperty({ description: 'Its name.', example: 'Christmas Day' }) name: string;
   @ApiProperty({ description: "The stores' hours that day.", example: 'Closed' }) hours: string;
-  @ApiPropertyOptional({ description: 'The states whose stores keep it, in order; null: every store.', type: [String], nullable: true, example: null })
+  @ApiProperty({ description: 'The states whose stores keep it, in order; null: every store.', type: [String], nullable: true, example: null })
   states: string[] | null;
   @ApiProperty({ description: 'When it last changed (ISO 8601, UTC).', format: 'date-time', example: '2026-11-24T10:00:00.000Z' }) updated_at: string;
 }

@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaPath } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsString, ValidateBy, ValidateIf, type ValidationArguments } from 'class-validator';
 import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
@@ -66,6 +66,7 @@ function JsonField(schema: FieldOptions, problemsOf: (value: unknown) => PathPro
  * class), an interface of the same name their types.
  */
 /* eslint-disable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
+@ApiExtraModels(ClosureView)
 @ApiSchema({
   name: 'AdminStoreRequest',
   description:
@@ -90,7 +91,8 @@ const JSON_FIELDS: Record<string, PropertyDecorator> = {
   ),
   temporarily_closed: JsonField(
     {
-      type: ClosureView,
+      // A reference is not nullable in OpenAPI 3.0; beside allOf it is.
+      allOf: [{ $ref: getSchemaPath(ClosureView) }],
       nullable: true,
       description: 'A temporary closure: closed whatever the hours say. Left out: kept as stored; `null` clears.',
       example: null,
@@ -110,6 +112,7 @@ export function storeFields(request: StoreRequest): StoreFields {
   };
 }
 
+@ApiExtraModels(ClosureView)
 @ApiSchema({ name: 'AdminStore', description: 'A store as stored: what searches answer with, and its code.' })
 export class StoreView {}
 export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temporarily_closed'> {
@@ -120,7 +123,7 @@ export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temp
 for (const { name, view } of STORE_FIELDS) {
   if (name === 'special_hours') ApiProperty({ type: [SpecialDayView], description: 'Special days, by date; empty when none.' })(StoreView.prototype, name);
   else if (name === 'temporarily_closed')
-    ApiProperty({ type: ClosureView, nullable: true, description: 'A temporary closure, or null.' })(StoreView.prototype, name);
+    ApiProperty({ allOf: [{ $ref: getSchemaPath(ClosureView) }], nullable: true, description: 'A temporary closure, or null.' })(StoreView.prototype, name);
   else ApiProperty({ type: String, ...view })(StoreView.prototype, name);
 }
 /* eslint-enable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
