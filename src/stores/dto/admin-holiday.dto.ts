@@ -23,7 +23,7 @@ export class HolidayRequest {
             ? `${property} must be a string`
             : value.length > DAY_HOURS_MAX
               ? `${property} must be at most ${DAY_HOURS_MAX} characters`
-              : `${property} ${hoursProblem(value)}`,
+              : (hoursProblem(value) ?? ''),
       },
     }),
   )

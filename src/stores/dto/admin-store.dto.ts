@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsString, ValidateBy, ValidateIf, type ValidationArguments } from 'class-validator';
 import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
@@ -31,12 +31,20 @@ export class SpecialDayView {
   hours: string;
 }
 
-@ApiSchema({ name: 'AdminStoreClosure', description: "A temporary closure: the store is closed from `from` to `until`, both inclusive, in its own calendar." })
-export class ClosureView {
-  @ApiProperty({ description: 'The first day closed.', format: 'date', example: '2027-01-04' }) from: string;
-  @ApiProperty({ description: 'The last day closed, not before `from`; null: until further notice.', format: 'date', type: 'string', nullable: true, example: '2027-01-31' })
-  until: string | null;
-}
+/**
+ * A temporary closure or null, written out in place: OpenAPI 3.0 cannot make a reference to a
+ * schema nullable (`nullable` beside `allOf` still refuses null in the referenced object).
+ */
+const CLOSURE_SCHEMA: ApiPropertyOptions = {
+  type: 'object',
+  nullable: true,
+  additionalProperties: false,
+  required: ['from', 'until'],
+  properties: {
+    from: { type: 'string', format: 'date', description: 'The first day closed, in the store\'s calendar.', example: '2027-01-04' },
+    until: { type: 'string', format: 'date', nullable: true, description: 'The last day closed, not before `from`; null: until further notice.', example: '2027-01-31' },
+  },
+};
 
 /**
  * A field the admin API takes as JSON and the CSV as text (special days, a closure): checked with
@@ -66,7 +74,6 @@ function JsonField(schema: FieldOptions, problemsOf: (value: unknown) => PathPro
  * class), an interface of the same name their types.
  */
 /* eslint-disable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
-@ApiExtraModels(ClosureView)
 @ApiSchema({
   name: 'AdminStoreRequest',
   description:
@@ -91,9 +98,7 @@ const JSON_FIELDS: Record<string, PropertyDecorator> = {
   ),
   temporarily_closed: JsonField(
     {
-      // A reference is not nullable in OpenAPI 3.0; beside allOf it is.
-      allOf: [{ $ref: getSchemaPath(ClosureView) }],
-      nullable: true,
+      ...CLOSURE_SCHEMA,
       description: 'A temporary closure: closed whatever the hours say. Left out: kept as stored; `null` clears.',
       example: null,
     },
@@ -112,7 +117,6 @@ export function storeFields(request: StoreRequest): StoreFields {
   };
 }
 
-@ApiExtraModels(ClosureView)
 @ApiSchema({ name: 'AdminStore', description: 'A store as stored: what searches answer with, and its code.' })
 export class StoreView {}
 export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temporarily_closed'> {
@@ -123,7 +127,7 @@ export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temp
 for (const { name, view } of STORE_FIELDS) {
   if (name === 'special_hours') ApiProperty({ type: [SpecialDayView], description: 'Special days, by date; empty when none.' })(StoreView.prototype, name);
   else if (name === 'temporarily_closed')
-    ApiProperty({ allOf: [{ $ref: getSchemaPath(ClosureView) }], nullable: true, description: 'A temporary closure, or null.' })(StoreView.prototype, name);
+    ApiProperty({ ...CLOSURE_SCHEMA, description: 'A temporary closure, or null.' })(StoreView.prototype, name);
   else ApiProperty({ type: String, ...view })(StoreView.prototype, name);
 }
 /* eslint-enable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
