@@ -41,7 +41,8 @@ describe('special days, temporary closures and holidays', () => {
     return { special_hours: store.special_hours, temporarily_closed: store.temporarily_closed };
   };
   const holidays = () => t.dataSource.getRepository(Holiday).find({ order: { date: 'ASC' } });
-  const version = async () => Number((await t.dataSource.query<Array<{ version: number | string }>>('SELECT version FROM store_catalog WHERE id = 1'))[0].version);
+  const version = async () =>
+    Number((await t.dataSource.query<Array<{ version: number | string }>>('SELECT version FROM store_catalog WHERE id = 1'))[0].version);
 
   beforeAll(async () => {
     t = await createTestApp({ env: ENV });
@@ -51,7 +52,11 @@ describe('special days, temporary closures and holidays', () => {
     const christmas = await t.http.put('/admin/holidays/2026-12-25').set(bearer(admin)).send({ name: 'Christmas Day', hours: 'Closed' }).expect(201);
     expect(christmas.body).toEqual({ date: '2026-12-25', name: 'Christmas Day', hours: 'Closed', states: null, updated_at: expect.any(String) as string });
     expect(christmas.headers.location).toBe('/admin/holidays/2026-12-25');
-    await t.http.put('/admin/holidays/2026-12-24').set(bearer(admin)).send({ name: 'Christmas Eve', hours: '9:00 AM - 4:00 PM', states: ['nj'] }).expect(201);
+    await t.http
+      .put('/admin/holidays/2026-12-24')
+      .set(bearer(admin))
+      .send({ name: 'Christmas Eve', hours: '9:00 AM - 4:00 PM', states: ['nj'] })
+      .expect(201);
   });
   afterAll(() => t.close());
 
@@ -133,7 +138,11 @@ describe('special days, temporary closures and holidays', () => {
 
   describe('the admin API of a store', () => {
     const body = { name: 'Admin Store', address: '1 Main St', city: 'New York', state: 'NY', zip: '10001', ...WEEK_OPEN, time_zone: 'America/New_York' };
-    const put = (fields: object) => t.http.put('/admin/stores/ADM').set(bearer(admin)).send({ ...body, ...fields });
+    const put = (fields: object) =>
+      t.http
+        .put('/admin/stores/ADM')
+        .set(bearer(admin))
+        .send({ ...body, ...fields });
 
     it('takes both fields as JSON, answers them by date, and keeps them when a later PUT leaves them out', async () => {
       const res = await put({
@@ -169,9 +178,28 @@ describe('special days, temporary closures and holidays', () => {
     });
 
     it.each([
-      [{ special_hours: [{ date: '2026-12-24', hours: 'Closed' }, { date: '2026-13-01', hours: 'Closed' }] }, 'special_hours[1].date "2026-13-01" is not a calendar date from 2000 to 2199'],
-      [{ special_hours: [{ date: '2026-12-24', hours: '9 to 5' }] }, 'special_hours[0].hours "9 to 5" is not a time range like "9:00 AM - 6:00 PM" (or "Closed")'],
-      [{ special_hours: [{ date: '2026-12-24', hours: 'Closed' }, { date: '2026-12-24', hours: 'Closed' }] }, 'special_hours[1].date 2026-12-24 is already at [0]'],
+      [
+        {
+          special_hours: [
+            { date: '2026-12-24', hours: 'Closed' },
+            { date: '2026-13-01', hours: 'Closed' },
+          ],
+        },
+        'special_hours[1].date "2026-13-01" is not a calendar date from 2000 to 2199',
+      ],
+      [
+        { special_hours: [{ date: '2026-12-24', hours: '9 to 5' }] },
+        'special_hours[0].hours "9 to 5" is not a time range like "9:00 AM - 6:00 PM" (or "Closed")',
+      ],
+      [
+        {
+          special_hours: [
+            { date: '2026-12-24', hours: 'Closed' },
+            { date: '2026-12-24', hours: 'Closed' },
+          ],
+        },
+        'special_hours[1].date 2026-12-24 is already at [0]',
+      ],
       [{ special_hours: 'Closed' }, 'special_hours must be a list of {"date", "hours"}'],
       [{ temporarily_closed: { from: '2027-02-01', until: '2027-01-31' } }, 'temporarily_closed.until 2027-01-31 is before from (2027-02-01)'],
       [{ temporarily_closed: { from: '2027-02-01' } }, 'temporarily_closed.until is required: a date, or null for until further notice'],
@@ -199,7 +227,7 @@ describe('special days, temporary closures and holidays', () => {
     });
 
     it('leaves both fields of every store as they are when the file has not the columns', async () => {
-      const res = await upload(storesCsv(STORES.map(({ special, closure, ...store }) => ({ ...store, name: `${store.name}!` })))).expect(200);
+      const res = await upload(storesCsv(STORES.map((store) => ({ ...store, special: undefined, closure: undefined, name: `${store.name}!` })))).expect(200);
       expect(res.body).toMatchObject({ updated: STORES.length });
       await expect(stored('NY-EVE')).resolves.toEqual({ special_hours: '2026-12-24=9:00 AM - 2:00 PM', temporarily_closed: '' });
       await expect(stored('NY-SHUT')).resolves.toEqual({ special_hours: '', temporarily_closed: '2026-12-20/2027-01-10' });
@@ -220,7 +248,13 @@ describe('special days, temporary closures and holidays', () => {
           name: 'A New York Short Eve',
           fields: [{ field: 'special_hours', old: '2026-12-24=9:00 AM - 2:00 PM', new: '2026-12-24=9:00 AM - 1:00 PM; 2026-12-31=Closed' }],
         },
-        { change: 'update', line: 3, code: 'NY-SHUT', name: 'B New York Renovating', fields: [{ field: 'temporarily_closed', old: '2026-12-20/2027-01-10', new: '' }] },
+        {
+          change: 'update',
+          line: 3,
+          code: 'NY-SHUT',
+          name: 'B New York Renovating',
+          fields: [{ field: 'temporarily_closed', old: '2026-12-20/2027-01-10', new: '' }],
+        },
       ]);
       await expect(stored('NY-SHUT')).resolves.toEqual({ special_hours: '', temporarily_closed: '2026-12-20/2027-01-10' });
     });
@@ -260,7 +294,11 @@ describe('special days, temporary closures and holidays', () => {
       const before = await version();
       await t.http.put('/admin/holidays/2027-01-01').set(bearer(admin)).send({ name: "New Year's Day", hours: 'Closed' }).expect(200);
       await expect(version()).resolves.toBe(before);
-      await t.http.put('/admin/holidays/2027-01-01').set(bearer(admin)).send({ name: "New Year's Day", hours: '12:00 PM - 5:00 PM', states: ['NY', 'CT'] }).expect(200);
+      await t.http
+        .put('/admin/holidays/2027-01-01')
+        .set(bearer(admin))
+        .send({ name: "New Year's Day", hours: '12:00 PM - 5:00 PM', states: ['NY', 'CT'] })
+        .expect(200);
       await expect(version()).resolves.toBe(before + 1);
       expect((await holidays()).find((h) => h.date === '2027-01-01')).toMatchObject({ hours: '12:00 PM - 5:00 PM', states: 'CT,NY' });
       await t.http.delete('/admin/holidays/2027-01-01').set(bearer(admin)).expect(204);
@@ -273,9 +311,21 @@ describe('special days, temporary closures and holidays', () => {
       ['/admin/holidays/2026-02-30', { name: 'x', hours: 'Closed' }, 'date "2026-02-30" is not a calendar date from 2000 to 2199'],
       ['/admin/holidays/tomorrow', { name: 'x', hours: 'Closed' }, 'date "tomorrow" is not a date like 2026-12-24 (YYYY-MM-DD)'],
       ['/admin/holidays/2027-07-04', { name: ' ', hours: 'Closed' }, 'name must not be only white space'],
-      ['/admin/holidays/2027-07-04', { name: 'Independence Day', hours: 'closed' }, 'hours: "closed" is not a time range like "9:00 AM - 6:00 PM" (or "Closed")'],
-      ['/admin/holidays/2027-07-04', { name: 'Independence Day', hours: 'Closed', states: [] }, 'states must name at least one state (leave it out for every store)'],
-      ['/admin/holidays/2027-07-04', { name: 'Independence Day', hours: 'Closed', states: ['NY', 'XX'] }, 'states[1] must be a US state or territory code such as NY'],
+      [
+        '/admin/holidays/2027-07-04',
+        { name: 'Independence Day', hours: 'closed' },
+        'hours: "closed" is not a time range like "9:00 AM - 6:00 PM" (or "Closed")',
+      ],
+      [
+        '/admin/holidays/2027-07-04',
+        { name: 'Independence Day', hours: 'Closed', states: [] },
+        'states must name at least one state (leave it out for every store)',
+      ],
+      [
+        '/admin/holidays/2027-07-04',
+        { name: 'Independence Day', hours: 'Closed', states: ['NY', 'XX'] },
+        'states[1] must be a US state or territory code such as NY',
+      ],
       ['/admin/holidays/2027-07-04', { name: 'Independence Day', hours: 'Closed', states: ['NY', 'ny'] }, 'states names a state twice'],
       ['/admin/holidays/2027-07-04', { name: 'Independence Day', hours: 'Closed', when: 'always' }, 'unknown field when'],
     ])('PUT %s %j is a 400 and writes nothing', async (path, sent, message) => {
@@ -293,7 +343,7 @@ describe('special days, temporary closures and holidays', () => {
     it("moves the catalogue's version: an import previewed before a holiday changed is refused with 412", async () => {
       const preview = await upload(storesCsv(STORES), '?dry_run=true').expect(200);
       await t.http.put('/admin/holidays/2027-07-04').set(bearer(admin)).send({ name: 'Independence Day', hours: 'Closed' }).expect(201);
-      await upload(storesCsv(STORES)).set('If-Match', preview.headers.etag as string).expect(412);
+      await upload(storesCsv(STORES)).set('If-Match', preview.headers.etag).expect(412);
       await t.http.delete('/admin/holidays/2027-07-04').set(bearer(admin)).expect(204);
     });
 

@@ -117,7 +117,7 @@ function dayRanges(text: string): readonly MinuteRange[] {
 function indexOfDay(dated: DatedHours | undefined, day: number): number {
   if (!dated) return -1;
   const { days } = dated;
-  for (let low = 0, high = days.length - 1; low <= high; ) {
+  for (let low = 0, high = days.length - 1; low <= high;) {
     const middle = (low + high) >>> 1;
     if (days[middle] === day) return middle;
     if (days[middle] < day) low = middle + 1;

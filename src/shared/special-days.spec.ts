@@ -1,4 +1,13 @@
-import { closureProblems, closureText, dayNumber, parseClosure, parseSpecialDays, specialDaysProblems, specialDaysText, SPECIAL_DAYS_MAX } from './special-days.js';
+import {
+  closureProblems,
+  closureText,
+  dayNumber,
+  parseClosure,
+  parseSpecialDays,
+  specialDaysProblems,
+  specialDaysText,
+  SPECIAL_DAYS_MAX,
+} from './special-days.js';
 
 describe('special days and closures', () => {
   it('takes calendar dates from 2000 to 2199 only', () => {
@@ -59,7 +68,9 @@ describe('special days and closures', () => {
   it('says which entry of a cell is wrong, counting from 1', () => {
     expect(parseSpecialDays('2026-12-24=Closed; 2026-12-24=Closed')).toEqual({ reason: 'day 2: 2026-12-24 appears twice' });
     expect(parseSpecialDays('2026-12-24=Closed; Christmas')).toEqual({ reason: 'day 2 ("Christmas") is not like 2026-12-24=9:00 AM - 2:00 PM' });
-    expect(parseSpecialDays('2026-12-24=9 AM - 2 PM')).toEqual({ reason: 'day 1 (2026-12-24): "9 AM - 2 PM" is not a time range like "9:00 AM - 6:00 PM" (or "Closed")' });
+    expect(parseSpecialDays('2026-12-24=9 AM - 2 PM')).toEqual({
+      reason: 'day 1 (2026-12-24): "9 AM - 2 PM" is not a time range like "9:00 AM - 6:00 PM" (or "Closed")',
+    });
     expect(parseClosure('2027-01-04')).toEqual({ reason: '"2027-01-04" is not like 2027-01-04/2027-01-31, or 2027-01-04/.. until further notice' });
     expect(parseClosure('2027-01-04/2027-01-01')).toEqual({ reason: 'until 2027-01-01 is before from (2027-01-04)' });
     expect(parseClosure('2027-01-04/')).toEqual({ reason: 'until "" is not a date like 2026-12-24 (YYYY-MM-DD)' });

@@ -100,7 +100,8 @@ export function closureProblems(value: unknown): PathProblem[] {
   if (until !== null && until !== undefined) {
     const badUntil = dateProblem(until);
     if (badUntil) problems.push({ path: '.until', reason: badUntil });
-    else if (!badFrom && (until as string) < (from as string)) problems.push({ path: '.until', reason: `${until as string} is before from (${from as string})` });
+    else if (!badFrom && (until as string) < (from as string))
+      problems.push({ path: '.until', reason: `${until as string} is before from (${from as string})` });
   } else if (until === undefined) problems.push({ path: '.until', reason: 'is required: a date, or null for until further notice' });
   return problems;
 }

@@ -1,4 +1,21 @@
-import { BadRequestException, Body, Controller, Delete, Get, HttpCode, Logger, NotFoundException, Param, Put, Res, UseFilters, type ArgumentsHost, type ExceptionFilter, Catch, type PipeTransform } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Logger,
+  NotFoundException,
+  Param,
+  Put,
+  Res,
+  UseFilters,
+  type ArgumentsHost,
+  type ExceptionFilter,
+  Catch,
+  type PipeTransform,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
@@ -40,9 +57,17 @@ class HolidayNotFoundFilter implements ExceptionFilter<HolidayNotFoundError> {
   }
 }
 
-const DATE_PARAM = { name: 'date', description: 'The date, YYYY-MM-DD, in each store\'s own calendar.', schema: { type: 'string' as const, format: 'date', example: '2026-12-25' } };
+const DATE_PARAM = {
+  name: 'date',
+  description: "The date, YYYY-MM-DD, in each store's own calendar.",
+  schema: { type: 'string' as const, format: 'date', example: '2026-12-25' },
+};
 const NOT_FOUND = { description: 'No holiday on this date.', type: ErrorBody, example: { error: 404, message: 'no holiday on 2026-12-25' } };
-const BAD_DATE = { description: 'The date is not a date, or the body is invalid.', type: ErrorBody, example: { error: 400, message: 'date "2026-13-01" is not a calendar date from 2000 to 2199' } };
+const BAD_DATE = {
+  description: 'The date is not a date, or the body is invalid.',
+  type: ErrorBody,
+  example: { error: 400, message: 'date "2026-13-01" is not a calendar date from 2000 to 2199' },
+};
 
 /**
  * The chain's holiday calendar: on a holiday's date, in each store's own calendar, the stores of
@@ -62,7 +87,11 @@ export class AdminHolidaysController {
 
   @Get()
   @AdminScope('reading holidays')
-  @ApiOperation({ operationId: 'adminListHolidays', summary: 'List the holidays', description: 'The whole calendar, by date (a chain has a few dozen a year).' })
+  @ApiOperation({
+    operationId: 'adminListHolidays',
+    summary: 'List the holidays',
+    description: 'The whole calendar, by date (a chain has a few dozen a year).',
+  })
   @ApiOkResponse({ description: 'The holidays, by date.', type: HolidayView, isArray: true })
   async list(): Promise<HolidayView[]> {
     return (await this.holidays.list()).map(holidayView);

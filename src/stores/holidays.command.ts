@@ -22,7 +22,8 @@ function hours(value: string): string {
 }
 
 function name(value: string): string {
-  if (!/\S/u.test(value) || [...value].length > 100 || !value.isWellFormed()) throw new InvalidArgumentError('must be 1 to 100 characters, not only white space');
+  if (!/\S/u.test(value) || [...value].length > 100 || !value.isWellFormed())
+    throw new InvalidArgumentError('must be 1 to 100 characters, not only white space');
   return value;
 }
 
@@ -50,8 +51,8 @@ export function holidaysCommand(program: Command, withApp: WithApp): void {
 
   holidays
     .command('set')
-    .description('Create or replace the holiday of a date; every instance\'s search follows it within STORE_INDEX_REFRESH_MS.')
-    .argument('<date>', 'YYYY-MM-DD, in each store\'s own calendar', date)
+    .description("Create or replace the holiday of a date; every instance's search follows it within STORE_INDEX_REFRESH_MS.")
+    .argument('<date>', "YYYY-MM-DD, in each store's own calendar", date)
     .requiredOption('--name <name>', 'its name, e.g. "Christmas Day"', name)
     .requiredOption('--hours <hours>', 'Closed, or ranges as the weekly hours ("9:00 AM - 2:00 PM")', hours)
     .option('--states <codes>', 'only the stores of these states, comma-separated (default: every store)', states)

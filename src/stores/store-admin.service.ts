@@ -41,7 +41,7 @@ export class StoreAdminService {
    */
   async upsert(code: string, fields: StoreFields): Promise<{ store: Store; created: boolean; warnings: string[] }> {
     const columns = STORE_CSV_COLUMNS.filter((column) => !KEPT_FIELDS.includes(column) || fields[column as keyof StoreFields] !== undefined);
-    const record = columns.map((column) => (column === 'code' ? code : (fields[column as keyof StoreFields] ?? '')));
+    const record = columns.map((column) => (column === 'code' ? code : (fields[column] ?? '')));
     const { row, problems, warnings } = validateStoreRecord(record, 0, { zip: (zip) => this.geocoder.lookup(zip), zone: zoneOf }, columns);
     if (!row) throw new StoreFieldsError(problems.map((p) => (p.column ? `${p.column}: ${p.reason}` : p.reason)).join('; '));
     // The path is the code as given; a code with surrounding spaces would be stored trimmed under another key.

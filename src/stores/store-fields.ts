@@ -189,7 +189,7 @@ export const STORE_FIELDS = [
     index: true,
     keep: true,
     request: {
-      description: 'A temporary closure, both dates inclusive in the store\'s calendar. Left out: kept as stored; `null` clears.',
+      description: "A temporary closure, both dates inclusive in the store's calendar. Left out: kept as stored; `null` clears.",
       example: '2027-01-04/2027-01-31',
       optional: true,
     },

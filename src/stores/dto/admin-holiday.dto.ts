@@ -56,7 +56,7 @@ export class HolidayRequest {
   states?: string[];
 }
 
-@ApiSchema({ name: 'AdminHoliday', description: 'A holiday of the chain: on its date, in each store\'s own calendar, the stores of its states keep its hours.' })
+@ApiSchema({ name: 'AdminHoliday', description: "A holiday of the chain: on its date, in each store's own calendar, the stores of its states keep its hours." })
 export class HolidayView {
   @ApiProperty({ description: 'The date, YYYY-MM-DD.', format: 'date', example: '2026-12-25' }) date: string;
   @ApiProperty({ description: 'Its name.', example: 'Christmas Day' }) name: string;

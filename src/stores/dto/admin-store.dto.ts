@@ -26,8 +26,11 @@ const Field = (options: FieldOptions) => ValidateField({ type: 'string', ...opti
 
 @ApiSchema({ name: 'AdminSpecialDay', description: "A day whose hours differ from the weekday's, in the store's own calendar." })
 export class SpecialDayView {
-  @ApiProperty({ description: 'The date, YYYY-MM-DD, in the store\'s time zone.', format: 'date', example: '2026-12-24' }) date: string;
-  @ApiProperty({ description: 'Its hours: `Closed`, or ranges as the weekly hours (`12:00 AM` as a close is midnight at its end).', example: '9:00 AM - 2:00 PM' })
+  @ApiProperty({ description: "The date, YYYY-MM-DD, in the store's time zone.", format: 'date', example: '2026-12-24' }) date: string;
+  @ApiProperty({
+    description: 'Its hours: `Closed`, or ranges as the weekly hours (`12:00 AM` as a close is midnight at its end).',
+    example: '9:00 AM - 2:00 PM',
+  })
   hours: string;
 }
 
@@ -41,8 +44,14 @@ const CLOSURE_SCHEMA: ApiPropertyOptions = {
   additionalProperties: false,
   required: ['from', 'until'],
   properties: {
-    from: { type: 'string', format: 'date', description: 'The first day closed, in the store\'s calendar.', example: '2027-01-04' },
-    until: { type: 'string', format: 'date', nullable: true, description: 'The last day closed, not before `from`; null: until further notice.', example: '2027-01-31' },
+    from: { type: 'string', format: 'date', description: "The first day closed, in the store's calendar.", example: '2027-01-04' },
+    until: {
+      type: 'string',
+      format: 'date',
+      nullable: true,
+      description: 'The last day closed, not before `from`; null: until further notice.',
+      example: '2027-01-31',
+    },
   },
 };
 
@@ -73,7 +82,7 @@ function JsonField(schema: FieldOptions, problemsOf: (value: unknown) => PathPro
  * schema in the CSV's order: the classes carry the decorators (Nest validates and documents by
  * class), an interface of the same name their types.
  */
-/* eslint-disable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
+/* eslint-disable @typescript-eslint/no-unsafe-declaration-merging */
 @ApiSchema({
   name: 'AdminStoreRequest',
   description:
@@ -126,11 +135,10 @@ export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temp
 }
 for (const { name, view } of STORE_FIELDS) {
   if (name === 'special_hours') ApiProperty({ type: [SpecialDayView], description: 'Special days, by date; empty when none.' })(StoreView.prototype, name);
-  else if (name === 'temporarily_closed')
-    ApiProperty({ ...CLOSURE_SCHEMA, description: 'A temporary closure, or null.' })(StoreView.prototype, name);
+  else if (name === 'temporarily_closed') ApiProperty({ ...CLOSURE_SCHEMA, description: 'A temporary closure, or null.' })(StoreView.prototype, name);
   else ApiProperty({ type: String, ...view })(StoreView.prototype, name);
 }
-/* eslint-enable @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type */
+/* eslint-enable @typescript-eslint/no-unsafe-declaration-merging */
 ApiProperty({ type: String, description: 'When it last changed (ISO 8601, UTC).', format: 'date-time', example: '2026-11-24T10:00:00.000Z' })(
   StoreView.prototype,
   'updated_at',
