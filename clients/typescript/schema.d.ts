@@ -269,6 +269,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/holidays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the holidays
+         * @description The whole calendar, by date (a chain has a few dozen a year).
+         */
+        get: operations["adminListHolidays"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/holidays/{date}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a holiday
+         * @description The holiday of one date.
+         */
+        get: operations["adminGetHoliday"];
+        /**
+         * Set a holiday
+         * @description Creates or replaces the holiday of this date. Sending it as it is writes nothing (no event, no new version).
+         */
+        put: operations["adminSetHoliday"];
+        post?: never;
+        /**
+         * Delete a holiday
+         * @description Deletes the holiday of this date: the stores keep their own hours that day again.
+         */
+        delete: operations["adminDeleteHoliday"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -654,7 +702,7 @@ export interface components {
              */
             limit?: number;
             /**
-             * @description Ask about a moment (an extension of this service): `"now"`, or an RFC 3339 date-time with an offset (`2026-11-25T14:30:00-05:00`, `2026-11-25T19:30:00Z`). Each location then also carries `open`, `time_zone` and `next_change`, worked out in the store's own time zone. Left out: the locations are exactly as without it.
+             * @description Ask about a moment (an extension of this service): `"now"`, or an RFC 3339 date-time with an offset (`2026-11-25T14:30:00-05:00`, `2026-11-25T19:30:00Z`). Each location then also carries `open`, `time_zone`, `next_change` and `hours_today`, worked out in the store's own time zone from its weekly hours, its special days, a temporary closure and the chain's holidays. Left out: the locations are exactly as without it.
              * @example now
              */
             open_at?: string;
@@ -729,6 +777,31 @@ export interface components {
              */
             Sunday: string;
         };
+        /** @description A store's hours on its own local date at `open_at`, and what decided them. */
+        HoursToday: {
+            /**
+             * Format: date
+             * @description The store's local date at `open_at`.
+             * @example 2026-12-24
+             */
+            date: string;
+            /**
+             * @description Its hours that day: `Closed`, or ranges as `business_hours` writes them.
+             * @example 9:00 AM - 2:00 PM
+             */
+            hours: string;
+            /**
+             * @description What decided them, in this order of precedence: `temporarily_closed` (a closure holds), `special` (the store's own special day), `holiday` (the chain's holiday), else `weekly` (the weekday's hours).
+             * @example special
+             * @enum {string}
+             */
+            kind: "weekly" | "special" | "holiday" | "temporarily_closed";
+            /**
+             * @description The holiday's name when a holiday decided the day; else null.
+             * @example null
+             */
+            holiday: string | null;
+        };
         /** @description A store location. */
         Location: {
             /**
@@ -785,10 +858,12 @@ export interface components {
             time_zone?: string;
             /**
              * Format: date-time
-             * @description Only with `open_at`: when the store next opens (if closed) or closes (if open) after that moment, RFC 3339 with the store's UTC offset then; null for a store that never changes (closed every day, or open around the clock).
+             * @description Only with `open_at`: when the store next opens (if closed) or closes (if open) after that moment, RFC 3339 with the store's UTC offset then, following its special days, a temporary closure and the chain's holidays (so possibly weeks ahead: the end of a closure); null for a store that never changes (closed every day, open around the clock, closed until further notice) or whose next change is more than 400 days ahead.
              * @example 2026-11-25T18:00:00-05:00
              */
             next_change?: string | null;
+            /** @description Only with `open_at`: the store's hours on its local date at that moment, and what decided them. */
+            hours_today?: components["schemas"]["HoursToday"];
         };
         NearestLocationsResponse: {
             /**
@@ -843,6 +918,20 @@ export interface components {
              * @enum {string|null}
              */
             fallback: "no_match" | "implausible" | "timeout" | "error" | "rate_limited" | "malformed" | "breaker_open" | null;
+        };
+        /** @description A day whose hours differ from the weekday's, in the store's own calendar. */
+        AdminSpecialDay: {
+            /**
+             * Format: date
+             * @description The date, YYYY-MM-DD, in the store's time zone.
+             * @example 2026-12-24
+             */
+            date: string;
+            /**
+             * @description Its hours: `Closed`, or ranges as the weekly hours (`12:00 AM` as a close is midnight at its end).
+             * @example 9:00 AM - 2:00 PM
+             */
+            hours: string;
         };
         /** @description A store as stored: what searches answer with, and its code. */
         AdminStore: {
@@ -926,6 +1015,23 @@ export interface components {
              * @example America/New_York
              */
             time_zone: string;
+            /** @description Special days, by date; empty when none. */
+            special_hours: components["schemas"]["AdminSpecialDay"][];
+            /** @description A temporary closure, or null. */
+            temporarily_closed?: {
+                /**
+                 * Format: date
+                 * @description The first day closed, in the store's calendar.
+                 * @example 2027-01-04
+                 */
+                from: string;
+                /**
+                 * Format: date
+                 * @description The last day closed, not before `from`; null: until further notice.
+                 * @example 2027-01-31
+                 */
+                until: string | null;
+            } | null;
             /**
              * Format: date-time
              * @description When it last changed (ISO 8601, UTC).
@@ -933,7 +1039,7 @@ export interface components {
              */
             updated_at: string;
         };
-        /** @description A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. */
+        /** @description A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours` and `temporarily_closed` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing. */
         AdminStoreRequest: {
             /**
              * @description Name, 1 to 200 characters.
@@ -1010,6 +1116,38 @@ export interface components {
              * @example America/New_York
              */
             time_zone?: string;
+            /**
+             * @description Days whose hours differ from the weekday's (a holiday's included), at most 400, each date once; answered by date. Left out: kept as stored; `[]` or `null` clears.
+             * @example [
+             *       {
+             *         "date": "2026-12-24",
+             *         "hours": "9:00 AM - 2:00 PM"
+             *       },
+             *       {
+             *         "date": "2026-12-26",
+             *         "hours": "Closed"
+             *       }
+             *     ]
+             */
+            special_hours?: components["schemas"]["AdminSpecialDay"][];
+            /**
+             * @description A temporary closure: closed whatever the hours say. Left out: kept as stored; `null` clears.
+             * @example null
+             */
+            temporarily_closed?: {
+                /**
+                 * Format: date
+                 * @description The first day closed, in the store's calendar.
+                 * @example 2027-01-04
+                 */
+                from?: string;
+                /**
+                 * Format: date
+                 * @description The last day closed, not before `from`; null: until further notice.
+                 * @example 2027-01-31
+                 */
+                until?: string | null;
+            } | null;
         };
         /** @description The store as stored, and the warnings of its check (coordinates far from the ZIP code). */
         AdminStoreWritten: {
@@ -1093,6 +1231,23 @@ export interface components {
              * @example America/New_York
              */
             time_zone: string;
+            /** @description Special days, by date; empty when none. */
+            special_hours: components["schemas"]["AdminSpecialDay"][];
+            /** @description A temporary closure, or null. */
+            temporarily_closed?: {
+                /**
+                 * Format: date
+                 * @description The first day closed, in the store's calendar.
+                 * @example 2027-01-04
+                 */
+                from: string;
+                /**
+                 * Format: date
+                 * @description The last day closed, not before `from`; null: until further notice.
+                 * @example 2027-01-31
+                 */
+                until: string | null;
+            } | null;
             /**
              * Format: date-time
              * @description When it last changed (ISO 8601, UTC).
@@ -1112,7 +1267,7 @@ export interface components {
              * @example name
              * @enum {string}
              */
-            field: "name" | "address" | "city" | "state" | "zip" | "lat" | "lng" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" | "time_zone";
+            field: "name" | "address" | "city" | "state" | "zip" | "lat" | "lng" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" | "time_zone" | "special_hours" | "temporarily_closed";
             /**
              * @description The value stored now.
              * @example Fern & Fig Chelsea
@@ -1164,7 +1319,7 @@ export interface components {
          * @description What is wrong, for programs.
          * @enum {string}
          */
-        AdminStoreImportProblemCode: "bad_header" | "bad_csv" | "field_count" | "empty" | "too_long" | "not_unicode" | "bad_state" | "bad_zip" | "unknown_zip" | "bad_coordinate" | "bad_hours" | "bad_time_zone" | "duplicate_code";
+        AdminStoreImportProblemCode: "bad_header" | "bad_csv" | "field_count" | "empty" | "too_long" | "not_unicode" | "bad_state" | "bad_zip" | "unknown_zip" | "bad_coordinate" | "bad_hours" | "bad_time_zone" | "bad_special_hours" | "bad_closure" | "duplicate_code";
         /** @description A line of the file the import refuses, and why: the parts of one line of the 422's message, as data. */
         AdminStoreImportProblem: {
             /**
@@ -1254,6 +1409,57 @@ export interface components {
              * @example 0
              */
             problem_count: number;
+        };
+        /** @description A holiday of the chain: on its date, in each store's own calendar, the stores of its states keep its hours. */
+        AdminHoliday: {
+            /**
+             * Format: date
+             * @description The date, YYYY-MM-DD.
+             * @example 2026-12-25
+             */
+            date: string;
+            /**
+             * @description Its name.
+             * @example Christmas Day
+             */
+            name: string;
+            /**
+             * @description The stores' hours that day.
+             * @example Closed
+             */
+            hours: string;
+            /**
+             * @description The states whose stores keep it, in order; null: every store.
+             * @example null
+             */
+            states: string[] | null;
+            /**
+             * Format: date-time
+             * @description When it last changed (ISO 8601, UTC).
+             * @example 2026-11-24T10:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description A holiday of the chain, for its date (the path). */
+        AdminHolidayRequest: {
+            /**
+             * @description Its name, 1 to 100 characters.
+             * @example Christmas Day
+             */
+            name: string;
+            /**
+             * @description The stores' hours that day: `Closed`, or ranges as the weekly hours (`9:00 AM - 2:00 PM`).
+             * @example Closed
+             */
+            hours: string;
+            /**
+             * @description The states (or territories) whose stores keep it, any case, each once; left out: every store.
+             * @example [
+             *       "NY",
+             *       "NJ"
+             *     ]
+             */
+            states?: string[];
         };
         /** @description Whether change events are published, and how many wait. */
         AdminChangeEvents: {
@@ -3589,7 +3795,7 @@ export interface operations {
     adminExportStores: {
         parameters: {
             query?: {
-                /** @description Only these columns, comma-separated, in this order (each once): some of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone. Default: all, the format the import takes. */
+                /** @description Only these columns, comma-separated, in this order (each once): some of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, special_hours, temporarily_closed. Default: all, the format the import takes. */
                 columns?: string;
             };
             header?: never;
@@ -3624,7 +3830,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "columns must be a comma-separated list of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, each at most once"
+                     *       "message": "columns must be a comma-separated list of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, special_hours, temporarily_closed, each at most once"
                      *     }
                      */
                     "text/csv": components["schemas"]["Error"];
@@ -3746,7 +3952,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The CSV, header `code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday,time_zone`. */
+        /** @description The CSV, header `code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday,time_zone,special_hours,temporarily_closed`. */
         requestBody: {
             content: {
                 "text/csv": string;
@@ -4392,6 +4598,640 @@ export interface operations {
                      * @example {
                      *       "error": 404,
                      *       "message": "store \"NY-0042\" not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminListHolidays: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The holidays, by date. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminHoliday"][];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; reading holidays needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminGetHoliday: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The date, YYYY-MM-DD, in each store's own calendar. */
+                date: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The holiday. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminHoliday"];
+                };
+            };
+            /** @description The date is not a date, or the body is invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "date \"2026-13-01\" is not a calendar date from 2000 to 2199"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; reading holidays needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No holiday on this date. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 404,
+                     *       "message": "no holiday on 2026-12-25"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminSetHoliday: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The date, YYYY-MM-DD, in each store's own calendar. */
+                date: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminHolidayRequest"];
+            };
+        };
+        responses: {
+            /** @description Replaced (or unchanged). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminHoliday"];
+                };
+            };
+            /** @description Created; `Location` is the holiday. */
+            201: {
+                headers: {
+                    Location: components["headers"]["AdminLocation"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminHoliday"];
+                };
+            };
+            /** @description The date is not a date, or the body is invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "date \"2026-13-01\" is not a calendar date from 2000 to 2199"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; changing holidays needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (BODY_LIMIT_BYTES, by default 16384 bytes). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 413,
+                     *       "message": "request body exceeds the limit of 16384 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 415,
+                     *       "message": "request body must be sent as application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminDeleteHoliday: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The date, YYYY-MM-DD, in each store's own calendar. */
+                date: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. No body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The date is not a date, or the body is invalid. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "date \"2026-13-01\" is not a calendar date from 2000 to 2199"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; changing holidays needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No holiday on this date. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 404,
+                     *       "message": "no holiday on 2026-12-25"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -99,7 +99,7 @@ export class AdminHolidaysController {
 
   @Get(':date')
   @AdminScope('reading holidays')
-  @ApiOperation({ operationId: 'adminGetHoliday', summary: 'Show a holiday' })
+  @ApiOperation({ operationId: 'adminGetHoliday', summary: 'Show a holiday', description: 'The holiday of one date.' })
   @ApiParam(DATE_PARAM)
   @ApiOkResponse({ description: 'The holiday.', type: HolidayView })
   @ApiBadRequestResponse(BAD_DATE)
@@ -138,7 +138,11 @@ export class AdminHolidaysController {
   @Delete(':date')
   @HttpCode(204)
   @AdminScope('changing holidays')
-  @ApiOperation({ operationId: 'adminDeleteHoliday', summary: 'Delete a holiday' })
+  @ApiOperation({
+    operationId: 'adminDeleteHoliday',
+    summary: 'Delete a holiday',
+    description: 'Deletes the holiday of this date: the stores keep their own hours that day again.',
+  })
   @ApiParam(DATE_PARAM)
   @ApiNoContentResponse({ description: 'Deleted. No body.' })
   @ApiBadRequestResponse(BAD_DATE)
