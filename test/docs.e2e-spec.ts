@@ -82,7 +82,7 @@ describe('OpenAPI document and Swagger UI', () => {
     expect(s.Error).toMatchObject({ required: ['error', 'message'], properties: { error: { type: 'integer', format: 'int32' }, message: { type: 'string' } } });
     expect(Object.keys(s.NearestLocationsResponse.properties!)).toEqual(['Code', 'locations']);
     expect(s.NearestLocationsResponse.properties!.locations).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Location' } });
-    // The spec's fields, then the three that only a search with open_at carries.
+    // The spec's fields, then the four that only a search with open_at carries.
     expect(Object.keys(s.Location.properties!)).toEqual([
       'name',
       'address',
@@ -96,6 +96,7 @@ describe('OpenAPI document and Swagger UI', () => {
       'open',
       'time_zone',
       'next_change',
+      'hours_today',
     ]);
     expect(s.Location.required).toEqual(['name', 'address', 'city', 'state', 'zip', 'business_hours', 'lat', 'lng', 'distance']);
     expect(s.Location.properties!.lat.type).toBe('string');
