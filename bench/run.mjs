@@ -15,7 +15,8 @@
 // (e.g. the previous commit's, built elsewhere; metrics off). BENCH_SCENARIOS (comma list of
 // name prefixes) runs only those scenarios, and of the parts after them only those whose name
 // starts with one of the prefixes: `geocoder: …` (the address searches, bench/geocoder.mjs),
-// `search during an import`, `POST + DELETE with change events`, `cold start`; e.g.
+// `search during an import`, `POST + DELETE with change events`, `open_at with special days`
+// (bench/special-days.mjs), `cold start`; e.g.
 // BENCH_SCENARIOS=geocoder runs the address searches alone (after the seeding).
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -27,6 +28,7 @@ import { ROOT, cli, fmt, freePort, freshDatabase, seedStoresAndPlants, startProc
 import { benchScenarios, searchDuringImport } from './scenarios.mjs';
 import { describeEvents, writesWithEvents } from './events.mjs';
 import { describeGeocoder, geocoderSearches } from './geocoder.mjs';
+import { describeSpecialDays, specialDaysSearches } from './special-days.mjs';
 
 const DURATION = Number(process.env.DURATION ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -151,6 +153,19 @@ if (wanted('POST + DELETE with change events')) {
 }
 for (const service of services) await service.stop();
 await baseline.stop();
+// The search at a moment over special days, closures and a holiday, against the same stores without them (bench/special-days.mjs).
+let specialDays;
+if (wanted('open_at with special days')) {
+  console.error('running open_at over special days, closures and a holiday…');
+  specialDays = await specialDaysSearches({
+    env: { ...env, METRICS_PORT: '0' },
+    sourceUrl: DATABASE_URL,
+    token: tokens[0],
+    rounds: ROUNDS,
+    duration: DURATION,
+    logFile: (name) => join(logDir, `${name}.log`),
+  });
+}
 sink.close();
 
 // Cold start: an existing database (migrations already applied), process start to ready.
@@ -209,6 +224,7 @@ if (duringImport) {
       `${fmt(duringImport.duringRps)} req/s against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %), ${duringImport.searchFailures} searches not answered 200.`,
   );
 }
+if (specialDays) console.log(describeSpecialDays(specialDays, STORES, fmt));
 if (eventsResult) console.log(`\n${describeEvents(eventsResult, { natsUrl, seconds: EVENTS_SECONDS, expect: writes.expect })}`);
 if (cold.length) {
   console.log('\n| cold start to ready | best ms | median ms |\n|---|---:|---:|');
