@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
-import { STORE_CSV_COLUMNS } from '../src/stores/store-csv.js';
+import { STORE_FIELD_NAMES } from '../src/stores/store-fields.js';
 import { Store } from '../src/stores/store.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { startServer } from './support/server.js';
@@ -275,7 +275,7 @@ describe('admin API: stores', () => {
       const res = await t.http.get('/admin/stores.csv').set(bearer(admin)).expect(200);
       expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
       const text = res.text;
-      expect(text.split('\n')[0]).toBe(STORE_CSV_COLUMNS.join(','));
+      expect(text.split('\n')[0]).toBe(STORE_FIELD_NAMES.join(','));
       const before = await checksum();
       const again = await upload(text).expect(200);
       expect(again.body).toMatchObject({ read: 4, inserted: 0, updated: 0, unchanged: 4 });

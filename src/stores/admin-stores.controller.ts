@@ -56,10 +56,9 @@ import {
   StoreWrittenView,
 } from './dto/admin-store.dto.js';
 import { StoreAdminService } from './store-admin.service.js';
-import { STORE_CSV_COLUMNS } from './store-csv.js';
 import { StoreExportService } from './store-export.service.js';
 import { StoreErrorsFilter } from './store-errors.filter.js';
-import { STORE_CODE_LENGTH } from './store-fields.js';
+import { STORE_CODE_LENGTH, STORE_FIELD_NAMES } from './store-fields.js';
 import { MAX_LISTED_CHANGES, StoreImportService } from './store-import.service.js';
 import { StoreUploadInterceptor, UploadedStoreList } from './store-upload.interceptor.js';
 
@@ -131,12 +130,12 @@ export class AdminStoresController {
   @ApiProduces('text/csv')
   @ApiOkResponse({
     description: 'The CSV, with its header row.',
-    content: { 'text/csv': { schema: { type: 'string', example: `${STORE_CSV_COLUMNS.join(',')}\n` } } },
+    content: { 'text/csv': { schema: { type: 'string', example: `${STORE_FIELD_NAMES.join(',')}\n` } } },
   })
   @ApiBadRequestResponse({
     description: 'A query parameter is invalid or unknown.',
     type: ErrorBody,
-    example: { error: 400, message: `columns must be a comma-separated list of ${STORE_CSV_COLUMNS.join(', ')}, each at most once` },
+    example: { error: 400, message: `columns must be a comma-separated list of ${STORE_FIELD_NAMES.join(', ')}, each at most once` },
   })
   async export(@CurrentCaller() caller: Caller, @Query() query: ExportQuery, @Res() res: Response): Promise<void> {
     res.setHeader('Content-Type', 'text/csv; charset=utf-8');
@@ -227,7 +226,7 @@ export class AdminStoresController {
       'With `handling=lenient` (RFC 7240), a dry run of a file with bad rows answers 200 listing them as data (`problems`, `problem_count`) instead of the 422, and says so in `Preference-Applied`. Ignored without `dry_run`.',
     schema: { type: 'string', example: 'handling=lenient' },
   })
-  @ApiBody({ description: `The CSV, header \`${STORE_CSV_COLUMNS.join(',')}\`.`, schema: { type: 'string', format: 'binary' } })
+  @ApiBody({ description: `The CSV, header \`${STORE_FIELD_NAMES.join(',')}\`.`, schema: { type: 'string', format: 'binary' } })
   @ApiOkResponse({
     description: 'Imported (or, with `dry_run`, checked), with the list of changes; a lenient dry run of a bad file lists its problems instead.',
     type: ImportView,

@@ -3,9 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
-import { STORED_FIELDS, StoreCatalog } from './store-catalog.js';
-import { STORE_CSV_COLUMNS, validateStoreRecord } from './store-csv.js';
-import { KEPT_FIELDS, type StoreFields } from './store-fields.js';
+import { StoreCatalog } from './store-catalog.js';
+import { validateStoreRecord } from './store-csv.js';
+import { KEPT_FIELDS, STORED_FIELDS, type StoreFields, STORE_FIELD_NAMES } from './store-fields.js';
 import { Store } from './store.entity.js';
 
 export type { StoreFields } from './store-fields.js';
@@ -40,7 +40,7 @@ export class StoreAdminService {
    * naming each. A field kept as stored (KEPT_FIELDS) that `fields` leaves out stays as it is.
    */
   async upsert(code: string, fields: StoreFields): Promise<{ store: Store; created: boolean; warnings: string[] }> {
-    const columns = STORE_CSV_COLUMNS.filter((column) => !KEPT_FIELDS.includes(column) || fields[column as keyof StoreFields] !== undefined);
+    const columns = STORE_FIELD_NAMES.filter((column) => !KEPT_FIELDS.includes(column) || fields[column as keyof StoreFields] !== undefined);
     const record = columns.map((column) => (column === 'code' ? code : (fields[column] ?? '')));
     const { row, problems, warnings } = validateStoreRecord(record, 0, { zip: (zip) => this.geocoder.lookup(zip), zone: zoneOf }, columns);
     if (!row) throw new StoreFieldsError(problems.map((p) => (p.column ? `${p.column}: ${p.reason}` : p.reason)).join('; '));

@@ -10,8 +10,7 @@ import { INDEX_FIELD_NAMES, STORED_FIELDS, type CatalogStore, type StoreRow } fr
 import { Holiday } from './holiday.entity.js';
 import { Store } from './store.entity.js';
 
-export { STORED_FIELDS, type CatalogStore } from './store-fields.js';
-export type StoredField = (typeof STORED_FIELDS)[number];
+export type { CatalogStore } from './store-fields.js';
 
 /** The fields the search's index reads (CatalogStore), by the table's names (which are the columns'), and the id the pages go by. */
 const PAGE_SQL = `SELECT id, ${INDEX_FIELD_NAMES.join(', ')} FROM stores WHERE id > ? ORDER BY id LIMIT ?`;

@@ -1,12 +1,13 @@
-import { unguardRecord, STORE_CSV_COLUMNS } from './store-csv.js';
+import { STORE_FIELD_NAMES } from './store-fields.js';
+import { unguardRecord } from './store-csv.js';
 
 describe("the import's reading of the export guard", () => {
   it('unguards the free-text columns of a record only', () => {
-    const record = STORE_CSV_COLUMNS.map((column) => (column === 'lat' ? '-40.5' : `'=${column}`));
+    const record = STORE_FIELD_NAMES.map((column) => (column === 'lat' ? '-40.5' : `'=${column}`));
     const read = unguardRecord([...record]);
-    expect(read[STORE_CSV_COLUMNS.indexOf('name')]).toBe('=name');
-    expect(read[STORE_CSV_COLUMNS.indexOf('code')]).toBe('=code');
-    expect(read[STORE_CSV_COLUMNS.indexOf('state')]).toBe("'=state");
-    expect(read[STORE_CSV_COLUMNS.indexOf('lat')]).toBe('-40.5');
+    expect(read[STORE_FIELD_NAMES.indexOf('name')]).toBe('=name');
+    expect(read[STORE_FIELD_NAMES.indexOf('code')]).toBe('=code');
+    expect(read[STORE_FIELD_NAMES.indexOf('state')]).toBe("'=state");
+    expect(read[STORE_FIELD_NAMES.indexOf('lat')]).toBe('-40.5');
   });
 });

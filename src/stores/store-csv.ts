@@ -10,33 +10,32 @@ import { FREE_TEXT_FIELDS, KEPT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, type St
 
 /** The stores CSV header every file has, in this order (contract §4). */
 export const STORE_CSV_REQUIRED_COLUMNS: readonly StoreFieldName[] = STORE_FIELDS.filter((field) => field.csv === 'required').map((field) => field.name);
-/**
- * Every column, in this order: the required ones and the optional ones (`time_zone`,
- * `special_hours`, `temporarily_closed`), any of which a file may add after them, in this order
- * (the export writes them all, so that an export imports back unchanged). A row without a zone,
- * or with an empty cell, gets the zone at its coordinates; a file without `special_hours` or
- * `temporarily_closed` leaves those of every store as they are (an empty cell clears them).
+/*
+ * Every column is a field of the table in store-fields.ts, in its order (STORE_FIELD_NAMES): the
+ * required ones and the optional ones (`time_zone`, `special_hours`, `temporarily_closed`), any of
+ * which a file may add after them, in this order (the export writes them all, so that an export
+ * imports back unchanged). A row without a zone, or with an empty cell, gets the zone at its
+ * coordinates; a file without `special_hours` or `temporarily_closed` leaves those of every store
+ * as they are (an empty cell clears them).
  */
-export const STORE_CSV_COLUMNS: readonly StoreFieldName[] = STORE_FIELD_NAMES;
-export type StoreCsvColumn = StoreFieldName;
 export type { StoreRow };
 
-const OPTIONAL_COLUMNS = STORE_CSV_COLUMNS.slice(STORE_CSV_REQUIRED_COLUMNS.length);
+const OPTIONAL_COLUMNS = STORE_FIELD_NAMES.slice(STORE_CSV_REQUIRED_COLUMNS.length);
 
 export const STORE_CSV_HEADER_RULE = `the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by any of ,${OPTIONAL_COLUMNS.join(',')}, in this order)`;
 
 /** The columns of a header row (names trimmed, any case), or undefined when it breaks STORE_CSV_HEADER_RULE. */
-export function headerColumns(record: readonly string[]): StoreCsvColumn[] | undefined {
+export function headerColumns(record: readonly string[]): StoreFieldName[] | undefined {
   const names = record.map((name) => name.trim().toLowerCase());
   const required = STORE_CSV_REQUIRED_COLUMNS.length;
   if (names.length < required || names.slice(0, required).join(',') !== STORE_CSV_REQUIRED_COLUMNS.join(',')) return undefined;
   let next = 0;
   for (const name of names.slice(required)) {
-    const at = OPTIONAL_COLUMNS.indexOf(name as StoreCsvColumn, next);
+    const at = OPTIONAL_COLUMNS.indexOf(name as StoreFieldName, next);
     if (at < 0) return undefined;
     next = at + 1;
   }
-  return names as StoreCsvColumn[];
+  return names as StoreFieldName[];
 }
 
 /**
@@ -84,7 +83,7 @@ export const ZIP_DISTANCE_WARNING_MILES = 100;
 /** The free-text fields, their lengths and whether they may be empty (a column a file may leave out may have empty cells). */
 const TEXT_LIMITS = (STORE_FIELDS as readonly StoreFieldSpec[])
   .filter((field) => field.kind === 'text')
-  .map((field) => [field.name as StoreCsvColumn, field.length!, field.csv === 'optional'] as const);
+  .map((field) => [field.name as StoreFieldName, field.length!, field.csv === 'optional'] as const);
 const DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
 
 function parseCoordinate(text: string, bound: number): number | undefined {
@@ -113,7 +112,7 @@ export function validateStoreRecord(
   fields: string[],
   line: number,
   lookups: RecordLookups,
-  columns: readonly StoreCsvColumn[] = STORE_CSV_COLUMNS,
+  columns: readonly StoreFieldName[] = STORE_FIELD_NAMES,
 ): { row?: StoreRow; problems: RowProblem[]; warnings: RowWarning[] } {
   const problems: RowProblem[] = [];
   const warnings: RowWarning[] = [];
@@ -121,7 +120,7 @@ export function validateStoreRecord(
   if (fields.length !== columns.length) {
     return { problems: [{ line, code: 'field_count', reason: `expected ${columns.length} fields, found ${fields.length}` }], warnings };
   }
-  const value = Object.fromEntries(STORE_CSV_COLUMNS.map((column) => [column, ''])) as Record<StoreCsvColumn, string>;
+  const value = Object.fromEntries(STORE_FIELD_NAMES.map((column) => [column, ''])) as Record<StoreFieldName, string>;
   columns.forEach((column, i) => (value[column] = fields[i].trim()));
   const lookupZip = lookups.zip;
 
@@ -195,7 +194,7 @@ export function validateStoreRecord(
  * is a number to a spreadsheet, not a formula).
  */
 export const FREE_TEXT_COLUMNS = FREE_TEXT_FIELDS;
-const FREE_TEXT_INDEXES = FREE_TEXT_COLUMNS.map((column) => STORE_CSV_COLUMNS.indexOf(column));
+const FREE_TEXT_INDEXES = FREE_TEXT_COLUMNS.map((column) => STORE_FIELD_NAMES.indexOf(column));
 
 /** A CSV record's free-text fields unguarded (guardCell), in place. */
 export function unguardRecord(record: string[]): string[] {

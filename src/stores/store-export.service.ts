@@ -6,8 +6,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { stringify } from 'csv-stringify/sync';
 import type { Repository } from 'typeorm';
 import { guardCell } from '../shared/csv-guard.js';
-import { STORE_CSV_COLUMNS, type StoreCsvColumn } from './store-csv.js';
-import { FREE_TEXT_FIELDS, storeFieldText } from './store-fields.js';
+import { FREE_TEXT_FIELDS, storeFieldText, STORE_FIELD_NAMES, type StoreFieldName } from './store-fields.js';
 import { Store } from './store.entity.js';
 
 const EXPORT_PAGE = 1000;
@@ -25,11 +24,11 @@ export class StoreExportService {
   constructor(@InjectRepository(Store) private readonly stores: Repository<Store>) {}
 
   /** Writes the CSV to `output`; pages keep memory flat. Returns the number of stores. */
-  async export(output: Writable, columns: readonly StoreCsvColumn[] = STORE_CSV_COLUMNS): Promise<number> {
+  async export(output: Writable, columns: readonly StoreFieldName[] = STORE_FIELD_NAMES): Promise<number> {
     let count = 0;
     const stores = this.stores;
     // Raw rows of the chosen columns (and the code, the cursor): no entity is built per store.
-    const selected = [...new Set<StoreCsvColumn>(['code', ...columns])];
+    const selected = [...new Set<StoreFieldName>(['code', ...columns])];
     // One CSV chunk per page (csv-stringify's sync form on 1,000 rows): a stream event per page
     // rather than per store, which halves the time of a 100,000-store export.
     async function* chunks() {
@@ -41,7 +40,7 @@ export class StoreExportService {
           .orderBy('store.code', 'ASC')
           .limit(EXPORT_PAGE);
         if (after !== undefined) query.where('store.code > :after', { after });
-        const page = await query.getRawMany<Record<`store_${StoreCsvColumn}`, string | number>>();
+        const page = await query.getRawMany<Record<`store_${StoreFieldName}`, string | number>>();
         if (page.length > 0) yield stringify(page.map((row) => columns.map((column) => cell(column, row[`store_${column}`]))));
         count += page.length;
         if (page.length < EXPORT_PAGE) return;
@@ -58,7 +57,7 @@ export class StoreExportService {
 }
 
 /** A cell as the import reads it: coordinates with six decimals (mysql2 gives DECIMAL as text), free text guarded. */
-function cell(column: StoreCsvColumn, value: string | number): string {
+function cell(column: StoreFieldName, value: string | number): string {
   const text = storeFieldText(column, value);
   return FREE_TEXT.has(column) ? guardCell(text) : text;
 }

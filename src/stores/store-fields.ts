@@ -222,6 +222,7 @@ export const INDEX_FIELD_NAMES = (STORE_FIELDS as readonly StoreFieldSpec[]).fil
 
 /** The fields an import (and an admin write) compares and writes, in the CSV's order: all but the key. */
 export const STORED_FIELDS = STORE_FIELD_NAMES.filter((name): name is Exclude<StoreFieldName, 'code'> => name !== 'code');
+export type StoredField = (typeof STORED_FIELDS)[number];
 
 /** The fields a row leaves as stored when it does not give them (`keep`). */
 export const KEPT_FIELDS = (STORE_FIELDS as readonly StoreFieldSpec[]).filter((field) => field.keep).map((field) => field.name as StoreFieldName);

@@ -9,8 +9,8 @@ import { storesConfig } from './stores.config.js';
 import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
-import { STORED_FIELDS, StoreCatalog, type StoredField } from './store-catalog.js';
-import { KEPT_FIELDS, storeFieldText } from './store-fields.js';
+import { StoreCatalog } from './store-catalog.js';
+import { KEPT_FIELDS, STORED_FIELDS, storeFieldText, type StoredField, type StoreFieldName } from './store-fields.js';
 import {
   STORE_CSV_HEADER_RULE,
   formatProblem,
@@ -20,12 +20,9 @@ import {
   validateStoreRecord,
   type RowProblem,
   type RowWarning,
-  type StoreCsvColumn,
   type StoreRow,
 } from './store-csv.js';
 import { Store } from './store.entity.js';
-
-export { STORED_FIELDS, type StoredField } from './store-catalog.js';
 
 export interface ImportProgress {
   phase: 'validate' | 'write';
@@ -436,7 +433,7 @@ export class StoreImportService {
    * The CSV records of one pass, each with the line it starts on, the byte count read so far and
    * the columns of the header (which is checked here: a wrong one is a StoreImportError).
    */
-  private async *records(open: () => Readable): AsyncGenerator<{ record: string[]; line: number; bytes: number; header: boolean; columns: StoreCsvColumn[] }> {
+  private async *records(open: () => Readable): AsyncGenerator<{ record: string[]; line: number; bytes: number; header: boolean; columns: StoreFieldName[] }> {
     const input = open();
     let bytes = 0;
     input.on('data', (chunk: Buffer | string) => (bytes += chunk.length));
@@ -444,7 +441,7 @@ export class StoreImportService {
     input.on('error', (error) => parser.destroy(error));
     const firstLine = recordFirstLines();
     let header = true;
-    let columns: StoreCsvColumn[] = [];
+    let columns: StoreFieldName[] = [];
     try {
       for await (const { record, info } of parser as AsyncIterable<Record>) {
         // The line is counted on the record as read; the fields are then taken back from the export's guard.

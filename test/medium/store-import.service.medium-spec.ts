@@ -164,10 +164,18 @@ describe(StoreImportService.name, () => {
     it('refuses another header and an empty file at line 1', async () => {
       const before = await untouched();
       await expect(problems(`${HEADER.replace('zip', 'postcode')}\n${line('A')}\n`)).resolves.toEqual([
-        { line: 1, code: 'bad_header', reason: `the header must be exactly: ${HEADER} (optionally followed by any of ,time_zone,special_hours,temporarily_closed, in this order)` },
+        {
+          line: 1,
+          code: 'bad_header',
+          reason: `the header must be exactly: ${HEADER} (optionally followed by any of ,time_zone,special_hours,temporarily_closed, in this order)`,
+        },
       ]);
       await expect(problems('')).resolves.toEqual([
-        { line: 1, code: 'bad_header', reason: `the file is empty; the header must be exactly: ${HEADER} (optionally followed by any of ,time_zone,special_hours,temporarily_closed, in this order)` },
+        {
+          line: 1,
+          code: 'bad_header',
+          reason: `the file is empty; the header must be exactly: ${HEADER} (optionally followed by any of ,time_zone,special_hours,temporarily_closed, in this order)`,
+        },
       ]);
       await expect(untouched()).resolves.toEqual(before);
     });

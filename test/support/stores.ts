@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
-import { STORE_CSV_COLUMNS, STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
+import { STORE_FIELD_NAMES } from '../../src/stores/store-fields.js';
+import { STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
 import { StoreImportService, type ImportOptions } from '../../src/stores/store-import.service.js';
 import type { TestApp } from './test-app.js';
 
@@ -37,7 +38,7 @@ const quote = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/
 export function storesCsv(stores: StoreInput[]): string {
   // The required columns, and each optional one that some store gives.
   const given = { time_zone: 'timeZone', special_hours: 'special', temporarily_closed: 'closure' } as const;
-  const columns = STORE_CSV_COLUMNS.filter(
+  const columns = STORE_FIELD_NAMES.filter(
     (column) => STORE_CSV_REQUIRED_COLUMNS.includes(column) || stores.some((s) => s[given[column as keyof typeof given]] !== undefined),
   );
   const rows = stores.map((s) => {

@@ -4,9 +4,17 @@ import { Transform } from 'class-transformer';
 import { IsString, ValidateBy, ValidateIf, type ValidationArguments } from 'class-validator';
 import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
 import { ValidateUsState } from '../../geo/validate-us-state.js';
-import { ROW_PROBLEM_CODES, STORE_CSV_COLUMNS, type RowProblem, type RowProblemCode, type StoreCsvColumn } from '../store-csv.js';
+import { ROW_PROBLEM_CODES, type RowProblem, type RowProblemCode } from '../store-csv.js';
 import { MAX_LISTED_CHANGES, MAX_LISTED_PROBLEMS, type ImportSummary } from '../store-import.service.js';
-import { STORE_CODE_LENGTH, STORE_FIELD_NAMES, STORE_FIELDS, storeFieldText, type StoreFields, type StoreViewFields } from '../store-fields.js';
+import {
+  STORE_CODE_LENGTH,
+  STORE_FIELD_NAMES,
+  STORE_FIELDS,
+  storeFieldText,
+  type StoreFields,
+  type StoreViewFields,
+  type StoreFieldName,
+} from '../store-fields.js';
 import type { Store } from '../store.entity.js';
 import {
   closureProblems,
@@ -193,14 +201,14 @@ export class ExportQuery {
     {
       type: 'string',
       optional: true,
-      description: `Only these columns, comma-separated, in this order (each once): some of ${STORE_CSV_COLUMNS.join(', ')}. Default: all, the format the import takes.`,
+      description: `Only these columns, comma-separated, in this order (each once): some of ${STORE_FIELD_NAMES.join(', ')}. Default: all, the format the import takes.`,
       example: 'code,lat,lng',
     },
     ValidateBy({
       name: 'isColumnList',
       validator: {
         validate: (value: unknown) => parseColumns(value) !== undefined,
-        defaultMessage: () => `columns must be a comma-separated list of ${STORE_CSV_COLUMNS.join(', ')}, each at most once`,
+        defaultMessage: () => `columns must be a comma-separated list of ${STORE_FIELD_NAMES.join(', ')}, each at most once`,
       },
     }),
   )
@@ -208,11 +216,11 @@ export class ExportQuery {
 }
 
 /** `columns` as the export takes it, or undefined when it is not a list of known, distinct columns. */
-export function parseColumns(value: unknown): StoreCsvColumn[] | undefined {
+export function parseColumns(value: unknown): StoreFieldName[] | undefined {
   if (typeof value !== 'string') return undefined;
   const columns = value.split(',');
-  const known = new Set<string>(STORE_CSV_COLUMNS);
-  return columns.every((column) => known.has(column)) && new Set(columns).size === columns.length ? (columns as StoreCsvColumn[]) : undefined;
+  const known = new Set<string>(STORE_FIELD_NAMES);
+  return columns.every((column) => known.has(column)) && new Set(columns).size === columns.length ? (columns as StoreFieldName[]) : undefined;
 }
 
 export class ImportQuery {
@@ -238,7 +246,7 @@ export class ImportQuery {
   description: "One field of a store that an import changes: the stored value and the file's, as text (coordinates with six decimals).",
 })
 export class FieldChangeView {
-  @ApiProperty({ description: 'The CSV column.', enum: STORE_CSV_COLUMNS.filter((column) => column !== 'code'), example: 'name' }) field: string;
+  @ApiProperty({ description: 'The CSV column.', enum: STORE_FIELD_NAMES.filter((column) => column !== 'code'), example: 'name' }) field: string;
   @ApiProperty({ description: 'The value stored now.', example: 'Fern & Fig Chelsea' }) old: string;
   @ApiProperty({ description: 'The value of the file.', example: 'Fern & Fig West Chelsea' }) new: string;
 }
