@@ -149,6 +149,57 @@ describe('change events through the outbox to NATS JetStream', () => {
     }
   });
 
+  it('publishes a holiday.changed for each change of the calendar, and stores.changed for a special day; writes that change nothing publish nothing', async () => {
+    const settings = env(nats);
+    const t = await createTestApp({ env: settings });
+    try {
+      const { token: admin, record } = await t.app.get(TokensService).create({ team: 'ops', scope: 'admin' });
+      const holiday = (date: string) => t.http.put(`/admin/holidays/${date}`).set(bearer(admin));
+      await holiday('2026-12-25').send({ name: 'Christmas Day', hours: 'Closed' }).expect(201);
+      await holiday('2026-12-25').send({ name: 'Christmas Day', hours: 'Closed' }).expect(200); // as stored: no event
+      await holiday('2026-12-25')
+        .send({ name: 'Christmas Day', hours: '10:00 AM - 2:00 PM', states: ['NY'] })
+        .expect(200);
+      await holiday('2026-12-26')
+        .send({ name: 'Boxing Day', hours: 'Closed', states: ['XX'] })
+        .expect(400);
+      await t.http.delete('/admin/holidays/2026-12-25').set(bearer(admin)).expect(204);
+      await t.http.delete('/admin/holidays/2026-12-25').set(bearer(admin)).expect(404);
+      const store = { name: 'Store', address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...WEEK_OPEN };
+      await t.http.put('/admin/stores/NY-1').set(bearer(admin)).send(store).expect(201);
+      const special = { ...store, special_hours: [{ date: '2026-12-24', hours: '9:00 AM - 2:00 PM' }] };
+      await t.http.put('/admin/stores/NY-1').set(bearer(admin)).send(special).expect(200);
+      await t.http.put('/admin/stores/NY-1').set(bearer(admin)).send(special).expect(200); // as stored: no event
+      await t.http.put('/admin/stores/NY-1').set(bearer(admin)).send(store).expect(200); // special days left out: kept, no event
+      await drained(t);
+
+      const events = await nats.events(settings.EVENTS_STREAM);
+      const christmas = { date: '2026-12-25', name: 'Christmas Day', tokenId: record.id };
+      expect(events.map(brief)).toEqual([
+        {
+          subject: 'plantstore.holidays.changed',
+          type: 'com.plantstore.holiday.changed',
+          data: { ...christmas, hours: 'Closed', states: null, deleted: false },
+        },
+        {
+          subject: 'plantstore.holidays.changed',
+          type: 'com.plantstore.holiday.changed',
+          data: { ...christmas, hours: '10:00 AM - 2:00 PM', states: ['NY'], deleted: false },
+        },
+        {
+          subject: 'plantstore.holidays.changed',
+          type: 'com.plantstore.holiday.changed',
+          data: { ...christmas, hours: '10:00 AM - 2:00 PM', states: ['NY'], deleted: true },
+        },
+        { subject: 'plantstore.stores.changed', type: 'com.plantstore.stores.changed', data: { added: 1, updated: 0, removed: 0 } },
+        { subject: 'plantstore.stores.changed', type: 'com.plantstore.stores.changed', data: { added: 0, updated: 1, removed: 0 } },
+      ]);
+      expect(events.slice(0, 3).map((e) => e.event.subject)).toEqual(['holidays/2026-12-25', 'holidays/2026-12-25', 'holidays/2026-12-25']);
+    } finally {
+      await t.close();
+    }
+  });
+
   it("a deletion's event has the plant's name and tag as stored, whatever they hold; a missing plant and the loser of a race get 404 and no event", async () => {
     // The broker is down: the events stay in the outbox, where the test reads them.
     const down = await TestNats.create({ start: false });
