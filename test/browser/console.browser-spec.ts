@@ -545,9 +545,9 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     const kept = rows
       .filter((row) => !dropped.includes(row))
       .map((row) => (row.startsWith('ZZ-0001,') ? row.replace('Console Test 1', 'Console Test One') : row));
-    // The export's sixteenth column, time_zone, left empty: the zone at the store's coordinates.
+    // The export's optional columns left empty: time_zone (the zone at the store's coordinates), special_hours and temporarily_closed (none).
     const added =
-      'ZZ-0003,Console Test 3,3 Test Way,Hoboken,NJ,07030,40.743990,-74.032364,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed,';
+      'ZZ-0003,Console Test 3,3 Test Way,Hoboken,NJ,07030,40.743990,-74.032364,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed,,,';
     const file = join(files, 'next-month.csv');
     writeFileSync(file, `${header}\n${[...kept, added].join('\n')}\n`);
     const droppedCodes = dropped.map((row) => row.split(',')[0]).sort();
@@ -629,6 +629,37 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
       { code: 'ZZ-0002', name: 'Console Test 2' },
       { code: 'ZZ-0003', name: 'Console Test 3' },
     ]);
+  });
+
+  it('sets and deletes a holiday of the chain, with the API’s 400 text next to the field and nothing written on a refusal', async () => {
+    await tab('Holidays');
+    const form = page.getByRole('form', { name: 'Set a holiday' });
+    await form.getByLabel('date', { exact: true }).fill('2026-12-25');
+    await form.getByLabel('name', { exact: true }).fill('Christmas Day');
+    await form.getByLabel('hours', { exact: true }).fill('closed');
+    await form.getByRole('button', { name: 'Save holiday' }).click();
+    const refusal = await call<{ message: string }>('PUT', '/admin/holidays/2026-12-25', admin, { name: 'Christmas Day', hours: 'closed' });
+    expect(refusal.status).toBe(400);
+    await expect(form.locator('.field .error').first().innerText()).resolves.toBe(refusal.body.message);
+    const version = await catalogVersion();
+    expect(await query('SELECT date FROM holidays')).toEqual([]);
+
+    await form.getByLabel('hours', { exact: true }).fill('Closed');
+    await form.getByLabel('states', { exact: true }).fill('NY, nj');
+    await form.getByRole('button', { name: 'Save holiday' }).click();
+    await page.getByRole('button', { name: 'Delete 2026-12-25' }).waitFor();
+    expect(await query('SELECT date, name, hours, states FROM holidays')).toEqual([
+      { date: '2026-12-25', name: 'Christmas Day', hours: 'Closed', states: 'NJ,NY' },
+    ]);
+    // A holiday concerns every store of its states: the catalogue's version moves, and every index reloads.
+    expect(await catalogVersion()).toBe(version + 1);
+    await expect(page.locator('table.holidays tbody tr').first().innerText()).resolves.toMatch(/^2026-12-25\tChristmas Day\tClosed\tNJ, NY/);
+    await expectAccessible('holidays');
+    await shot('holidays');
+    await page.getByRole('button', { name: 'Delete 2026-12-25' }).click();
+    await page.getByText('No holidays.').waitFor();
+    expect(await query('SELECT date FROM holidays')).toEqual([]);
+    await tab('Stores');
   });
 
   it('issues, rotates and revokes a token, each shown once and checked through the API', async () => {

@@ -1,6 +1,7 @@
 import { html, render } from 'htm/preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError, onSignedOut, session } from './api.js';
+import { HolidaysView } from './holidays-view.js';
 import { ImportView } from './import-view.js';
 import type { Status } from './schema.js';
 import { StoresView } from './stores-view.js';
@@ -12,6 +13,7 @@ import { TokensView } from './tokens-view.js';
 const VIEWS = [
   ['stores', 'Stores'],
   ['import', 'Import and export'],
+  ['holidays', 'Holidays'],
   ['tokens', 'Tokens'],
 ] as const;
 type View = (typeof VIEWS)[number][0];
@@ -113,7 +115,8 @@ function App() {
     <${StatusStrip} status=${status} error=${statusError} />
     <main>
       ${view === 'stores' && html`<${StoresView} catalogVersion=${status?.catalog_version} onChanged=${refreshStatus} />`}
-      ${view === 'import' && html`<${ImportView} onChanged=${refreshStatus} />`} ${view === 'tokens' && html`<${TokensView} />`}
+      ${view === 'import' && html`<${ImportView} onChanged=${refreshStatus} />`} ${view === 'holidays' && html`<${HolidaysView} onChanged=${refreshStatus} />`}
+      ${view === 'tokens' && html`<${TokensView} />`}
     </main>`;
 }
 

@@ -32,6 +32,21 @@ describe('console: whether a store is open, in words', () => {
     expect(openingText(week('Closed'), 'America/New_York', at('2026-07-01T12:00:00Z'))).toEqual({ open: false, headline: 'Closed all week' });
   });
 
+  it("follows the store's special days and closure, and dates a change two weeks on or more", () => {
+    // Wednesday 2026-03-11 in Denver (MDT): a special day closes at 2:00 PM instead of 6:00 PM.
+    const early = { ...shop, special_hours: [{ date: '2026-03-11', hours: '9:00 AM - 2:00 PM' }] };
+    expect(openingText(early, 'America/Denver', at('2026-03-11T15:30:00Z'))).toEqual({ open: true, headline: 'Open now', until: 'closes 2:00 PM' });
+    // Closed from that day to Tuesday 2026-03-31: it opens again on Wednesday 2026-04-01, three weeks on.
+    const renovating = { ...shop, temporarily_closed: { from: '2026-03-11', until: '2026-03-31' } };
+    expect(openingText(renovating, 'America/Denver', at('2026-03-11T15:30:00Z'))).toEqual({
+      open: false,
+      headline: 'Closed',
+      until: 'opens 2026-04-01 9:00 AM',
+    });
+    const shut = { ...shop, temporarily_closed: { from: '2026-03-01', until: null } };
+    expect(openingText(shut, 'America/Denver', at('2026-03-11T15:30:00Z'))).toEqual({ open: false, headline: 'Temporarily closed' });
+  });
+
   it('names the day of a change after today, and "next" for today’s weekday a week on', () => {
     // Open late on Friday and past midnight into Saturday: one period, closing on Saturday.
     const late = { ...week('Closed'), friday: '6:00 PM - 12:00 AM', saturday: '12:00 AM - 2:00 AM' };

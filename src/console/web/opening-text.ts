@@ -1,5 +1,6 @@
 import { DAY, zoneOffsets } from '../../shared/zone-offsets.js';
-import { openingState, weeklyHours, type OpeningState } from '../../shared/opening-hours.js';
+import { closureDays, datedHours, openingState, weeklyHours, type OpeningState } from '../../shared/opening-hours.js';
+import type { Closure, SpecialDay } from '../../shared/special-days.js';
 import type { Weekday } from '../../shared/weekdays.js';
 
 // Whether a store is open, in words, worked out in the browser by the service's own code
@@ -15,20 +16,29 @@ export interface OpeningText {
   until?: string;
 }
 
+/** A store's week and, when it has them, its special days and temporary closure. */
+export type StoreHours = Readonly<Record<Weekday, string>> & { special_hours?: readonly SpecialDay[]; temporarily_closed?: Closure | null };
+
 /**
  * A store's state at `at` in its own time zone: "Open now · closes 6:00 PM", "Closed · opens Thu
- * 9:00 AM", "Open around the clock" or "Closed all week". The time of the change is the store's
- * wall clock, with its weekday unless it falls today there; undefined when the hours or the zone
- * cannot be read here (a browser whose tz data lacks a zone newer than the service's).
+ * 9:00 AM", "Open around the clock", "Closed all week" or "Temporarily closed". Its special days
+ * and closure count, as in the search; the chain's holidays do not (the console's store panel does
+ * not load the calendar). The time of the change is the store's wall clock, with its weekday unless
+ * it falls today there; undefined when the hours or the zone cannot be read here (a browser whose
+ * tz data lacks a zone newer than the service's).
  */
-export function openingText(store: Readonly<Record<Weekday, string>>, timeZone: string, at: number): OpeningText | undefined {
+export function openingText(store: StoreHours, timeZone: string, at: number): OpeningText | undefined {
   let state: OpeningState;
   try {
-    state = openingState(weeklyHours(store), timeZone, at);
+    const rules = { ...weeklyHours(store), special: datedHours(store.special_hours ?? []), closure: closureDays(store.temporarily_closed ?? null) };
+    state = openingState(rules, timeZone, at);
   } catch {
     return undefined;
   }
-  if (state.nextChange === null) return state.open ? { open: true, headline: 'Open around the clock' } : { open: false, headline: 'Closed all week' };
+  if (state.nextChange === null) {
+    if (state.open) return { open: true, headline: 'Open around the clock' };
+    return { open: false, headline: store.temporarily_closed ? 'Temporarily closed' : 'Closed all week' };
+  }
   const offset = zoneOffsets(timeZone, at).offsetAt(at);
   const today = new Date(at + offset).toISOString().slice(0, 10);
   const when = changeWords(state.nextChange, today, state.open);
@@ -39,7 +49,7 @@ export function openingText(store: Readonly<Record<Weekday, string>>, timeZone: 
  * The local time of a change, read off its RFC 3339 text (2026-03-12T09:00:00-06:00, already in
  * the store's wall clock), against `today`, the local date now (2026-03-11): "6:00 PM" today,
  * "Thu 9:00 AM" on another day, "next Wed 9:00 AM" a week on (on a Wednesday, "Wed" alone would
- * read as today). A closing at midnight that ends today reads "12:00 AM" without tomorrow's
+ * read as today), and the date two weeks on or more ("2027-01-11 9:00 AM": the end of a closure). A closing at midnight that ends today reads "12:00 AM" without tomorrow's
  * weekday: that is how the hours themselves write the end of a day (9:00 AM - 12:00 AM).
  */
 export function changeWords(nextChange: string, today: string, closing: boolean): string {
@@ -49,6 +59,7 @@ export function changeWords(nextChange: string, today: string, closing: boolean)
   const time = `${hour % 12 || 12}:${minute} ${hour < 12 ? 'AM' : 'PM'}`;
   const days = (Date.parse(date) - Date.parse(today)) / DAY; // both UTC midnights: whole days apart
   if (days === 0 || (closing && days === 1 && hour === 0 && minute === '00')) return time;
+  if (days >= 14) return `${date} ${time}`;
   const weekday = new Date(Date.parse(date)).getUTCDay();
   return `${days >= 7 ? 'next ' : ''}${DAY_NAMES[weekday]} ${time}`;
 }

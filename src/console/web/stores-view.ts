@@ -61,12 +61,32 @@ function OpeningNow({ store }: { store: Store }) {
   </p>`;
 }
 
+/** A store's days that differ from its week: its temporary closure and its special days, by date. */
+function SpecialDays({ store }: { store: Store }) {
+  const closure = store.temporarily_closed;
+  if (!closure && store.special_hours.length === 0) return null;
+  return html`<div class="special-days">
+    ${closure && html`<p class="closure"><strong>Temporarily closed</strong> from ${closure.from} ${closure.until ? `until ${closure.until}` : 'until further notice'}</p>`}
+    ${
+      store.special_hours.length > 0 &&
+      html`<dl class="hours special" aria-label="Special days">
+        ${store.special_hours.map(
+          ({ date, hours }) =>
+            html`<dt>${date}</dt>
+              <dd>${hours}</dd>`,
+        )}
+      </dl>`
+    }
+  </div>`;
+}
+
 function StoreCard({ store, onEdit, onDelete }: { store: Store; onEdit?: () => void; onDelete?: () => void }) {
   return html`<div class="store-card">
     <h3>${store.name} <small>${store.code}</small></h3>
     <p>${store.address}, ${store.city}, ${store.state} ${store.zip}</p>
     <${OpeningNow} store=${store} />
     <${Hours} hours=${store} />
+    <${SpecialDays} store=${store} />
     ${onEdit && html`<div class="actions"><button type="button" onClick=${onEdit}>Edit ${store.code}</button> <button type="button" class="danger" onClick=${onDelete}>Delete ${store.code}</button></div>`}
   </div>`;
 }
