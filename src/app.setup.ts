@@ -6,8 +6,9 @@ import { type ConfigType } from '@nestjs/config';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import helmet, { type HelmetOptions } from 'helmet';
 import type { Logger } from 'pino';
+import { documentAdminProblems } from './common/api-errors.js';
 import { documentResponseHeaders } from './common/api-headers.js';
-import { ErrorBody } from './common/error-body.js';
+import { AdminErrorBody, ErrorBody } from './common/error-body.js';
 import { jsonBody } from './common/json-body.js';
 import { requestContext } from './common/request-context.middleware.js';
 import { serverConfig } from './common/server.config.js';
@@ -65,8 +66,8 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
   // DocumentBuilder starts with an empty contact; package.json may have none to give.
   delete config.info.contact;
   Object.assign(config.info, packageInfo());
-  const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorBody] });
-  return documentResponseHeaders(document);
+  const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorBody, AdminErrorBody] });
+  return documentResponseHeaders(documentAdminProblems(document));
 }
 
 /**

@@ -150,12 +150,17 @@ describe('admin API: status, search, ZIP points, store filters and export column
     });
 
     it.each([
-      ['state=XX', 'state must be a US state or territory code such as NY'],
-      ['q=', 'q must be 1 to 100 characters'],
-      [`q=${'a'.repeat(101)}`, 'q must be 1 to 100 characters'],
-      ['q=a&q=b', 'q must be a string'],
-    ])('400 for %s', async (query, message) => {
-      expect((await t.http.get(`/admin/stores?${query}`).set(bearer(admin)).expect(400)).body).toEqual({ error: 400, message });
+      ['state=XX', 'state must be a US state or territory code such as NY', 'isUsState'],
+      ['q=', 'q must be 1 to 100 characters', 'isText'],
+      [`q=${'a'.repeat(101)}`, 'q must be 1 to 100 characters', 'isText'],
+      ['q=a&q=b', 'q must be a string', 'isText'],
+    ])('400 for %s, the problem as data', async (query, message, code) => {
+      const [field] = message.split(' ');
+      expect((await t.http.get(`/admin/stores?${query}`).set(bearer(admin)).expect(400)).body).toEqual({
+        error: 400,
+        message,
+        problems: [{ field, code, message: message.slice(field.length + 1) }],
+      });
     });
   });
 

@@ -124,17 +124,30 @@ describe('admin API: stores', () => {
     });
 
     it.each([
-      [{ ...BODY, state: 'XX' }, 'state: "XX" is not a US state or territory code'],
-      [{ ...BODY, zip: '1234', monday: '9 to 5' }, 'zip: "1234" is not a ZIP code like 12345 or 12345-6789; monday: '],
-      [{ ...BODY, name: ' ' }, 'name: is empty'],
-      [{ ...BODY, lat: '91', lng: '0' }, 'lat: "91" is not a latitude from -90 to 90'],
-      [{ ...BODY, name: undefined }, 'name must be a string'],
-      [{ ...BODY, name: 5 }, 'name must be a string'],
-      [{ ...BODY, colour: 'red' }, 'unknown field colour'],
-    ])('PUT refuses %j with 400 in the words of the import, writing nothing', async (body, message) => {
+      [{ ...BODY, state: 'XX' }, 'state: "XX" is not a US state or territory code', [['state', 'bad_state']]],
+      [
+        { ...BODY, zip: '1234', monday: '9 to 5' },
+        'zip: "1234" is not a ZIP code like 12345 or 12345-6789; monday: ',
+        [
+          ['zip', 'bad_zip'],
+          ['monday', 'bad_hours'],
+        ],
+      ],
+      [{ ...BODY, name: ' ' }, 'name: is empty', [['name', 'empty']]],
+      [{ ...BODY, lat: '91', lng: '0' }, 'lat: "91" is not a latitude from -90 to 90', [['lat', 'bad_coordinate']]],
+      [{ ...BODY, name: undefined }, 'name must be a string', [['name', 'isString']]],
+      [{ ...BODY, name: 5 }, 'name must be a string', [['name', 'isString']]],
+      [{ ...BODY, colour: 'red' }, 'unknown field colour', [['colour', 'unknown_field']]],
+    ])('PUT refuses %j with 400 in the words of the import, the problems as data, writing nothing', async (body, message, problems) => {
       const v0 = await version();
       const res = await t.http.put('/admin/stores/NY-1').set(bearer(admin)).send(body).expect(400);
-      expect(res.body).toEqual({ error: 400, message: expect.stringContaining(message) as string });
+      expect(res.body).toEqual({
+        error: 400,
+        message: expect.stringContaining(message) as string,
+        problems: problems.map(([field, code]) => ({ field, code, message: expect.any(String) as string })),
+      });
+      // Each problem's words are the message's part for its field.
+      for (const problem of res.body.problems as Array<{ field: string; message: string }>) expect(res.body.message).toContain(problem.message);
       await expect(repo().count()).resolves.toBe(0);
       await expect(version()).resolves.toBe(v0);
     });
@@ -214,6 +227,10 @@ describe('admin API: stores', () => {
         error: 422,
         message:
           'the file was not imported, 2 problems found:\n  line 5, state: "XX" is not a US state or territory code\n  line 6, zip: "1" is not a ZIP code like 12345 or 12345-6789',
+        problems: [
+          { line: 5, column: 'state', code: 'bad_state', message: '"XX" is not a US state or territory code' },
+          { line: 6, column: 'zip', code: 'bad_zip', message: '"1" is not a ZIP code like 12345 or 12345-6789' },
+        ],
       });
       await expect(checksum()).resolves.toBe(before);
     });
@@ -244,7 +261,7 @@ describe('admin API: stores', () => {
       // The same file without the preference, or applied with it: the 422, its message listing the same problems.
       const refused = await upload(csv, '?dry_run=true').expect(422);
       const lines = dry.body.problems.map((p: { line: number; column: string; message: string }) => `  line ${p.line}, ${p.column}: ${p.message}`);
-      expect(refused.body).toEqual({ error: 422, message: `the file was not imported, 3 problems found:\n${lines.join('\n')}` });
+      expect(refused.body).toEqual({ error: 422, message: `the file was not imported, 3 problems found:\n${lines.join('\n')}`, problems: dry.body.problems });
       const applied = await upload(csv).set('Prefer', 'handling=lenient').expect(422);
       expect(applied.body).toEqual(refused.body);
       expect(applied.headers['preference-applied']).toBeUndefined();

@@ -129,17 +129,33 @@ describe('admin API: tokens', () => {
     });
 
     it.each([
-      [{}, 'team is required'],
-      [{ team: 'Acme' }, 'team must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters)'],
-      [{ team: 'acme', scope: 'owner' }, 'scope must be one of read, write, admin'],
-      [{ team: 'acme', expires_in_days: 0 }, 'expires_in_days must be an integer from 1 to 3650'],
-      [{ team: 'acme', expires_in_days: '30' }, 'expires_in_days must be an integer from 1 to 3650'],
-      [{ team: 'acme', name: 'x'.repeat(101) }, 'name must be 1 to 100 characters'],
-      [{ team: 'acme', colour: 'red' }, 'unknown field colour'],
-    ])('refuses %j with 400 naming the field, and writes nothing', async (body, message) => {
+      [{}, 'team is required', { field: 'team', code: 'isTeam', message: 'is required' }],
+      [
+        { team: 'Acme' },
+        'team must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters)',
+        { field: 'team', code: 'isTeam', message: 'must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters)' },
+      ],
+      [
+        { team: 'acme', scope: 'owner' },
+        'scope must be one of read, write, admin',
+        { field: 'scope', code: 'isScope', message: 'must be one of read, write, admin' },
+      ],
+      [
+        { team: 'acme', expires_in_days: 0 },
+        'expires_in_days must be an integer from 1 to 3650',
+        { field: 'expires_in_days', code: 'isIntegerIn', message: 'must be an integer from 1 to 3650' },
+      ],
+      [
+        { team: 'acme', expires_in_days: '30' },
+        'expires_in_days must be an integer from 1 to 3650',
+        { field: 'expires_in_days', code: 'isIntegerIn', message: 'must be an integer from 1 to 3650' },
+      ],
+      [{ team: 'acme', name: 'x'.repeat(101) }, 'name must be 1 to 100 characters', { field: 'name', code: 'isText', message: 'must be 1 to 100 characters' }],
+      [{ team: 'acme', colour: 'red' }, 'unknown field colour', { field: 'colour', code: 'unknown_field', message: 'unknown field' }],
+    ])('refuses %j with 400 naming the field, the problem as data, and writes nothing', async (body, message, problem) => {
       const count = await rows().count();
       const res = await send('post', '/admin/tokens', admin, body).expect(400);
-      expect(res.body).toEqual({ error: 400, message: expect.stringContaining(message) as string });
+      expect(res.body).toEqual({ error: 400, message: expect.stringContaining(message) as string, problems: [problem] });
       await expect(rows().count()).resolves.toBe(count);
       expect(audit.entries).toEqual([]);
     });

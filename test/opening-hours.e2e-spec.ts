@@ -88,6 +88,10 @@ describe('opening hours: time zones and the search at a moment', () => {
         message: expect.stringContaining(
           'line 3, time_zone: "Mars/Olympus" is not an IANA time zone name like America/Denver\n  line 4, time_zone: "america/denver" is not an IANA time zone name like America/Denver',
         ) as string,
+        problems: [
+          { line: 3, column: 'time_zone', code: 'bad_time_zone', message: '"Mars/Olympus" is not an IANA time zone name like America/Denver' },
+          { line: 4, column: 'time_zone', code: 'bad_time_zone', message: '"america/denver" is not an IANA time zone name like America/Denver' },
+        ],
       });
       await expect(zones()).resolves.toEqual(before);
 
@@ -111,12 +115,16 @@ describe('opening hours: time zones and the search at a moment', () => {
         .put('/admin/stores/ADM')
         .set(bearer(admin))
         .send({ ...body, time_zone: 'Mars/Olympus' })
-        .expect(400, { error: 400, message: 'time_zone: "Mars/Olympus" is not an IANA time zone name like America/Denver' });
+        .expect(400, {
+          error: 400,
+          message: 'time_zone: "Mars/Olympus" is not an IANA time zone name like America/Denver',
+          problems: [{ field: 'time_zone', code: 'bad_time_zone', message: '"Mars/Olympus" is not an IANA time zone name like America/Denver' }],
+        });
       await t.http
         .put('/admin/stores/ADM')
         .set(bearer(admin))
         .send({ ...body, time_zone: 42 })
-        .expect(400, { error: 400, message: 'time_zone must be a string' });
+        .expect(400, { error: 400, message: 'time_zone must be a string', problems: [{ field: 'time_zone', code: 'isString', message: 'must be a string' }] });
       await expect(t.dataSource.getRepository(Store).countBy({ code: 'ADM' })).resolves.toBe(0);
 
       await expect(t.http.put('/admin/stores/ADM').set(bearer(admin)).send(body).expect(201)).resolves.toMatchObject({

@@ -3,7 +3,8 @@ import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MAX_LISTED_CHANGES, StoreImportService } from '../src/stores/store-import.service.js';
+import { MAX_LISTED_CHANGES } from '../src/stores/store-import-plan.js';
+import { StoreImportService } from '../src/stores/store-import.service.js';
 import { Store } from '../src/stores/store.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { runCli } from './support/cli.js';
@@ -316,7 +317,8 @@ describe('store import: preview, then apply', () => {
       };
       // The plan's first look-up of stored rows starts the writers, and the plan goes on only once they stopped:
       // a plan that held the writer (as a dry run once did, in a write transaction) would keep them waiting.
-      const imports = a.app.get<StoreImportService, { compare: (...args: unknown[]) => Promise<void> }>(StoreImportService);
+      // The service's planner compares the file with the stored stores, a chunk at a time.
+      const imports = a.app.get<StoreImportService, { planner: { compare: (...args: unknown[]) => Promise<void> } }>(StoreImportService).planner;
       const compare = imports.compare.bind(imports);
       let writers: Promise<unknown> | undefined;
       jest.spyOn(imports, 'compare').mockImplementationOnce(async (...args: unknown[]) => {

@@ -1,4 +1,4 @@
-import { StoreImportError } from '../src/stores/store-import.service.js';
+import { StoreImportError } from '../src/stores/store-csv-reader.js';
 import { Store } from '../src/stores/store.entity.js';
 import { importStores, storesCsv, type StoreInput } from './support/stores.js';
 import { createTestApp, type TestApp } from './support/test-app.js';

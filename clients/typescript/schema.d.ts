@@ -1039,6 +1039,50 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description One problem of a refused admin request, as data: what the message says, one part each. */
+        AdminProblem: {
+            /**
+             * @description The field of the body, with its path (`special_hours[1].date`, 0-based), for a request body.
+             * @example state
+             */
+            field?: string;
+            /**
+             * @description The line of the file (the header is line 1), for a CSV file.
+             * @example 3
+             */
+            line?: number;
+            /**
+             * @description The CSV column, or null when the problem is the whole line or file, for a CSV file.
+             * @example state
+             */
+            column?: string | null;
+            /**
+             * @description What is wrong, for programs: a row problem code of the store CSV (`bad_state`, …) or the check that failed.
+             * @example bad_state
+             */
+            code: string;
+            /**
+             * @description What is wrong, in the words of the message (after the field or column).
+             * @example "XX" is not a US state or territory code
+             */
+            message: string;
+        };
+        /** @description An admin error: `error` and `message` as every error, and `problems` as data when the request was refused for its content. */
+        AdminError: {
+            /**
+             * Format: int32
+             * @description The HTTP status code, repeated as an integer.
+             * @example 400
+             */
+            error: number;
+            /**
+             * @description One human sentence saying what was wrong.
+             * @example max_distance must be a number of miles greater than 0 and at most 500
+             */
+            message: string;
+            /** @description Each problem found, in the order of the message. */
+            problems?: components["schemas"]["AdminProblem"][];
+        };
         /** @description A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours` and `temporarily_closed` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing. */
         AdminStoreRequest: {
             /**
@@ -1610,7 +1654,7 @@ export interface operations {
                      *       "message": "limit must be an integer from 1 to 1000"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
@@ -1753,7 +1797,7 @@ export interface operations {
                      *       "message": "team must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters)"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
@@ -1932,7 +1976,7 @@ export interface operations {
                      *       "message": "token id must be a positive integer"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
@@ -2090,7 +2134,7 @@ export interface operations {
                      *       "message": "token id must be a positive integer"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
@@ -2255,7 +2299,7 @@ export interface operations {
                      *       "message": "grace_seconds must be an integer from 0 to 315360000"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
@@ -3544,7 +3588,7 @@ export interface operations {
                      *       "message": "unknown ZIP code 00000"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
@@ -3692,7 +3736,7 @@ export interface operations {
                      *       "message": "limit must be an integer from 1 to 1000"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
@@ -3833,7 +3877,7 @@ export interface operations {
                      *       "message": "columns must be a comma-separated list of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, special_hours, temporarily_closed, each at most once"
                      *     }
                      */
-                    "text/csv": components["schemas"]["Error"];
+                    "text/csv": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
@@ -3990,7 +4034,7 @@ export interface operations {
                      *       "message": "dry_run must be true or false"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
@@ -4107,7 +4151,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The file has bad rows; nothing was written. The message lists each bad line and column with its reason. */
+            /** @description The file has bad rows; nothing was written. The message lists each bad line and column with its reason, and `problems` has them as data (the first 50). */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4123,7 +4167,7 @@ export interface operations {
                      *       "message": "the file was not imported, 1 problem found:\n  line 3, state: \"XX\" is not a US state or territory code"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
@@ -4386,7 +4430,7 @@ export interface operations {
                      *       "message": "state: \"XX\" is not a US state or territory code"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
@@ -4807,7 +4851,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminHoliday"];
                 };
             };
-            /** @description The date is not a date, or the body is invalid. */
+            /** @description The date is not a date, or the body is invalid; `problems` names each field. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4823,7 +4867,7 @@ export interface operations {
                      *       "message": "date \"2026-13-01\" is not a calendar date from 2000 to 2199"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
@@ -4985,7 +5029,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminHoliday"];
                 };
             };
-            /** @description The date is not a date, or the body is invalid. */
+            /** @description The date is not a date, or the body is invalid; `problems` names each field. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5001,7 +5045,7 @@ export interface operations {
                      *       "message": "date \"2026-13-01\" is not a calendar date from 2000 to 2199"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
@@ -5162,7 +5206,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The date is not a date, or the body is invalid. */
+            /** @description The date is not a date, or the body is invalid; `problems` names each field. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5178,7 +5222,7 @@ export interface operations {
                      *       "message": "date \"2026-13-01\" is not a calendar date from 2000 to 2199"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */

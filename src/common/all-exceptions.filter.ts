@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, NotFoundException, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailableError } from '../database/database-errors.js';
+import { carriesProblems } from './error-body.js';
 import { redactUrl } from './logger.js';
 
 interface RouteLayer {
@@ -34,6 +35,12 @@ function allowedMethods(req: Request): { methods: string[]; template?: string } 
   return { methods: [...methods].sort(), template };
 }
 
+function problemsOf(exception: HttpException): unknown[] | undefined {
+  const response = exception.getResponse();
+  const problems = typeof response === 'object' ? (response as { problems?: unknown }).problems : undefined;
+  return Array.isArray(problems) && problems.length > 0 ? problems : undefined;
+}
+
 function messageOf(exception: HttpException): string {
   const response = exception.getResponse();
   if (typeof response === 'string') return response;
@@ -63,7 +70,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       res.end();
       return;
     }
-    res.status(status).json({ error: status, message });
+    // Admin routes may carry their problems as data (AdminErrorBody); every other answer is exactly {error, message}.
+    const problems = exception instanceof HttpException && carriesProblems(req.path) ? problemsOf(exception) : undefined;
+    res.status(status).json(problems ? { error: status, message, problems } : { error: status, message });
   }
 
   private describe(exception: unknown, req: Request, res: Response): { status: number; message: string } {

@@ -8,8 +8,9 @@ import {
   ApiUnauthorizedResponse,
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
+import type { OpenAPIObject, OperationObject } from '@nestjs/swagger';
 import { responseHeaders } from './api-headers.js';
-import { ErrorBody } from './error-body.js';
+import { carriesProblems, ErrorBody } from './error-body.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './server.config.js';
 
 /** Errors every authenticated operation can answer, documented once. */
@@ -62,3 +63,24 @@ export const ApiBodyErrors = () =>
       example: { error: 415, message: 'request body must be sent as application/json' },
     }),
   );
+
+/**
+ * The admin routes answer their refusals for content (400, 422) with AdminErrorBody: the problems
+ * as data beside the message (AllExceptionsFilter). Every such response of an /admin path is
+ * documented so, wherever its decorator named the plain body; the interface's operations keep it.
+ */
+export function documentAdminProblems(document: OpenAPIObject): OpenAPIObject {
+  const plain = '#/components/schemas/Error';
+  const admin = '#/components/schemas/AdminError';
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (!carriesProblems(path)) continue;
+    for (const operation of Object.values(item) as Array<OperationObject | undefined>) {
+      for (const status of ['400', '422']) {
+        const response = operation?.responses?.[status];
+        const content = response && !('$ref' in response) ? response.content?.['application/json'] : undefined;
+        if (content?.schema && '$ref' in content.schema && content.schema.$ref === plain) content.schema = { $ref: admin };
+      }
+    }
+  }
+  return document;
+}

@@ -1,6 +1,7 @@
 import { BadRequestException, ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata.js';
+import type { Problem } from './error-body.js';
 
 /**
  * class-validator works out a class's rules on every validation: it filters the rules of the
@@ -65,6 +66,25 @@ function describe(errors: ValidationError[], parent = ''): string | undefined {
 }
 
 /**
+ * Every problem as data, each field by its full path (the admin routes answer them beside the
+ * message). A check that names paths within its field (`special_hours[1].date …`, parts joined by
+ * "; ") gives one problem per part.
+ */
+function problemsOf(errors: ValidationError[], parent = ''): Problem[] {
+  return errors.flatMap((error) => {
+    const path = parent ? `${parent}.${error.property}` : error.property;
+    const own = Object.entries(error.constraints ?? {}).flatMap(([code, message]): Problem[] => {
+      if (code === 'whitelistValidation') return [{ field: path, code: 'unknown_field', message: 'unknown field' }];
+      return message.split('; ').map((part) => {
+        const named = new RegExp(`^${error.property}([\\[.][^ ]*)? `).exec(part);
+        return named ? { field: `${path}${named[1] ?? ''}`, code, message: part.slice(named[0].length) } : { field: path, code, message: part };
+      });
+    });
+    return [...own, ...problemsOf(error.children ?? [], path)];
+  });
+}
+
+/**
  * The one validation pipe: unknown fields rejected, nothing coerced (`"5"` is not a number,
  * class-transformer's implicit conversion stays off), one sentence naming the field.
  */
@@ -91,6 +111,6 @@ export function createValidationPipe(): ValidationPipe {
     transform: true,
     transformOptions: { enableImplicitConversion: false },
     validationError: { target: false, value: false },
-    exceptionFactory: (errors) => new BadRequestException(describe(errors) ?? 'request is invalid'),
+    exceptionFactory: (errors) => new BadRequestException({ message: describe(errors) ?? 'request is invalid', problems: problemsOf(errors) }),
   });
 }

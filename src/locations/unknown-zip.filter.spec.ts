@@ -14,7 +14,7 @@ describe(UnknownZipFilter.name, () => {
       },
       json: (body: unknown) => (sent.body = body),
     };
-    const req = { id: 'r1', method: 'POST', originalUrl: '/locations/nearest', route: {} };
+    const req = { id: 'r1', method: 'POST', originalUrl: '/locations/nearest', path: '/locations/nearest', route: {} };
     const host = { switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }) } as unknown as ArgumentsHost;
     new UnknownZipFilter().catch(new UnknownZipError('00000'), host);
     expect(sent).toEqual({ status: 400, body: { error: 400, message: 'unknown ZIP code 00000' } });

@@ -33,7 +33,7 @@ import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
 import { adminHeaders } from '../common/api-headers.js';
 import { AdminScope, CurrentCaller } from '../common/auth.decorators.js';
 import type { Caller } from '../common/caller.js';
-import { ErrorBody } from '../common/error-body.js';
+import { AdminErrorBody, ErrorBody } from '../common/error-body.js';
 import { dateProblem } from '../shared/special-days.js';
 import { HolidayRequest, holidayView, HolidayView } from './dto/admin-holiday.dto.js';
 import { HolidayNotFoundError, HolidaysService } from './holidays.service.js';
@@ -64,8 +64,8 @@ const DATE_PARAM = {
 };
 const NOT_FOUND = { description: 'No holiday on this date.', type: ErrorBody, example: { error: 404, message: 'no holiday on 2026-12-25' } };
 const BAD_DATE = {
-  description: 'The date is not a date, or the body is invalid.',
-  type: ErrorBody,
+  description: 'The date is not a date, or the body is invalid; `problems` names each field.',
+  type: AdminErrorBody,
   example: { error: 400, message: 'date "2026-13-01" is not a calendar date from 2000 to 2199' },
 };
 

@@ -40,7 +40,7 @@ import { ApiBodyErrors, ApiCommonErrors } from '../common/api-errors.js';
 import { adminHeaders, responseHeaders } from '../common/api-headers.js';
 import { AdminScope, CurrentCaller } from '../common/auth.decorators.js';
 import type { Caller } from '../common/caller.js';
-import { ErrorBody } from '../common/error-body.js';
+import { AdminErrorBody, ErrorBody } from '../common/error-body.js';
 import { nextPageLink } from '../common/next-page-link.js';
 import {
   ExportQuery,
@@ -59,7 +59,8 @@ import { StoreAdminService } from './store-admin.service.js';
 import { StoreExportService } from './store-export.service.js';
 import { StoreErrorsFilter } from './store-errors.filter.js';
 import { STORE_CODE_LENGTH, STORE_FIELD_NAMES } from './store-fields.js';
-import { MAX_LISTED_CHANGES, StoreImportService } from './store-import.service.js';
+import { MAX_LISTED_CHANGES } from './store-import-plan.js';
+import { StoreImportService } from './store-import.service.js';
 import { StoreUploadInterceptor, UploadedStoreList } from './store-upload.interceptor.js';
 
 /** The path of the CSV upload: the JSON body reader leaves its stream alone (json-body.ts). */
@@ -106,7 +107,7 @@ export class AdminStoresController {
   @ApiOkResponse({ description: 'The stores.', type: StoreView, isArray: true, headers: adminHeaders('Link') })
   @ApiBadRequestResponse({
     description: 'A query parameter is invalid or unknown.',
-    type: ErrorBody,
+    type: AdminErrorBody,
     example: { error: 400, message: 'limit must be an integer from 1 to 1000' },
   })
   async list(@Query() query: ListStoresQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<StoreView[]> {
@@ -134,7 +135,7 @@ export class AdminStoresController {
   })
   @ApiBadRequestResponse({
     description: 'A query parameter is invalid or unknown.',
-    type: ErrorBody,
+    type: AdminErrorBody,
     example: { error: 400, message: `columns must be a comma-separated list of ${STORE_FIELD_NAMES.join(', ')}, each at most once` },
   })
   async export(@CurrentCaller() caller: Caller, @Query() query: ExportQuery, @Res() res: Response): Promise<void> {
@@ -167,7 +168,7 @@ export class AdminStoresController {
   @ApiOkResponse({ description: 'Replaced (or already equal).', type: StoreWrittenView })
   @ApiBadRequestResponse({
     description: "A field is missing, not text, or breaks a rule of the store CSV; the message names each, with the import's words.",
-    type: ErrorBody,
+    type: AdminErrorBody,
     example: { error: 400, message: 'state: "XX" is not a US state or territory code' },
   })
   async put(
@@ -234,7 +235,7 @@ export class AdminStoresController {
   })
   @ApiBadRequestResponse({
     description: 'A query parameter or `If-Match` is invalid or unknown.',
-    type: ErrorBody,
+    type: AdminErrorBody,
     example: { error: 400, message: 'dry_run must be true or false' },
   })
   @ApiConflictResponse({
@@ -269,8 +270,9 @@ export class AdminStoresController {
     example: { error: 415, message: 'the store list must be sent as text/csv' },
   })
   @ApiUnprocessableEntityResponse({
-    description: 'The file has bad rows; nothing was written. The message lists each bad line and column with its reason.',
-    type: ErrorBody,
+    description:
+      'The file has bad rows; nothing was written. The message lists each bad line and column with its reason, and `problems` has them as data (the first 50).',
+    type: AdminErrorBody,
     example: { error: 422, message: 'the file was not imported, 1 problem found:\n  line 3, state: "XX" is not a US state or territory code' },
   })
   @UseInterceptors(StoreUploadInterceptor)

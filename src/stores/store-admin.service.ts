@@ -17,8 +17,12 @@ export class StoreNotFoundError extends Error {
   }
 }
 
-/** The fields of a store break a rule of the store CSV; the message names each, with the import's words. */
-export class StoreFieldsError extends Error {}
+/** The fields of a store break a rule of the store CSV; the message names each, with the import's words, and `problems` has them as data. */
+export class StoreFieldsError extends Error {
+  constructor(readonly problems: ReadonlyArray<{ field?: string; code: string; message: string }>) {
+    super(problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).join('; '));
+  }
+}
 
 /**
  * One store at a time, for the admin API: the same checks as a row of the CSV import
@@ -43,9 +47,9 @@ export class StoreAdminService {
     const columns = STORE_FIELD_NAMES.filter((column) => !KEPT_FIELDS.includes(column) || fields[column as keyof StoreFields] !== undefined);
     const record = columns.map((column) => (column === 'code' ? code : (fields[column] ?? '')));
     const { row, problems, warnings } = validateStoreRecord(record, 0, { zip: (zip) => this.geocoder.lookup(zip), zone: zoneOf }, columns);
-    if (!row) throw new StoreFieldsError(problems.map((p) => (p.column ? `${p.column}: ${p.reason}` : p.reason)).join('; '));
+    if (!row) throw new StoreFieldsError(problems.map((p) => ({ field: p.column, code: p.code, message: p.reason })));
     // The path is the code as given; a code with surrounding spaces would be stored trimmed under another key.
-    if (row.code !== code) throw new StoreFieldsError('code: has white space around it');
+    if (row.code !== code) throw new StoreFieldsError([{ field: 'code', code: 'white_space', message: 'has white space around it' }]);
     const { value } = await this.catalog.write('admin', async ({ manager, put }) => {
       const current = await manager.findOneBy(Store, { code });
       // A copy per try: a retried transaction must not see the stored values of the last one.

@@ -3,10 +3,11 @@ import { Logger } from '@nestjs/common';
 import { jest } from '@jest/globals';
 import { StoreFieldsError, StoreNotFoundError } from './store-admin.service.js';
 import { StoreErrorsFilter } from './store-errors.filter.js';
-import { StoreCatalogMovedError, StoreImportError, StoreRemovalGuardError } from './store-import.service.js';
+import { StoreImportError } from './store-csv-reader.js';
+import { StoreCatalogMovedError, StoreRemovalGuardError } from './store-import-plan.js';
 
 /** What the filter answered: status, body, headers, and the audit lines it wrote. */
-function answer(error: Error) {
+function answer(error: Parameters<StoreErrorsFilter['catch']>[0]) {
   const headers: Record<string, string> = {};
   const sent: { status?: number; body?: unknown } = {};
   const res = {
@@ -18,7 +19,7 @@ function answer(error: Error) {
     },
     json: (body: unknown) => (sent.body = body),
   };
-  const req = { user: { team: 'ops', tokenId: 7 }, id: 'r1', method: 'POST', originalUrl: '/admin/stores.csv', route: {} };
+  const req = { user: { team: 'ops', tokenId: 7 }, id: 'r1', method: 'POST', originalUrl: '/admin/stores.csv', path: '/admin/stores.csv', route: {} };
   const host = { switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }) } as unknown as ArgumentsHost;
   const audit = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
   try {
@@ -30,13 +31,33 @@ function answer(error: Error) {
 }
 
 describe(StoreErrorsFilter.name, () => {
-  it("answers a bad file 422, no such store 404 and bad fields 400, with the services' words and no audit line", () => {
+  it("answers a bad file 422, no such store 404 and bad fields 400, with the services' words, the problems as data and no audit line", () => {
     const file = new StoreImportError([{ line: 3, column: 'state', code: 'bad_state', reason: '"XX" is not a US state or territory code' }]);
-    expect(answer(file)).toEqual({ status: 422, body: { error: 422, message: file.message }, headers: {}, audit: [] });
+    expect(answer(file)).toEqual({
+      status: 422,
+      body: {
+        error: 422,
+        message: file.message,
+        problems: [{ line: 3, column: 'state', code: 'bad_state', message: '"XX" is not a US state or territory code' }],
+      },
+      headers: {},
+      audit: [],
+    });
     expect(answer(new StoreNotFoundError('NY-1'))).toMatchObject({ status: 404, body: { error: 404, message: 'store "NY-1" not found' }, audit: [] });
-    expect(answer(new StoreFieldsError('code: has white space around it'))).toMatchObject({
+    const fields = new StoreFieldsError([
+      { field: 'state', code: 'bad_state', message: '"XX" is not a US state or territory code' },
+      { field: 'code', code: 'white_space', message: 'has white space around it' },
+    ]);
+    expect(answer(fields)).toMatchObject({
       status: 400,
-      body: { error: 400, message: 'code: has white space around it' },
+      body: {
+        error: 400,
+        message: 'state: "XX" is not a US state or territory code; code: has white space around it',
+        problems: [
+          { field: 'state', code: 'bad_state', message: '"XX" is not a US state or territory code' },
+          { field: 'code', code: 'white_space', message: 'has white space around it' },
+        ],
+      },
       audit: [],
     });
   });

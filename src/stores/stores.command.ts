@@ -2,7 +2,9 @@ import { Presets, SingleBar } from 'cli-progress';
 import { InvalidArgumentError, type Command } from 'commander';
 import { CommandFailure, nonNegativeInteger, say, type WithApp } from '../common/command-line.js';
 import { StoreExportService } from './store-export.service.js';
-import { StoreCatalogMovedError, StoreImportService, StoreRemovalGuardError, type ImportProgress, type ImportSummary } from './store-import.service.js';
+import { type ImportProgress } from './store-csv-reader.js';
+import { StoreCatalogMovedError, StoreRemovalGuardError, type ImportSummary } from './store-import-plan.js';
+import { StoreImportService } from './store-import.service.js';
 
 /** Exit codes a script can tell apart from a bad file (1): the catalogue moved since the dry run, the removal guard refused. */
 const EXIT_CATALOG_MOVED = 3;

@@ -3,13 +3,9 @@ import { jest } from '@jest/globals';
 import { STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
 import { StoreAdminService } from '../../src/stores/store-admin.service.js';
 import { StoreCatalog, type CatalogWrite, type CatalogWriter } from '../../src/stores/store-catalog.js';
-import {
-  StoreCatalogMovedError,
-  StoreImportError,
-  StoreImportService,
-  type ImportOptions,
-  type ImportProgress,
-} from '../../src/stores/store-import.service.js';
+import { StoreImportError, type ImportProgress } from '../../src/stores/store-csv-reader.js';
+import { StoreCatalogMovedError } from '../../src/stores/store-import-plan.js';
+import { StoreImportService, type ImportOptions } from '../../src/stores/store-import.service.js';
 import { Store } from '../../src/stores/store.entity.js';
 import { StoresModule } from '../../src/stores/stores.module.js';
 import { storesCsv, WEEK_OPEN, type StoreInput } from '../support/stores.js';

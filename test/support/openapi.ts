@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import responseValidator from 'openapi-response-validator';
 import type request from 'supertest';
+import { carriesProblems } from '../../src/common/error-body.js';
 
 type Json = Record<string, unknown>;
 type Header = { required?: boolean; $ref?: string };
@@ -76,7 +77,8 @@ const ERROR_SCHEMA_REF = { $ref: '#/components/schemas/Error' };
  * - The documentation itself (/docs, /docs-json, /docs-yaml) is not described by itself: skipped.
  * - A CORS preflight (OPTIONS answered 204 with Access-Control-Allow-Methods, when CORS_ORIGINS
  *   allows the origin) is the CORS layer's answer, before any operation: skipped.
- * - Every error body carries its own status in `error`.
+ * - Every error body carries its own status in `error`; an /admin route's may carry `problems`
+ *   beside it (AdminError), no other field.
  * - Headers: a response carries every header its documented response marks required, and
  *   none of the contract's headers (components.headers) that its documented response lacks.
  */
@@ -99,6 +101,9 @@ export function responseChecker(document: OpenAPIObject): ResponseChecker {
     return validator;
   };
   const errorResponses = { default: { description: 'Error', content: { 'application/json': { schema: ERROR_SCHEMA_REF } } } };
+  const adminErrorResponses = {
+    default: { description: 'Admin error', content: { 'application/json': { schema: { $ref: '#/components/schemas/AdminError' } } } },
+  };
   const contractHeaders: Record<string, Header> = { ...(doc.components?.headers as Record<string, Header>) };
   const definition = (header: Header) => (header.$ref ? contractHeaders[header.$ref.replace('#/components/headers/', '')] : header);
 
@@ -116,8 +121,10 @@ export function responseChecker(document: OpenAPIObject): ResponseChecker {
       const errorBodyProblem = () => {
         if (res.status < 400) return undefined;
         if (!isJson) return `${where}: an error must be an application/json Error body, got ${contentType || 'no content type'}`;
-        const invalid = validatorFor('Error', errorResponses).validateResponse(res.status, body);
-        if (invalid) return `${where}: not the Error body: ${JSON.stringify(invalid.errors)} in ${res.text}`;
+        // The admin routes may add their problems as data (AdminError); every other error is exactly the Error body.
+        const admin = carriesProblems(path);
+        const invalid = validatorFor(admin ? 'AdminError' : 'Error', admin ? adminErrorResponses : errorResponses).validateResponse(res.status, body);
+        if (invalid) return `${where}: not the ${admin ? 'AdminError' : 'Error'} body: ${JSON.stringify(invalid.errors)} in ${res.text}`;
         if ((body as { error?: unknown }).error !== res.status) return `${where}: the Error body's error must be ${res.status}: ${res.text}`;
         return undefined;
       };

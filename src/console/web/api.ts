@@ -15,10 +15,21 @@ export const session = {
 };
 
 /** An answer other than 2xx: its status and the API's own message (`{"error", "message"}`). */
+/** One problem of a refused admin request, as the API answers it beside the message (AdminProblem). */
+export interface Problem {
+  field?: string;
+  line?: number;
+  column?: string | null;
+  code: string;
+  message: string;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The problems as data, when the API gave them (a refused body or file); empty otherwise. */
+    readonly problems: readonly Problem[] = [],
   ) {
     super(message);
   }
@@ -32,13 +43,15 @@ export function onSignedOut(handler: (message: string) => void): void {
 
 async function failure(response: Response): Promise<ApiError> {
   let message = `${response.status} ${response.statusText}`;
+  let problems: Problem[] = [];
   try {
-    const body = (await response.json()) as { message?: unknown };
+    const body = (await response.json()) as { message?: unknown; problems?: unknown };
     if (typeof body.message === 'string') message = body.message;
+    if (Array.isArray(body.problems)) problems = body.problems as Problem[];
   } catch {
     // Not the API's error body (a proxy's page, a cut connection): the status line says it.
   }
-  return new ApiError(response.status, message);
+  return new ApiError(response.status, message, problems);
 }
 
 export interface Answer<T> {

@@ -44,7 +44,7 @@ export function HolidaysView({ onChanged }: { onChanged: () => void }) {
       setForm(EMPTY);
       changed();
     } catch (failure) {
-      setErrors(failure instanceof ApiError ? fieldErrors(failure.message, FORM_FIELDS) : { '': String(failure) });
+      setErrors(failure instanceof ApiError ? fieldErrors(failure, FORM_FIELDS) : { '': String(failure) });
     }
   };
   const remove = async (date: string) => {

@@ -1,19 +1,24 @@
 import { fieldErrors } from './parts.js';
 
-// The console shows the API's texts as they are; these only decide where each part goes.
-describe('console: placing the API texts', () => {
-  const FIELDS = ['name', 'state', 'zip', 'lat'];
+// The console shows the API's texts as they are; these only decide where each goes.
+describe('console: placing the API problems', () => {
+  const FIELDS = ['name', 'state', 'zip', 'lat', 'special_hours'];
 
-  it('puts each part of a 400 next to the field it names, the rest above the form', () => {
-    expect(fieldErrors('state: "XX" is not a US state or territory code; zip: "1" is not a ZIP code like 12345 or 12345-6789', FIELDS)).toEqual({
+  it('puts each problem next to the field it names (a path under its field), the rest above the form', () => {
+    const problems = [
+      { field: 'state', code: 'bad_state', message: '"XX" is not a US state or territory code' },
+      { field: 'code', code: 'white_space', message: 'has white space around it' },
+      { field: 'special_hours[1].date', code: 'isStoreJson', message: '"2026-13-01" is not a calendar date from 2000 to 2199' },
+      { field: 'special_hours[2].hours', code: 'isStoreJson', message: '"9 to 5" is not a time range' },
+    ];
+    expect(fieldErrors({ message: 'ignored when there are problems', problems }, FIELDS)).toEqual({
       state: 'state: "XX" is not a US state or territory code',
-      zip: 'zip: "1" is not a ZIP code like 12345 or 12345-6789',
-    });
-    expect(fieldErrors('name must be a string', FIELDS)).toEqual({ name: 'name must be a string' });
-    expect(fieldErrors('code: has white space around it; lat: must be a number', FIELDS)).toEqual({
       '': 'code: has white space around it',
-      lat: 'lat: must be a number',
+      special_hours: 'special_hours[1].date: "2026-13-01" is not a calendar date from 2000 to 2199; special_hours[2].hours: "9 to 5" is not a time range',
     });
-    expect(fieldErrors('request body is not valid JSON', FIELDS)).toEqual({ '': 'request body is not valid JSON' });
+  });
+
+  it('shows a refusal without problems by its message, above the form', () => {
+    expect(fieldErrors({ message: 'request body is not valid JSON', problems: [] }, FIELDS)).toEqual({ '': 'request body is not valid JSON' });
   });
 });

@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { WEEKDAYS, type Weekday } from '../../shared/weekdays.js';
-import { api, nextCursor } from './api.js';
+import { api, nextCursor, type Problem } from './api.js';
 
 // Small pieces the views share.
 
@@ -18,16 +18,19 @@ export function Hours({ hours }: { hours: WeekHours }) {
 }
 
 /**
- * The API's 400 text split by field: its parts are joined by "; " and each names its field first
- * ("state: "XX" is not a US state…", "name must be a string"). A part naming no field of `fields`
- * goes under '' (shown above the form). The texts are the API's own, never rewritten here.
+ * A refused request's problems by field, from the API's `problems` (data, not a message taken
+ * apart): each goes next to the field it names (`special_hours[1].date` goes to `special_hours`),
+ * the rest, and a refusal without problems (its message), above the form (key ''). The texts are
+ * the API's own: the field's path and its message.
  */
-export function fieldErrors(message: string, fields: readonly string[]): Record<string, string> {
+export function fieldErrors(error: { message: string; problems: readonly Problem[] }, fields: readonly string[]): Record<string, string> {
+  if (error.problems.length === 0) return { '': error.message };
   const errors: Record<string, string> = {};
-  for (const part of message.split('; ')) {
-    const field = /^([a-z_]+)(?::| )/.exec(part)?.[1];
-    const key = field && fields.includes(field) ? field : '';
-    errors[key] = errors[key] ? `${errors[key]}; ${part}` : part;
+  for (const { field, message } of error.problems) {
+    const top = field?.split(/[[.]/)[0];
+    const key = top && fields.includes(top) ? top : '';
+    const text = field ? `${field}: ${message}` : message;
+    errors[key] = errors[key] ? `${errors[key]}; ${text}` : text;
   }
   return errors;
 }

@@ -103,7 +103,7 @@ function EditStore({ store, onDone }: { store: Store; onDone: (changed: boolean)
       onDone(true);
     } catch (error) {
       // The API's own texts, each next to its field (those naming no field above the form).
-      setErrors(error instanceof ApiError ? fieldErrors(error.message, STORE_FIELDS) : { '': String(error) });
+      setErrors(error instanceof ApiError ? fieldErrors(error, STORE_FIELDS) : { '': String(error) });
     } finally {
       setBusy(false);
     }

@@ -54,7 +54,7 @@ function CreateToken({ onIssued }: { onIssued: (issued: Issued) => void }) {
       setForm({ ...form, name: '' });
       onIssued(data);
     } catch (error) {
-      setErrors(error instanceof ApiError ? fieldErrors(error.message, CREATE_FIELDS) : { '': String(error) });
+      setErrors(error instanceof ApiError ? fieldErrors(error, CREATE_FIELDS) : { '': String(error) });
     }
   };
   const input = (field: 'team' | 'name' | 'expires_in_days', label: string, hint?: string) =>

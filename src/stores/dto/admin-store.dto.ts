@@ -5,7 +5,8 @@ import { IsString, ValidateBy, ValidateIf, type ValidationArguments } from 'clas
 import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
 import { ValidateUsState } from '../../geo/validate-us-state.js';
 import { ROW_PROBLEM_CODES, type RowProblem, type RowProblemCode } from '../store-csv.js';
-import { MAX_LISTED_CHANGES, MAX_LISTED_PROBLEMS, type ImportSummary } from '../store-import.service.js';
+import { MAX_LISTED_PROBLEMS } from '../store-csv-reader.js';
+import { MAX_LISTED_CHANGES, type ImportSummary } from '../store-import-plan.js';
 import {
   STORE_CODE_LENGTH,
   STORE_FIELD_NAMES,

@@ -1,0 +1,238 @@
+import type { Readable } from 'node:stream';
+import { In, type EntityManager } from 'typeorm';
+import type { StoreCatalog } from './store-catalog.js';
+import { formatProblem, type RowProblem, type StoreRow } from './store-csv.js';
+import { PROGRESS_EVERY_ROWS, type CheckedFile, type Pacer, type StoreCsvReader } from './store-csv-reader.js';
+import { KEPT_FIELDS, STORED_FIELDS, storeFieldText, type StoredField } from './store-fields.js';
+import { Store } from './store.entity.js';
+import type { ImportOptions } from './store-import.service.js';
+
+export interface FieldChange {
+  field: StoredField;
+  old: string;
+  new: string;
+}
+
+/** One store an import adds, changes or removes: what a dry run lists for the operator. */
+export type StoreChange =
+  | { change: 'add'; line: number; code: string; name: string; city: string; state: string }
+  | { change: 'update'; line: number; code: string; name: string; fields: FieldChange[] }
+  | { change: 'remove'; code: string; name: string; city: string; state: string };
+
+export interface ImportSummary {
+  read: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  pruned: number;
+  warnings: string[];
+  /**
+   * The catalogue version the result holds for: the one a dry run was computed against (an apply
+   * that names it with `ifVersions` does exactly what the dry run listed), or the version after an apply.
+   */
+  version: number;
+  /** The stores in `stores` before the import. */
+  catalogSize: number;
+  /** The first MAX_LISTED_CHANGES changes: the file's adds and updates in its order, then the removals. */
+  changes: StoreChange[];
+  /** Whether `changes` was cut at MAX_LISTED_CHANGES (the counts stay exact). */
+  changesTruncated: boolean;
+  /** Whether `pruned` is more than the share an apply may remove without `expectedRemovals`. */
+  removalsNeedConfirmation: boolean;
+  /** The first MAX_LISTED_PROBLEMS bad rows (`listProblems`); when there are any, nothing was planned. */
+  problems: RowProblem[];
+  problemCount: number;
+}
+
+/**
+ * How many changes an import lists. A thousand rows is what an operator can still read through
+ * (and about 200 KB of JSON); a file that changes more is checked by its counts and by sampling.
+ */
+export const MAX_LISTED_CHANGES = 1000;
+/** Codes per look-up of the stored rows while planning. */
+const CHUNK = 500;
+const PRUNE_PAGE = 1000;
+
+/** An apply with `ifVersions` found the catalogue at another version: nothing was written. */
+export class StoreCatalogMovedError extends Error {
+  constructor(
+    readonly expected: readonly number[],
+    readonly current: number,
+  ) {
+    super(`the store catalogue changed since the dry run (version ${expected.join(' or ') || 'unknown'}, now ${current}); nothing was written`);
+  }
+}
+
+/**
+ * An apply whose `prune` removes more than STORE_IMPORT_MAX_PRUNE_PERCENT of the catalogue without
+ * `expectedRemovals`, or whose `expectedRemovals` is not the real number: nothing was written.
+ * Each door words the way to confirm (a query parameter, a command-line option).
+ */
+export class StoreRemovalGuardError extends Error {
+  constructor(
+    readonly removals: number,
+    readonly catalogSize: number,
+    readonly maxPercent: number,
+    readonly expected: number | undefined,
+  ) {
+    super(
+      expected === undefined
+        ? `this import would remove ${removals} of ${catalogSize} stores (${percentOf(removals, catalogSize)}), more than the ${maxPercent} % (STORE_IMPORT_MAX_PRUNE_PERCENT) allowed without confirmation; nothing was written`
+        : `this import would remove ${removals} stores, not the ${expected} expected; nothing was written`,
+    );
+  }
+}
+
+const percentOf = (part: number, whole: number) => `${whole === 0 ? 0 : Math.round((1000 * part) / whole) / 10} %`;
+
+function changedFields(row: StoreRow, store: Store): FieldChange[] {
+  return STORED_FIELDS.filter((field) => row[field] !== store[field]).map((field) => ({
+    field,
+    old: storeFieldText(field, store[field]),
+    new: storeFieldText(field, row[field] ?? ''),
+  }));
+}
+
+/** The stores a prune removes: every id (they are deleted by id), details only for the ones listed. */
+interface Removals {
+  ids: number[];
+  listed: StoreChange[];
+  catalogSize: number;
+}
+
+/**
+ * What an import would do to the catalogue at `summary.version`: the dry run's answer, and what
+ * an apply writes. It holds the rows to write and the ids to remove, nothing of the rows that
+ * stay as they are: a file that changes one store of 100,000 plans to one row.
+ */
+export interface ImportPlan {
+  summary: ImportSummary;
+  /** The file's new and changed rows, in its order; `summary.inserted` of them are new. */
+  puts: StoreRow[];
+  /** The ids of the stores a prune removes. */
+  removals: number[];
+}
+
+/**
+ * The plan of an import: the file against the catalogue, compared a chunk of rows at a time
+ * with the stored stores (reads only), counting and listing each change for the operator, and
+ * the refusals of an apply (the version moved, the removal guard).
+ */
+export class ImportPlanner {
+  constructor(
+    private readonly csv: StoreCsvReader,
+    private readonly catalog: StoreCatalog,
+    private readonly maxPrunePercent: number,
+  ) {}
+
+  /**
+   * The second pass: the file against the catalogue, read through `reader` (the data source's
+   * manager: lone reads, none in a transaction; or the write's own when planning under its lock).
+   * The version is read first: a write that commits later bumps it, so an apply that finds it
+   * unchanged knows that every look-up of the plan saw what it is about to change.
+   */
+  async plan(reader: EntityManager, open: () => Readable, file: CheckedFile, pacer: Pacer, options: ImportOptions, version?: number): Promise<ImportPlan> {
+    const summary: ImportSummary = {
+      read: file.read,
+      inserted: 0,
+      updated: 0,
+      unchanged: 0,
+      pruned: 0,
+      warnings: file.warnings.map(formatProblem),
+      version: version ?? (await this.catalog.version()),
+      catalogSize: 0,
+      changes: [],
+      changesTruncated: false,
+      removalsNeedConfirmation: false,
+      problems: [],
+      problemCount: 0,
+    };
+    const removals = options.prune ? await this.removals(reader, file.codes) : undefined;
+    summary.catalogSize = removals?.catalogSize ?? (await reader.count(Store));
+    summary.pruned = removals?.ids.length ?? 0;
+    summary.removalsNeedConfirmation = summary.pruned > (summary.catalogSize * this.maxPrunePercent) / 100;
+    const plan: ImportPlan = { summary, puts: [], removals: removals?.ids ?? [] };
+    let batch: Array<{ row: StoreRow; line: number }> = [];
+    for await (const { row, line, rows, bytes } of this.csv.rows(open)) {
+      await pacer.pause();
+      batch.push({ row, line });
+      if (batch.length === CHUNK) {
+        await this.compare(reader, batch, plan);
+        batch = [];
+      }
+      // Still named `write` for the progress's readers (the command's bar, scripts): the pass that leads to the write.
+      if (rows % PROGRESS_EVERY_ROWS === 0) options.onProgress?.({ phase: 'write', rows, bytes });
+    }
+    await this.compare(reader, batch, plan);
+    options.onProgress?.({ phase: 'write', rows: file.read, bytes: Number.NaN });
+    if (removals) this.list(summary, removals.listed);
+    return plan;
+  }
+
+  /** Adds to the listed changes while there is room; the counts are kept elsewhere. */
+  private list(summary: ImportSummary, changes: StoreChange[]): void {
+    const room = MAX_LISTED_CHANGES - summary.changes.length;
+    if (changes.length > room) summary.changesTruncated = true;
+    summary.changes.push(...changes.slice(0, Math.max(0, room)));
+  }
+
+  /** One chunk of the file's rows against the stored ones: counted, listed, and the new and changed ones kept for the apply. */
+  private async compare(reader: EntityManager, rows: Array<{ row: StoreRow; line: number }>, plan: ImportPlan): Promise<void> {
+    if (rows.length === 0) return;
+    const { summary } = plan;
+    const existing = new Map((await reader.findBy(Store, { code: In(rows.map((r) => r.row.code)) })).map((s) => [s.code, s]));
+    const listed: StoreChange[] = [];
+    for (const { row, line } of rows) {
+      const current = existing.get(row.code);
+      // A column the file does not have leaves the stored value (KEPT_FIELDS); a new store has none.
+      for (const field of KEPT_FIELDS) (row as { [field: string]: unknown })[field] ??= current?.[field] ?? '';
+      const fields = current && changedFields(row, current);
+      if (fields?.length === 0) {
+        summary.unchanged++;
+        continue;
+      }
+      if (fields) {
+        summary.updated++;
+        listed.push({ change: 'update', line, code: row.code, name: row.name, fields });
+      } else {
+        summary.inserted++;
+        listed.push({ change: 'add', line, code: row.code, name: row.name, city: row.city, state: row.state });
+      }
+      plan.puts.push(row);
+    }
+    this.list(summary, listed);
+  }
+
+  /** The stores whose code the file does not have, read page by page in id order, and how many stores there are. */
+  private async removals(reader: EntityManager, keep: Map<string, number>): Promise<Removals> {
+    const removals: Removals = { ids: [], listed: [], catalogSize: 0 };
+    for (let after = 0; ;) {
+      const page = await reader
+        .createQueryBuilder(Store, 'store')
+        .select(['store.id', 'store.code', 'store.name', 'store.city', 'store.state'])
+        .where('store.id > :after', { after })
+        .orderBy('store.id', 'ASC')
+        .limit(PRUNE_PAGE)
+        .getMany();
+      removals.catalogSize += page.length;
+      for (const store of page) {
+        if (keep.has(store.code)) continue;
+        removals.ids.push(store.id);
+        if (removals.listed.length < MAX_LISTED_CHANGES)
+          removals.listed.push({ change: 'remove', code: store.code, name: store.name, city: store.city, state: store.state });
+      }
+      if (page.length < PRUNE_PAGE) return removals;
+      after = page[page.length - 1].id;
+    }
+  }
+
+  /** Refuses an apply of `plan`: the catalogue's version is not one `ifVersions` names, or the removal guard. */
+  check(plan: ImportPlan, options: Pick<ImportOptions, 'ifVersions' | 'expectedRemovals'>): void {
+    const { summary } = plan;
+    if (options.ifVersions !== undefined && !options.ifVersions.includes(summary.version))
+      throw new StoreCatalogMovedError(options.ifVersions, summary.version);
+    if (options.expectedRemovals !== undefined ? options.expectedRemovals !== summary.pruned : summary.removalsNeedConfirmation) {
+      throw new StoreRemovalGuardError(summary.pruned, summary.catalogSize, this.maxPrunePercent, options.expectedRemovals);
+    }
+  }
+}
