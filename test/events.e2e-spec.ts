@@ -150,7 +150,9 @@ describe('change events through the outbox to NATS JetStream', () => {
   });
 
   it('publishes a holiday.changed for each change of the calendar, and stores.changed for a special day; writes that change nothing publish nothing', async () => {
-    const settings = env(nats);
+    // A broker of its own: the first test's stream already holds the prefix's subjects on the shared one.
+    const broker = await TestNats.create();
+    const settings = env(broker);
     const t = await createTestApp({ env: settings });
     try {
       const { token: admin, record } = await t.app.get(TokensService).create({ team: 'ops', scope: 'admin' });
@@ -173,7 +175,7 @@ describe('change events through the outbox to NATS JetStream', () => {
       await t.http.put('/admin/stores/NY-1').set(bearer(admin)).send(store).expect(200); // special days left out: kept, no event
       await drained(t);
 
-      const events = await nats.events(settings.EVENTS_STREAM);
+      const events = await broker.events(settings.EVENTS_STREAM);
       const christmas = { date: '2026-12-25', name: 'Christmas Day', tokenId: record.id };
       expect(events.map(brief)).toEqual([
         {
@@ -197,6 +199,7 @@ describe('change events through the outbox to NATS JetStream', () => {
       expect(events.slice(0, 3).map((e) => e.event.subject)).toEqual(['holidays/2026-12-25', 'holidays/2026-12-25', 'holidays/2026-12-25']);
     } finally {
       await t.close();
+      await broker.close();
     }
   });
 
