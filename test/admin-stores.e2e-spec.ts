@@ -134,6 +134,12 @@ describe('admin API: stores', () => {
         ],
       ],
       [{ ...BODY, name: ' ' }, 'name: is empty', [['name', 'empty']]],
+      // Valid hours longer than the column: eleven ranges of a minute each (1:00 AM to 11:01 AM).
+      [
+        { ...BODY, monday: Array.from({ length: 11 }, (_, i) => `${i + 1}:00 AM - ${i + 1}:01 AM`).join(', ') },
+        'monday: is longer than 200 characters',
+        [['monday', 'too_long']],
+      ],
       [{ ...BODY, lat: '91', lng: '0' }, 'lat: "91" is not a latitude from -90 to 90', [['lat', 'bad_coordinate']]],
       [{ ...BODY, name: undefined }, 'name must be a string', [['name', 'isString']]],
       [{ ...BODY, name: 5 }, 'name must be a string', [['name', 'isString']]],

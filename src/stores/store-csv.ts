@@ -4,7 +4,7 @@ import { US_STATE_CODES } from '../shared/us-states.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { hoursProblem } from '../shared/business-hours.js';
 import { unguardCell } from '../shared/csv-guard.js';
-import { closureText, parseClosure, parseSpecialDays, specialDaysText } from '../shared/special-days.js';
+import { closureText, DAY_HOURS_MAX, parseClosure, parseSpecialDays, specialDaysText } from '../shared/special-days.js';
 import { WEEKDAYS } from '../shared/weekdays.js';
 import { FREE_TEXT_FIELDS, KEPT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, type StoreFieldName, type StoreFieldSpec, type StoreRow } from './store-fields.js';
 
@@ -159,9 +159,11 @@ export function validateStoreRecord(
     }
   }
 
+  // A day's hours fit their column (many short ranges can be valid and longer): MySQL would refuse them.
   for (const day of WEEKDAYS) {
     const reason = hoursProblem(value[day]);
     if (reason) problem(day, 'bad_hours', reason);
+    else if (value[day].length > DAY_HOURS_MAX) problem(day, 'too_long', `is longer than ${DAY_HOURS_MAX} characters`);
   }
 
   if (value.time_zone !== '' && !isKnownZone(value.time_zone))
