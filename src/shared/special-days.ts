@@ -163,14 +163,3 @@ export function parseClosure(text: string): { closure: Closure | null } | { reas
   if (problems.length > 0) return { reason: problems.map(({ path, reason }) => `${path.slice(1)} ${reason}`).join('; ') };
   return { closure: { from, until } };
 }
-
-/** The text form is canonical: a value read back from a column or a checked cell is this. */
-export function canonicalSpecialDays(text: string): string {
-  const parsed = parseSpecialDays(text);
-  return 'days' in parsed ? specialDaysText(parsed.days) : text;
-}
-
-export function canonicalClosure(text: string): string {
-  const parsed = parseClosure(text);
-  return 'closure' in parsed ? closureText(parsed.closure) : text;
-}
