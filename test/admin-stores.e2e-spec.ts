@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
-import { STORE_FIELD_NAMES } from '../src/stores/store-fields.js';
+import { STORE_FIELD_NAMES } from '../src/shared/store-fields.js';
 import { Store } from '../src/stores/store.entity.js';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { startServer } from './support/server.js';
@@ -94,6 +94,7 @@ describe('admin API: stores', () => {
         zip: '10001',
         lat: expect.stringMatching(/^40\.\d{6}$/) as string,
         warnings: [],
+        warning_details: [],
       });
       await expect(repo().findOneByOrFail({ code: 'NY-1' })).resolves.toMatchObject({ name: 'Fern & Fig Chelsea', state: 'NY', monday: WEEK_OPEN.monday });
       await expect(version()).resolves.toBe(v0 + 1);
@@ -121,6 +122,21 @@ describe('admin API: stores', () => {
         { event: 'admin.store.upserted', team: 'ops', tokenId: expect.any(Number), target: { code: 'NY-1', created: false } },
         { event: 'admin.store.upserted', team: 'ops', tokenId: expect.any(Number), target: { code: 'NY-1', created: false } },
       ]);
+    });
+
+    it('PUT takes coordinates far from the ZIP code and says so, in words and as data', async () => {
+      const res = await t.http
+        .put('/admin/stores/LA-1')
+        .set(bearer(admin))
+        .send({ ...BODY, lat: '34.05', lng: '-118.24' })
+        .expect(201);
+      expect(res.body).toMatchObject({
+        lat: '34.050000',
+        lng: '-118.240000',
+        warnings: ['lat: is more than 100 miles from ZIP 10001'],
+        warning_details: [{ field: 'lat', code: 'far_from_zip', message: 'is more than 100 miles from ZIP 10001' }],
+      });
+      await expect(repo().findOneByOrFail({ code: 'LA-1' })).resolves.toMatchObject({ lat: 34.05, lng: -118.24, zip: '10001' });
     });
 
     it.each([
@@ -209,6 +225,8 @@ describe('admin API: stores', () => {
         pruned: 0,
         dry_run: true,
         warnings: [],
+        warning_details: [],
+        warning_count: 0,
         catalog_size: 0,
         changes_truncated: false,
         removals_need_confirmation: false,
@@ -222,6 +240,19 @@ describe('admin API: stores', () => {
       expect(pruned.body).toMatchObject({ read: 1, unchanged: 1, pruned: 2 });
       await expect(repo().find()).resolves.toMatchObject([{ code: 'S000000' }]);
       expect(audit.entries.map((e) => e.event)).toEqual(['admin.stores.import_checked', 'admin.stores.imported', 'admin.stores.imported']);
+    });
+
+    it('lists the rows far from their ZIP code in words and as data, the first 50 with a count of all, and imports them', async () => {
+      const far = Array.from({ length: 55 }, (_, i) => ({ code: `FAR${i}`, name: `Far ${i}`, zip: '10001', lat: 34.05, lng: -118.24 }));
+      const res = await upload(storesCsv([...many(2), ...far])).expect(200);
+      expect(res.body).toMatchObject({ read: 57, inserted: 57, warning_count: 55 });
+      expect(res.body.warnings).toHaveLength(50);
+      expect(res.body.warnings[0]).toBe('line 4, lat: is more than 100 miles from ZIP 10001');
+      expect(res.body.warning_details).toHaveLength(50);
+      expect(res.body.warning_details[49]).toEqual({ line: 53, column: 'lat', code: 'far_from_zip', message: 'is more than 100 miles from ZIP 10001' });
+      await expect(repo().count()).resolves.toBe(57);
+      await expect(repo().findOneByOrFail({ code: 'FAR54' })).resolves.toMatchObject({ lat: 34.05, lng: -118.24 });
+      expect(audit.entries.at(-1)).toMatchObject({ event: 'admin.stores.imported', target: { inserted: 57, warnings: 55 } });
     });
 
     it('answers a bad file with 422 listing each bad line and its reason, and writes nothing', async () => {

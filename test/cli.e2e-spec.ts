@@ -128,11 +128,12 @@ describe('command line', () => {
         storesCsv([
           { code: 'S1', name: 'One', lat: 40.75, lng: -73.99 },
           { code: 'S2', name: 'Two renamed', zip: '02108', city: 'Boston', state: 'MA' },
-          { code: 'S3', name: 'Three', zip: '10001' },
+          { code: 'S3', name: 'Three', zip: '10001', lat: 34.05, lng: -118.24 },
         ]),
       );
       const again = await runCli(t.database, ['locations', 'import', second]);
       expect(again.code).toBe(0);
+      expect(again.stderr).toContain('warning: line 4, lat: is more than 100 miles from ZIP 10001\n');
       expect(again.stderr).toContain('3 rows read, 1 inserted, 1 updated, 1 unchanged');
       expect((await stores()).map((s) => [s.code, s.name])).toEqual([
         ['S1', 'One'],

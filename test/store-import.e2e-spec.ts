@@ -88,7 +88,9 @@ describe('store import rules', () => {
   it('warns when the coordinates are more than 100 miles from the ZIP, and still imports', async () => {
     const summary = await importStores(t, storesCsv([{ code: 'FAR', name: 'Far from its ZIP', zip: '10001', lat: 34.05, lng: -118.24 }]));
     expect(summary.inserted).toBe(1);
-    expect(summary.warnings).toEqual(['line 2, lat: is more than 100 miles from ZIP 10001']);
+    expect(summary.warnings).toEqual([{ line: 2, column: 'lat', code: 'far_from_zip', reason: 'is more than 100 miles from ZIP 10001' }]);
+    expect(summary.warningCount).toBe(1);
+    expect((await stores()).find((s) => s.code === 'FAR')).toMatchObject({ lat: 34.05, lng: -118.24, zip: '10001' });
   });
 
   it('lists every bad row, capped at 50 with a count of the rest', async () => {

@@ -1193,6 +1193,29 @@ export interface components {
                 until?: string | null;
             } | null;
         };
+        /**
+         * @description What it is, for programs.
+         * @enum {string}
+         */
+        AdminStoreWarningCode: "far_from_zip";
+        /** @description A warning of the check of a store that was written all the same, as data. */
+        AdminStoreWarning: {
+            /**
+             * @description The field it is about.
+             * @example lat
+             */
+            field: string;
+            /**
+             * @description What it is, for programs.
+             * @example far_from_zip
+             */
+            code: components["schemas"]["AdminStoreWarningCode"];
+            /**
+             * @description What it is, in words (after the field).
+             * @example is more than 100 miles from ZIP 10001
+             */
+            message: string;
+        };
         /** @description The store as stored, and the warnings of its check (coordinates far from the ZIP code). */
         AdminStoreWritten: {
             /**
@@ -1299,10 +1322,38 @@ export interface components {
              */
             updated_at: string;
             /**
-             * @description Warnings, e.g. `lat: is more than 100 miles from ZIP 10001`; empty when none.
+             * @description Warnings in words, e.g. `lat: is more than 100 miles from ZIP 10001`; empty when none.
              * @example []
              */
             warnings: string[];
+            /**
+             * @description The same warnings as data, in the same order.
+             * @example []
+             */
+            warning_details: components["schemas"]["AdminStoreWarning"][];
+        };
+        /** @description A line the import takes all the same, and why it warns: the parts of one line of `warnings`, as data. */
+        AdminStoreImportWarning: {
+            /**
+             * @description The line of the file (the header is line 1).
+             * @example 3
+             */
+            line: number;
+            /**
+             * @description The CSV column.
+             * @example lat
+             */
+            column: string;
+            /**
+             * @description What it is, for programs.
+             * @example far_from_zip
+             */
+            code: components["schemas"]["AdminStoreWarningCode"];
+            /**
+             * @description What it is, in words (after the column).
+             * @example is more than 100 miles from ZIP 10001
+             */
+            message: string;
         };
         /** @description One field of a store that an import changes: the stored value and the file's, as text (coordinates with six decimals). */
         AdminStoreFieldChange: {
@@ -1420,10 +1471,20 @@ export interface components {
              */
             dry_run: boolean;
             /**
-             * @description Warnings by line (the first 50), e.g. coordinates far from the ZIP code.
+             * @description Warnings in words, by line (the first 50), e.g. `line 3, lat: is more than 100 miles from ZIP 10001`: rows taken all the same.
              * @example []
              */
             warnings: string[];
+            /**
+             * @description The same warnings as data, in the same order.
+             * @example []
+             */
+            warning_details: components["schemas"]["AdminStoreImportWarning"][];
+            /**
+             * @description How many warnings the file has (`warnings` lists the first ones).
+             * @example 0
+             */
+            warning_count: number;
             /**
              * @description The store catalogue's version this answer holds for: the one a dry run was computed against, or the one an apply left. The same as the `ETag` header.
              * @example 42

@@ -1,4 +1,4 @@
-import { STORE_FIELDS, type CatalogStore } from '../stores/store-fields.js';
+import { STORE_FIELDS, type CatalogStore } from '../shared/store-fields.js';
 import { buildSnapshot } from './store-snapshot.js';
 
 const STORE: CatalogStore = {
@@ -23,7 +23,7 @@ const STORE: CatalogStore = {
 };
 
 // The Location JSON is written by hand (store-snapshot.ts, once per store at load); the store
-// field table (stores/store-fields.ts) says which fields the contract's Location shows.
+// field table (shared/store-fields.ts) says which fields the contract's Location shows.
 describe('the Location of the search and the store field table', () => {
   it("names exactly the fields the search's Location shows, the hours as its business_hours", async () => {
     const snapshot = await buildSnapshot(1, [[STORE]]);

@@ -52,13 +52,14 @@ import {
   StoreRequest,
   storeFields,
   storeView,
+  storeWrittenView,
   StoreView,
   StoreWrittenView,
 } from './dto/admin-store.dto.js';
 import { StoreAdminService } from './store-admin.service.js';
 import { StoreExportService } from './store-export.service.js';
 import { StoreErrorsFilter } from './store-errors.filter.js';
-import { STORE_CODE_LENGTH, STORE_FIELD_NAMES } from './store-fields.js';
+import { STORE_CODE_LENGTH, STORE_FIELD_NAMES } from '../shared/store-fields.js';
 import { MAX_LISTED_CHANGES } from './store-import-plan.js';
 import { StoreImportService } from './store-import.service.js';
 import { StoreUploadInterceptor, UploadedStoreList } from './store-upload.interceptor.js';
@@ -183,7 +184,7 @@ export class AdminStoresController {
       res.status(201);
       res.setHeader('Location', `/admin/stores/${encodeURIComponent(code)}`);
     }
-    return { ...storeView(store), warnings };
+    return storeWrittenView(store, warnings);
   }
 
   @Delete('stores/:code')
@@ -307,7 +308,7 @@ export class AdminStoresController {
         updated: summary.updated,
         unchanged: summary.unchanged,
         pruned: summary.pruned,
-        warnings: summary.warnings.length,
+        warnings: summary.warningCount,
         dryRun,
         version: summary.version,
         ifMatch: ifVersions !== undefined,

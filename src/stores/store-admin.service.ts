@@ -4,11 +4,11 @@ import { DataSource } from 'typeorm';
 import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { StoreCatalog } from './store-catalog.js';
-import { validateStoreRecord } from './store-csv.js';
-import { KEPT_FIELDS, STORED_FIELDS, type StoreFields, STORE_FIELD_NAMES } from './store-fields.js';
+import { validateStoreRecord, type RowWarning } from './store-csv.js';
+import { KEPT_FIELDS, STORED_FIELDS, type StoreFields, STORE_FIELD_NAMES } from '../shared/store-fields.js';
 import { Store } from './store.entity.js';
 
-export type { StoreFields } from './store-fields.js';
+export type { StoreFields } from '../shared/store-fields.js';
 
 /** No store has this code. */
 export class StoreNotFoundError extends Error {
@@ -43,7 +43,7 @@ export class StoreAdminService {
    * Creates or replaces the store `code`; `created` tells which. Invalid fields: StoreFieldsError
    * naming each. A field kept as stored (KEPT_FIELDS) that `fields` leaves out stays as it is.
    */
-  async upsert(code: string, fields: StoreFields): Promise<{ store: Store; created: boolean; warnings: string[] }> {
+  async upsert(code: string, fields: StoreFields): Promise<{ store: Store; created: boolean; warnings: RowWarning[] }> {
     const columns = STORE_FIELD_NAMES.filter((column) => !KEPT_FIELDS.includes(column) || fields[column as keyof StoreFields] !== undefined);
     const record = columns.map((column) => (column === 'code' ? code : (fields[column] ?? '')));
     const { row, problems, warnings } = validateStoreRecord(record, 0, { zip: (zip) => this.geocoder.lookup(zip), zone: zoneOf }, columns);
@@ -59,7 +59,7 @@ export class StoreAdminService {
       await put([stored], current ? 0 : 1);
       return { store: await manager.findOneByOrFail(Store, { code }), created: !current };
     });
-    return { store: value.store, created: value.created, warnings: warnings.map((w) => `${w.column}: ${w.reason}`) };
+    return { store: value.store, created: value.created, warnings };
   }
 
   async remove(code: string): Promise<Store> {

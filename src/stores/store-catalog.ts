@@ -6,11 +6,11 @@ import { OutboxService } from '../events/outbox.service.js';
 import { Metrics } from '../metrics/metrics.js';
 import { hoursProblem } from '../shared/business-hours.js';
 import { dayNumber } from '../shared/special-days.js';
-import { INDEX_FIELD_NAMES, STORED_FIELDS, type CatalogStore, type StoreRow } from './store-fields.js';
+import { INDEX_FIELD_NAMES, STORED_FIELDS, type CatalogStore, type StoreRow } from '../shared/store-fields.js';
 import { Holiday } from './holiday.entity.js';
 import { Store } from './store.entity.js';
 
-export type { CatalogStore } from './store-fields.js';
+export type { CatalogStore } from '../shared/store-fields.js';
 
 /** The fields the search's index reads (CatalogStore), by the table's names (which are the columns'), and the id the pages go by. */
 const PAGE_SQL = `SELECT id, ${INDEX_FIELD_NAMES.join(', ')} FROM stores WHERE id > ? ORDER BY id LIMIT ?`;

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { Point } from '../shared/great-circle.js';
 import { zoneOf } from '../geo/time-zones.js';
-import type { StoreFieldName } from './store-fields.js';
+import type { StoreFieldName } from '../shared/store-fields.js';
 import {
   STORE_CSV_HEADER_RULE,
   formatProblem,
@@ -69,7 +69,9 @@ type Record = { record: string[]; info: { empty_lines: number } };
 export interface CheckedFile {
   codes: Map<string, number>;
   read: number;
+  /** The first MAX_LISTED_PROBLEMS warnings, in the file's order: a file of far rows must not fill the memory with them. */
   warnings: RowWarning[];
+  warningCount: number;
 }
 
 /**
@@ -85,6 +87,7 @@ export class StoreCsvReader {
   async validate(open: () => Readable, pacer: Pacer, onProgress?: (p: ImportProgress) => void): Promise<CheckedFile> {
     const problems: RowProblem[] = [];
     const warnings: RowWarning[] = [];
+    let warningCount = 0;
     const codes = new Map<string, number>();
     let read = 0;
     let sawHeader = false;
@@ -97,7 +100,8 @@ export class StoreCsvReader {
       read++;
       const result = validateStoreRecord(record, line, { zip: this.lookupZip }, columns);
       problems.push(...result.problems);
-      warnings.push(...result.warnings);
+      warningCount += result.warnings.length;
+      warnings.push(...result.warnings.slice(0, MAX_LISTED_PROBLEMS - warnings.length));
       if (result.row) {
         const seen = codes.get(result.row.code);
         if (seen !== undefined) problems.push({ line, column: 'code', code: 'duplicate_code', reason: `"${result.row.code}" already appears on line ${seen}` });
@@ -110,7 +114,7 @@ export class StoreCsvReader {
       problems.push({ line: 1, code: 'bad_header', reason: `the file is empty; ${STORE_CSV_HEADER_RULE}` });
     }
     if (problems.length > 0) throw Object.assign(new StoreImportError(problems), { read });
-    return { codes, read, warnings };
+    return { codes, read, warnings, warningCount };
   }
 
   /**

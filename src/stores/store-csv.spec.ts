@@ -1,5 +1,6 @@
-import { STORE_FIELD_NAMES } from './store-fields.js';
-import { unguardRecord } from './store-csv.js';
+import { STORE_FIELD_NAMES } from '../shared/store-fields.js';
+import { WEEKDAYS } from '../shared/weekdays.js';
+import { unguardRecord, validateStoreRecord } from './store-csv.js';
 
 describe("the import's reading of the export guard", () => {
   it('unguards the free-text columns of a record only', () => {
@@ -9,5 +10,36 @@ describe("the import's reading of the export guard", () => {
     expect(read[STORE_FIELD_NAMES.indexOf('code')]).toBe('=code');
     expect(read[STORE_FIELD_NAMES.indexOf('state')]).toBe("'=state");
     expect(read[STORE_FIELD_NAMES.indexOf('lat')]).toBe('-40.5');
+  });
+});
+
+describe('the warnings of a row taken all the same', () => {
+  const NEW_YORK = { lat: 40.750742, lng: -73.99653 };
+  const record = (lat: string, lng: string) =>
+    STORE_FIELD_NAMES.slice(0, 15).map((column) =>
+      column === 'lat'
+        ? lat
+        : column === 'lng'
+          ? lng
+          : column === 'state'
+            ? 'NY'
+            : column === 'zip'
+              ? '10001'
+              : (WEEKDAYS as readonly string[]).includes(column)
+                ? 'Closed'
+                : 'x',
+    );
+  const check = (lat: string, lng: string) => validateStoreRecord(record(lat, lng), 7, { zip: () => NEW_YORK }, STORE_FIELD_NAMES.slice(0, 15));
+
+  it('names coordinates more than 100 miles from the ZIP code with a code, and keeps the row', () => {
+    const { row, problems, warnings } = check('34.05', '-118.24');
+    expect(problems).toEqual([]);
+    expect(row).toMatchObject({ lat: 34.05, lng: -118.24 });
+    expect(warnings).toEqual([{ line: 7, column: 'lat', code: 'far_from_zip', reason: 'is more than 100 miles from ZIP 10001' }]);
+  });
+
+  it('says nothing of coordinates within 100 miles, nor of a row without them', () => {
+    expect(check('41.2', '-73.99').warnings).toEqual([]);
+    expect(check('', '').warnings).toEqual([]);
   });
 });

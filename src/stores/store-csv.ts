@@ -6,7 +6,15 @@ import { hoursProblem } from '../shared/business-hours.js';
 import { unguardCell } from '../shared/csv-guard.js';
 import { closureText, DAY_HOURS_MAX, parseClosure, parseSpecialDays, specialDaysText } from '../shared/special-days.js';
 import { WEEKDAYS } from '../shared/weekdays.js';
-import { FREE_TEXT_FIELDS, KEPT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, type StoreFieldName, type StoreFieldSpec, type StoreRow } from './store-fields.js';
+import {
+  FREE_TEXT_FIELDS,
+  KEPT_FIELDS,
+  STORE_FIELD_NAMES,
+  STORE_FIELDS,
+  type StoreFieldName,
+  type StoreFieldSpec,
+  type StoreRow,
+} from '../shared/store-fields.js';
 
 /** The stores CSV header every file has, in this order (contract §4). */
 export const STORE_CSV_REQUIRED_COLUMNS: readonly StoreFieldName[] = STORE_FIELDS.filter((field) => field.csv === 'required').map((field) => field.name);
@@ -74,8 +82,22 @@ export interface RowProblem {
   reason: string;
 }
 
-/** What the import says about a row it takes all the same (coordinates far from the ZIP code): text only. */
-export type RowWarning = Omit<RowProblem, 'code'>;
+/**
+ * What the import says about a row it takes all the same, for programs (the reason says it in
+ * words). Written once: the OpenAPI document's enums of the warnings' `code` are this list.
+ */
+export const ROW_WARNING_CODES = [
+  // The row's coordinates are more than ZIP_DISTANCE_WARNING_MILES from its ZIP code's point.
+  'far_from_zip',
+] as const;
+export type RowWarningCode = (typeof ROW_WARNING_CODES)[number];
+
+export interface RowWarning {
+  line: number;
+  column: string;
+  code: RowWarningCode;
+  reason: string;
+}
 
 /** When a row's ZIP point and its own coordinates are further apart than this, warn. */
 export const ZIP_DISTANCE_WARNING_MILES = 100;
@@ -153,6 +175,7 @@ export function validateStoreRecord(
         warnings.push({
           line,
           column: 'lat',
+          code: 'far_from_zip',
           reason: `is more than ${ZIP_DISTANCE_WARNING_MILES} miles from ZIP ${value.zip.slice(0, 5)}`,
         });
       }
@@ -223,6 +246,6 @@ export function recordFirstLines(): (record: string[], emptyLinesSoFar: number) 
   };
 }
 
-export function formatProblem({ line, column, reason }: RowWarning): string {
+export function formatProblem({ line, column, reason }: Pick<RowProblem, 'line' | 'column' | 'reason'>): string {
   return column ? `line ${line}, ${column}: ${reason}` : `line ${line}: ${reason}`;
 }

@@ -6,7 +6,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { stringify } from 'csv-stringify/sync';
 import type { Repository } from 'typeorm';
 import { guardCell } from '../shared/csv-guard.js';
-import { FREE_TEXT_FIELDS, storeFieldText, STORE_FIELD_NAMES, type StoreFieldName } from './store-fields.js';
+import { FREE_TEXT_FIELDS, storeFieldText, STORE_FIELD_NAMES, type StoreFieldName } from '../shared/store-fields.js';
 import { Store } from './store.entity.js';
 
 const EXPORT_PAGE = 1000;

@@ -1,7 +1,7 @@
 import { getMetadataArgsStorage } from 'typeorm';
 import { StoreRequest, storeView, StoreView } from './dto/admin-store.dto.js';
 import { headerColumns, STORE_CSV_HEADER_RULE, STORE_CSV_REQUIRED_COLUMNS } from './store-csv.js';
-import { FREE_TEXT_FIELDS, INDEX_FIELD_NAMES, KEPT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, STORED_FIELDS, type CatalogStore } from './store-fields.js';
+import { FREE_TEXT_FIELDS, INDEX_FIELD_NAMES, KEPT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, STORED_FIELDS, type CatalogStore } from '../shared/store-fields.js';
 import { Store } from './store.entity.js';
 import { WEEKDAYS } from '../shared/weekdays.js';
 

@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
 import { In, type EntityManager } from 'typeorm';
 import type { StoreCatalog } from './store-catalog.js';
-import { formatProblem, type RowProblem, type StoreRow } from './store-csv.js';
+import { type RowProblem, type RowWarning, type StoreRow } from './store-csv.js';
 import { PROGRESS_EVERY_ROWS, type CheckedFile, type Pacer, type StoreCsvReader } from './store-csv-reader.js';
-import { KEPT_FIELDS, STORED_FIELDS, storeFieldText, type StoredField } from './store-fields.js';
+import { KEPT_FIELDS, STORED_FIELDS, storeFieldText, type StoredField } from '../shared/store-fields.js';
 import { Store } from './store.entity.js';
 import type { ImportOptions } from './store-import.service.js';
 
@@ -25,7 +25,9 @@ export interface ImportSummary {
   updated: number;
   unchanged: number;
   pruned: number;
-  warnings: string[];
+  /** The first MAX_LISTED_PROBLEMS warnings, in the file's order. */
+  warnings: RowWarning[];
+  warningCount: number;
   /**
    * The catalogue version the result holds for: the one a dry run was computed against (an apply
    * that names it with `ifVersions` does exactly what the dry run listed), or the version after an apply.
@@ -138,7 +140,8 @@ export class ImportPlanner {
       updated: 0,
       unchanged: 0,
       pruned: 0,
-      warnings: file.warnings.map(formatProblem),
+      warnings: file.warnings,
+      warningCount: file.warningCount,
       version: version ?? (await this.catalog.version()),
       catalogSize: 0,
       changes: [],

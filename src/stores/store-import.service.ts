@@ -135,6 +135,7 @@ export class StoreImportService {
       unchanged: 0,
       pruned: 0,
       warnings: [],
+      warningCount: 0,
       version: await this.catalog.version(),
       catalogSize: await this.dataSource.manager.count(Store),
       changes: [],

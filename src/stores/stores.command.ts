@@ -2,6 +2,7 @@ import { Presets, SingleBar } from 'cli-progress';
 import { InvalidArgumentError, type Command } from 'commander';
 import { CommandFailure, nonNegativeInteger, say, type WithApp } from '../common/command-line.js';
 import { StoreExportService } from './store-export.service.js';
+import { formatProblem } from './store-csv.js';
 import { type ImportProgress } from './store-csv-reader.js';
 import { StoreCatalogMovedError, StoreRemovalGuardError, type ImportSummary } from './store-import-plan.js';
 import { StoreImportService } from './store-import.service.js';
@@ -118,8 +119,8 @@ export function storesCommand(program: Command, withApp: WithApp): void {
             throw error;
           })
           .finally(progress.stop);
-        for (const warning of summary.warnings.slice(0, 50)) say(`warning: ${warning}`);
-        if (summary.warnings.length > 50) say(`… and ${summary.warnings.length - 50} more warnings`);
+        for (const warning of summary.warnings) say(`warning: ${formatProblem(warning)}`);
+        if (summary.warningCount > summary.warnings.length) say(`… and ${summary.warningCount - summary.warnings.length} more warnings`);
         if (options.dryRun) process.stdout.write(changesTable(summary));
         const pruned = options.prune ? `, ${summary.pruned} pruned` : '';
         say(

@@ -20,6 +20,7 @@ const NOTHING = {
   unchanged: 0,
   pruned: 0,
   warnings: [],
+  warningCount: 0,
   changes: [],
   changesTruncated: false,
   removalsNeedConfirmation: false,
@@ -188,10 +189,22 @@ describe(StoreImportService.name, () => {
         ]),
       );
       expect(summary).toMatchObject({ read: 4, inserted: 4 });
-      expect(summary.warnings).toEqual(['line 3, lat: is more than 100 miles from ZIP 10001', 'line 5, lat: is more than 100 miles from ZIP 10001']);
+      expect(summary.warnings).toEqual([
+        { line: 3, column: 'lat', code: 'far_from_zip', reason: 'is more than 100 miles from ZIP 10001' },
+        { line: 5, column: 'lat', code: 'far_from_zip', reason: 'is more than 100 miles from ZIP 10001' },
+      ]);
+      expect(summary.warningCount).toBe(2);
       const stored = await stores();
       expect(stored.find((s) => s.code === 'LA')).toMatchObject({ lat: 34.05, lng: -118.24, zip: '10001' });
       expect(stored.find((s) => s.code === 'MIAMI')).toMatchObject({ lat: 25.7617, lng: -80.1918, zip: '10001-1234' });
+    });
+
+    it('keeps the first 50 and counts all of them, so that a file of far rows does not fill the memory with warnings', async () => {
+      const far = Array.from({ length: 70 }, (_, i) => ({ code: `FAR-${i}`, name: `Far ${i}`, zip: '10001', lat: 34.05, lng: -118.24 }));
+      const summary = await run(storesCsv([{ code: 'NEAR', name: 'Near' }, ...far]));
+      expect(summary).toMatchObject({ read: 71, inserted: 71, warningCount: 70 });
+      expect(summary.warnings.map((w) => w.line)).toEqual(Array.from({ length: 50 }, (_, i) => i + 3));
+      expect((await stores()).filter((s) => s.code.startsWith('FAR-') && s.lat === 34.05)).toHaveLength(70);
     });
   });
 
@@ -217,7 +230,8 @@ describe(StoreImportService.name, () => {
         updated: 1,
         unchanged: 0,
         pruned: 1,
-        warnings: ['line 4, lat: is more than 100 miles from ZIP 10001'],
+        warnings: [{ line: 4, column: 'lat', code: 'far_from_zip', reason: 'is more than 100 miles from ZIP 10001' }],
+        warningCount: 1,
         version: before.version,
         catalogSize: 2,
         changes: [

@@ -44,11 +44,12 @@ function Summary({ summary }: { summary: ImportSummary }) {
       </tbody>
     </table>
     ${
-      summary.warnings.length > 0 &&
+      summary.warning_count > 0 &&
       html`<details>
-        <summary>${summary.warnings.length} warnings</summary>
+        <summary>${summary.warning_count} warning${summary.warning_count === 1 ? '' : 's'}</summary>
         <ul>
           ${summary.warnings.map((w) => html`<li>${w}</li>`)}
+          ${summary.warning_count > summary.warnings.length && html`<li>… and ${summary.warning_count - summary.warnings.length} more</li>`}
         </ul>
       </details>`
     }

@@ -6,6 +6,7 @@ type Schemas = components['schemas'];
 type Headers = components['headers'];
 
 export type Store = Schemas['AdminStore'];
+export type StoreWritten = Schemas['AdminStoreWritten'];
 export type Holiday = Schemas['AdminHoliday'];
 export type Location = Schemas['Location'];
 export type Status = Schemas['AdminStatus'];

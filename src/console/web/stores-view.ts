@@ -4,18 +4,24 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { unguardCell } from '../../shared/csv-guard.js';
 import { KM_PER_MILE } from '../../shared/great-circle.js';
 import { US_STATE_CODES } from '../../shared/us-states.js';
-import { WEEKDAYS } from '../../shared/weekdays.js';
+import { STORE_FIELDS, type StoreFieldName, type StoreFieldSpec } from '../../shared/store-fields.js';
 import { api, ApiError, apiFile } from './api.js';
 import { openingText } from './opening-text.js';
 import { fieldErrors, Hours, Pager, useListPage } from './parts.js';
-import type { CustomerPosition, DistanceUnit, FallbackReason, Location, PositionSource, SearchScope, Store } from './schema.js';
+import type { CustomerPosition, DistanceUnit, FallbackReason, Location, PositionSource, SearchScope, Store, StoreWritten } from './schema.js';
 import { StoreMap, type StorePoints } from './store-map.js';
 
 const PAGE = 25;
 const HOVER_REST_MS = 100;
 const OPENING_TICK_MS = 60_000;
-const STORE_FIELDS = ['name', 'address', 'city', 'state', 'zip', 'lat', 'lng', ...WEEKDAYS, 'time_zone'] as const;
-type StoreForm = Record<(typeof STORE_FIELDS)[number], string>;
+/**
+ * The edit form's fields: the admin request's text fields, from the one field table. The special
+ * days and the closure are JSON, shown on the card; a PUT without them keeps them as they are.
+ */
+const FORM_FIELDS = (STORE_FIELDS as readonly StoreFieldSpec[])
+  .filter((field) => field.request && field.kind !== 'special_days' && field.kind !== 'closure')
+  .map((field) => field.name as Exclude<StoreFieldName, 'code' | 'special_hours' | 'temporarily_closed'>);
+type StoreForm = Record<(typeof FORM_FIELDS)[number], string>;
 /**
  * Under a field of the edit form. The zone is sent as shown, so a store moved to another zone
  * keeps its old one until the field is emptied (the API then takes the zone at the coordinates).
@@ -92,18 +98,26 @@ function StoreCard({ store, onEdit, onDelete }: { store: Store; onEdit?: () => v
 }
 
 function EditStore({ store, onDone }: { store: Store; onDone: (changed: boolean) => void }) {
-  const [form, setForm] = useState<StoreForm>(() => Object.fromEntries(STORE_FIELDS.map((field) => [field, store[field]])) as StoreForm);
+  const [form, setForm] = useState<StoreForm>(() => Object.fromEntries(FORM_FIELDS.map((field) => [field, store[field]])) as StoreForm);
   const [errors, setErrors] = useState<Record<string, string>>({});
+  // After a save the API took with warnings (coordinates far from the ZIP code): the form stays
+  // open with each warning at its field, so that the operator sees it and may correct the store.
+  const [warnings, setWarnings] = useState<Record<string, string>>();
   const [busy, setBusy] = useState(false);
   const save = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
     try {
-      await api('PUT', storePath(store.code), form);
-      onDone(true);
+      const { data } = await api<StoreWritten>('PUT', storePath(store.code), form);
+      setErrors({});
+      if (data.warning_details.length === 0) return onDone(true);
+      const byField: Record<string, string> = {};
+      for (const { field, message } of data.warning_details)
+        byField[field] = byField[field] ? `${byField[field]}; ${field}: ${message}` : `${field}: ${message}`;
+      setWarnings(byField);
     } catch (error) {
       // The API's own texts, each next to its field (those naming no field above the form).
-      setErrors(error instanceof ApiError ? fieldErrors(error, STORE_FIELDS) : { '': String(error) });
+      setErrors(error instanceof ApiError ? fieldErrors(error, FORM_FIELDS) : { '': String(error) });
     } finally {
       setBusy(false);
     }
@@ -111,10 +125,14 @@ function EditStore({ store, onDone }: { store: Store; onDone: (changed: boolean)
   return html`<form class="edit-store" onSubmit=${save} aria-label=${`Edit store ${store.code}`}>
     <h3>Edit ${store.code}</h3>
     ${errors[''] && html`<p class="error" role="alert">${errors['']}</p>`}
+    ${warnings && html`<p class="warning" role="status">Saved, with warnings: see the fields marked below.</p>`}
     <div class="fields">
-      ${STORE_FIELDS.map((field) => {
+      ${FORM_FIELDS.map((field) => {
         const hint = FIELD_HINTS[field];
-        const described = [hint && `store-${field}-hint`, errors[field] && `store-${field}-error`].filter(Boolean).join(' ');
+        const warning = warnings?.[field];
+        const described = [hint && `store-${field}-hint`, errors[field] && `store-${field}-error`, warning && `store-${field}-warning`]
+          .filter(Boolean)
+          .join(' ');
         return html`<div class="field">
           <label for=${`store-${field}`}>${field}</label>
           <input
@@ -126,10 +144,12 @@ function EditStore({ store, onDone }: { store: Store; onDone: (changed: boolean)
           />
           ${hint && html`<span class="hint" id=${`store-${field}-hint`}>${hint}</span>`}
           ${errors[field] && html`<span class="error" id=${`store-${field}-error`}>${errors[field]}</span>`}
+          ${warning && html`<span class="warning" id=${`store-${field}-warning`}>${warning}</span>`}
         </div>`;
       })}
     </div>
-    <button type="submit" disabled=${busy}>Save</button> <button type="button" onClick=${() => onDone(false)}>Cancel</button>
+    <button type="submit" disabled=${busy}>Save</button>
+    <button type="button" onClick=${() => onDone(warnings !== undefined)}>${warnings ? 'Close' : 'Cancel'}</button>
   </form>`;
 }
 

@@ -4,7 +4,15 @@ import { Transform } from 'class-transformer';
 import { IsString, ValidateBy, ValidateIf, type ValidationArguments } from 'class-validator';
 import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
 import { ValidateUsState } from '../../geo/validate-us-state.js';
-import { ROW_PROBLEM_CODES, type RowProblem, type RowProblemCode } from '../store-csv.js';
+import {
+  ROW_PROBLEM_CODES,
+  ROW_WARNING_CODES,
+  formatProblem,
+  type RowProblem,
+  type RowProblemCode,
+  type RowWarning,
+  type RowWarningCode,
+} from '../store-csv.js';
 import { MAX_LISTED_PROBLEMS } from '../store-csv-reader.js';
 import { MAX_LISTED_CHANGES, type ImportSummary } from '../store-import-plan.js';
 import {
@@ -15,7 +23,7 @@ import {
   type StoreFields,
   type StoreViewFields,
   type StoreFieldName,
-} from '../store-fields.js';
+} from '../../shared/store-fields.js';
 import type { Store } from '../store.entity.js';
 import {
   closureProblems,
@@ -153,10 +161,29 @@ ApiProperty({ type: String, description: 'When it last changed (ISO 8601, UTC).'
   'updated_at',
 );
 
+@ApiSchema({ name: 'AdminStoreWarning', description: 'A warning of the check of a store that was written all the same, as data.' })
+export class StoreWarningView {
+  @ApiProperty({ description: 'The field it is about.', example: 'lat' }) field: string;
+  @ApiProperty({ description: 'What it is, for programs.', enum: ROW_WARNING_CODES, enumName: 'AdminStoreWarningCode', example: 'far_from_zip' })
+  code: RowWarningCode;
+  @ApiProperty({ description: 'What it is, in words (after the field).', example: 'is more than 100 miles from ZIP 10001' }) message: string;
+}
+
 @ApiSchema({ name: 'AdminStoreWritten', description: 'The store as stored, and the warnings of its check (coordinates far from the ZIP code).' })
 export class StoreWrittenView extends StoreView {
-  @ApiProperty({ description: 'Warnings, e.g. `lat: is more than 100 miles from ZIP 10001`; empty when none.', type: [String], example: [] })
+  @ApiProperty({ description: 'Warnings in words, e.g. `lat: is more than 100 miles from ZIP 10001`; empty when none.', type: [String], example: [] })
   warnings: string[];
+  @ApiProperty({ description: 'The same warnings as data, in the same order.', type: [StoreWarningView], example: [] })
+  warning_details: StoreWarningView[];
+}
+
+/** The written store with its warnings, in words and as data. */
+export function storeWrittenView(store: Store, warnings: RowWarning[]): StoreWrittenView {
+  return {
+    ...storeView(store),
+    warnings: warnings.map((w) => `${w.column}: ${w.reason}`),
+    warning_details: warnings.map((w) => ({ field: w.column, code: w.code, message: w.reason })),
+  };
 }
 
 export class ListStoresQuery {
@@ -281,6 +308,18 @@ export class ImportProblemView {
   message: string;
 }
 
+@ApiSchema({
+  name: 'AdminStoreImportWarning',
+  description: 'A line the import takes all the same, and why it warns: the parts of one line of `warnings`, as data.',
+})
+export class ImportWarningView {
+  @ApiProperty({ description: 'The line of the file (the header is line 1).', type: 'integer', example: 3 }) line: number;
+  @ApiProperty({ description: 'The CSV column.', example: 'lat' }) column: string;
+  @ApiProperty({ description: 'What it is, for programs.', enum: ROW_WARNING_CODES, enumName: 'AdminStoreWarningCode', example: 'far_from_zip' })
+  code: RowWarningCode;
+  @ApiProperty({ description: 'What it is, in words (after the column).', example: 'is more than 100 miles from ZIP 10001' }) message: string;
+}
+
 @ApiSchema({ name: 'AdminStoreImport', description: 'What an import did (or, in a dry run, would do).' })
 export class ImportView {
   @ApiProperty({ description: 'Rows read (the header not counted).', type: 'integer', example: 391 }) read: number;
@@ -289,7 +328,14 @@ export class ImportView {
   @ApiProperty({ description: 'Rows equal to the stored store.', type: 'integer', example: 383 }) unchanged: number;
   @ApiProperty({ description: 'Stores deleted by `prune`.', type: 'integer', example: 0 }) pruned: number;
   @ApiProperty({ description: 'Whether nothing was written (`dry_run`).', example: false }) dry_run: boolean;
-  @ApiProperty({ description: 'Warnings by line (the first 50), e.g. coordinates far from the ZIP code.', type: [String], example: [] }) warnings: string[];
+  @ApiProperty({
+    description: `Warnings in words, by line (the first ${MAX_LISTED_PROBLEMS}), e.g. \`line 3, lat: is more than 100 miles from ZIP 10001\`: rows taken all the same.`,
+    type: [String],
+    example: [],
+  })
+  warnings: string[];
+  @ApiProperty({ description: 'The same warnings as data, in the same order.', type: [ImportWarningView], example: [] }) warning_details: ImportWarningView[];
+  @ApiProperty({ description: 'How many warnings the file has (`warnings` lists the first ones).', type: 'integer', example: 0 }) warning_count: number;
   @ApiProperty({
     description:
       "The store catalogue's version this answer holds for: the one a dry run was computed against, or the one an apply left. The same as the `ETag` header.",
@@ -328,7 +374,9 @@ export function importView(summary: ImportSummary, dryRun: boolean): ImportView 
     unchanged: summary.unchanged,
     pruned: summary.pruned,
     dry_run: dryRun,
-    warnings: summary.warnings,
+    warnings: summary.warnings.map(formatProblem),
+    warning_details: summary.warnings.map(({ line, column, code, reason }) => ({ line, column, code, message: reason })),
+    warning_count: summary.warningCount,
     version: summary.version,
     catalog_size: summary.catalogSize,
     changes: summary.changes,

@@ -1,5 +1,5 @@
-import { SPECIAL_DAYS_MAX } from '../shared/special-days.js';
-import type { Weekday } from '../shared/weekdays.js';
+import { SPECIAL_DAYS_MAX } from './special-days.js';
+import type { Weekday } from './weekdays.js';
 
 /**
  * What a field holds, which decides its check (validateStoreRecord), its column type and how the
