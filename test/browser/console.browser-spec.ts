@@ -292,6 +292,103 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     }
   });
 
+  it('lists a store’s temporary closure and special days on its card, and its opening words follow them as the search does', async () => {
+    // Thursday 2026-12-24, 10:30 AM in New York; the store's own short day, then a closure in January.
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    await context.addInitScript(([key, value]) => sessionStorage.setItem(key, value), [TOKEN_KEY, admin]);
+    await context.clock.install({ time: new Date('2026-12-24T15:30:00Z') });
+    const clocked = await context.newPage();
+    const errors: string[] = [];
+    clocked.on('pageerror', (error) => errors.push(error.message));
+    const map = clocked.locator('#store-map');
+    const card = clocked.locator('.map-panel > .store-card');
+    let dot: { x: number; y: number } | undefined;
+    const pick = async () => {
+      await map.scrollIntoViewIfNeeded();
+      const box = (await map.boundingBox())!;
+      await clocked.mouse.click(box.x + dot!.x, box.y + dot!.y);
+    };
+    let restore: (() => Promise<unknown>) | undefined;
+    try {
+      await clocked.goto(`${server.url}/console`);
+      await clocked.waitForFunction((count) => document.querySelector<HTMLCanvasElement>('#store-map')?.dataset.drawn === String(count), await storeCount());
+      dot = await firstDot(clocked);
+      expect(dot).toBeDefined();
+      await pick();
+      await card.waitFor();
+      const code = (await card.locator('h3 small').innerText()).trim();
+      const path = `/admin/stores/${encodeURIComponent(code)}`;
+      const { body: before } = await call<Record<string, unknown>>('GET', path, admin);
+      const { code: _code, updated_at: _updated, ...fields } = before;
+      restore = () => call('PUT', path, admin, fields);
+      expect(await card.locator('.special-days').count()).toBe(0);
+
+      const version = await catalogVersion();
+      const week = Object.fromEntries(['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((day) => [day, '9:00 AM - 6:00 PM']));
+      const written = await call('PUT', path, admin, {
+        ...fields,
+        ...week,
+        time_zone: 'America/New_York',
+        special_hours: [
+          { date: '2026-12-25', hours: 'Closed' },
+          { date: '2026-12-24', hours: '9:00 AM - 2:00 PM' },
+        ],
+        temporarily_closed: { from: '2027-01-04', until: '2027-01-31' },
+      });
+      expect(written.status).toBe(200);
+      await clocked
+        .locator('.status')
+        .getByText(`catalogue version ${version + 1}`)
+        .waitFor();
+      await pick();
+      await card.getByText('Time zone: America/New_York').waitFor();
+      await expect(card.locator('.special-days .closure').innerText()).resolves.toBe('Temporarily closed from 2027-01-04 until 2027-01-31');
+      await expect(card.locator('dl[aria-label="Special days"] dt').allInnerTexts()).resolves.toEqual(['2026-12-24', '2026-12-25']);
+      await expect(card.locator('dl[aria-label="Special days"] dd').allInnerTexts()).resolves.toEqual(['9:00 AM - 2:00 PM', 'Closed']);
+      await expectAccessible('stores (a store with special days)', clocked);
+      await shot('store-special-days', clocked);
+
+      /** The card's opening words and the search's answer for this store at the same instant. */
+      const both = async (at: string) => {
+        const search = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, {
+          customer_address: { zip: before.zip },
+          max_distance: 50,
+          limit: 200,
+          open_at: at,
+        });
+        const location = search.body.locations.find((l) => l.lat === before.lat && l.lng === before.lng && l.name === before.name);
+        return { words: (await card.locator('.opening').innerText()).split('\n')[0], location };
+      };
+      // The short day: open until 2 PM, not the weekday's 6 PM.
+      await expect(both('2026-12-24T15:30:00Z')).resolves.toMatchObject({
+        words: 'Open now · closes 2:00 PM',
+        location: {
+          open: true,
+          next_change: '2026-12-24T14:00:00-05:00',
+          hours_today: { date: '2026-12-24', hours: '9:00 AM - 2:00 PM', kind: 'special', holiday: null },
+        },
+      });
+      // 2:30 PM: closed, and closed all Christmas Day, so Saturday morning.
+      await context.clock.fastForward('04:00:00');
+      await card.getByText('Closed · opens Sat 9:00 AM').waitFor();
+      await expect(both('2026-12-24T19:30:00Z')).resolves.toMatchObject({ location: { open: false, next_change: '2026-12-26T09:00:00-05:00' } });
+      // Tuesday 2027-01-05, in the closure: it opens again the Monday after it ends, given by date.
+      await context.clock.fastForward((11 * 24 + 20) * 3_600_000);
+      await card.getByText('Closed · opens 2027-02-01 9:00 AM').waitFor();
+      await expect(both('2027-01-05T15:30:00Z')).resolves.toMatchObject({
+        location: {
+          open: false,
+          next_change: '2027-02-01T09:00:00-05:00',
+          hours_today: { date: '2027-01-05', hours: 'Closed', kind: 'temporarily_closed', holiday: null },
+        },
+      });
+      expect(errors).toEqual([]);
+    } finally {
+      await restore?.();
+      await context.close();
+    }
+  });
+
   it('answers "where would a customer land" exactly as POST /locations/nearest does', async () => {
     // A bad distance: the API's own 400 text, not a search with a default.
     await page.getByLabel('ZIP code').fill('10001');
@@ -468,6 +565,27 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     await form.waitFor({ state: 'detached' });
     expect(await query(`SELECT name, state FROM stores WHERE code = '${code}'`)).toEqual([{ name: 'Renamed by the console', state: before[0].state }]);
     expect(await catalogVersion()).toBe(version + 1);
+
+    // Coordinates 2,400 miles from the ZIP code: written all the same, the warning at its field.
+    const { body: stored } = await call<Record<string, unknown>>('GET', `/admin/stores/${code}`, admin);
+    await page
+      .getByRole('button', { name: `Edit ${code}` })
+      .first()
+      .click();
+    await form.getByLabel('lat', { exact: true }).fill('34.050000');
+    await form.getByLabel('lng', { exact: true }).fill('-118.240000');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByRole('status').getByText('Saved, with warnings').waitFor();
+    await expect(form.locator('#store-lat-warning').innerText()).resolves.toBe(`lat: is more than 100 miles from ZIP ${String(stored.zip).slice(0, 5)}`);
+    await expect(form.getByLabel('lat', { exact: true }).getAttribute('aria-describedby')).resolves.toBe('store-lat-warning');
+    const [moved] = await query<{ lat: number | string; lng: number | string }>(`SELECT lat, lng FROM stores WHERE code = '${code}'`);
+    expect([Number(moved.lat), Number(moved.lng)]).toEqual([34.05, -118.24]);
+    expect(await catalogVersion()).toBe(version + 2);
+    await expectAccessible('stores (a save with a warning)');
+    await form.getByRole('button', { name: 'Close' }).click();
+    await form.waitFor({ state: 'detached' });
+    const { code: _code, updated_at: _updated, ...fields } = stored;
+    expect((await call('PUT', `/admin/stores/${code}`, admin, fields)).status).toBe(200);
   });
 
   it('deletes a store after a confirmation, and the map follows', async () => {
