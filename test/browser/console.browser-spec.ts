@@ -320,7 +320,7 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
       const path = `/admin/stores/${encodeURIComponent(code)}`;
       const { body: before } = await call<Record<string, unknown>>('GET', path, admin);
       const { code: _code, updated_at: _updated, ...fields } = before;
-      restore = () => call('PUT', path, admin, fields);
+      restore = () => Promise.all([call('PUT', path, admin, fields), call('DELETE', '/admin/holidays/2026-12-26', admin)]);
       expect(await card.locator('.special-days').count()).toBe(0);
 
       const version = await catalogVersion();
@@ -372,6 +372,13 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
       await context.clock.fastForward('04:00:00');
       await card.getByText('Closed · opens Sat 9:00 AM').waitFor();
       await expect(both('2026-12-24T19:30:00Z')).resolves.toMatchObject({ location: { open: false, next_change: '2026-12-26T09:00:00-05:00' } });
+      // A holiday of the chain for the store's state closes Saturday too: Sunday morning, in the card and the search.
+      const holiday = await call('PUT', '/admin/holidays/2026-12-26', admin, { name: 'Boxing Day', hours: 'Closed', states: [before.state] });
+      expect(holiday.status).toBe(201);
+      await card.getByText('Closed · opens Sun 9:00 AM').waitFor();
+      await expect(both('2026-12-24T19:30:00Z')).resolves.toMatchObject({ location: { open: false, next_change: '2026-12-27T09:00:00-05:00' } });
+      expect((await call('DELETE', '/admin/holidays/2026-12-26', admin)).status).toBe(204);
+      await card.getByText('Closed · opens Sat 9:00 AM').waitFor();
       // Tuesday 2027-01-05, in the closure: it opens again the Monday after it ends, given by date.
       await context.clock.fastForward((11 * 24 + 20) * 3_600_000);
       await card.getByText('Closed · opens 2027-02-01 9:00 AM').waitFor();

@@ -47,6 +47,29 @@ describe('console: whether a store is open, in words', () => {
     expect(openingText(shut, 'America/Denver', at('2026-03-11T15:30:00Z'))).toEqual({ open: false, headline: 'Temporarily closed' });
   });
 
+  it("follows the chain's holidays of the store's state, after its own special days", () => {
+    // Wednesday 2026-03-11, 9:30 AM in Denver: a chain holiday closes Colorado's stores at noon.
+    const colorado = { ...shop, state: 'CO' };
+    const short = [{ date: '2026-03-11', name: 'Founders Day', hours: '9:00 AM - 12:00 PM', states: ['CO', 'UT'] }];
+    expect(openingText(colorado, 'America/Denver', at('2026-03-11T15:30:00Z'), short)).toEqual({ open: true, headline: 'Open now', until: 'closes 12:00 PM' });
+    // Not for a store of another state, nor for a store whose state the card does not know.
+    expect(openingText({ ...shop, state: 'NM' }, 'America/Denver', at('2026-03-11T15:30:00Z'), short)).toEqual({
+      open: true,
+      headline: 'Open now',
+      until: 'closes 6:00 PM',
+    });
+    expect(openingText(shop, 'America/Denver', at('2026-03-11T15:30:00Z'), short)).toEqual({ open: true, headline: 'Open now', until: 'closes 6:00 PM' });
+    // A holiday of every state (null) closes it all day; the store's own special day wins over it.
+    const closed = [{ date: '2026-03-11', name: 'Chain day off', hours: 'Closed', states: null }];
+    expect(openingText(colorado, 'America/Denver', at('2026-03-11T15:30:00Z'), closed)).toEqual({
+      open: false,
+      headline: 'Closed',
+      until: 'opens Thu 9:00 AM',
+    });
+    const ownDay = { ...colorado, special_hours: [{ date: '2026-03-11', hours: '9:00 AM - 2:00 PM' }] };
+    expect(openingText(ownDay, 'America/Denver', at('2026-03-11T15:30:00Z'), closed)).toEqual({ open: true, headline: 'Open now', until: 'closes 2:00 PM' });
+  });
+
   it('names the day of a change after today, and "next" for today’s weekday a week on', () => {
     // Open late on Friday and past midnight into Saturday: one period, closing on Saturday.
     const late = { ...week('Closed'), friday: '6:00 PM - 12:00 AM', saturday: '12:00 AM - 2:00 AM' };

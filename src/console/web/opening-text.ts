@@ -16,21 +16,34 @@ export interface OpeningText {
   until?: string;
 }
 
-/** A store's week and, when it has them, its special days and temporary closure. */
-export type StoreHours = Readonly<Record<Weekday, string>> & { special_hours?: readonly SpecialDay[]; temporarily_closed?: Closure | null };
+/** A store's week and, when it has them, its special days, temporary closure and state (for the chain's holidays). */
+export type StoreHours = Readonly<Record<Weekday, string>> & { special_hours?: readonly SpecialDay[]; temporarily_closed?: Closure | null; state?: string };
+
+/** A holiday of the chain, as GET /admin/holidays lists it: `states` null for every store. */
+export interface ChainHoliday {
+  readonly date: string;
+  readonly name: string;
+  readonly hours: string;
+  readonly states: readonly string[] | null;
+}
 
 /**
  * A store's state at `at` in its own time zone: "Open now · closes 6:00 PM", "Closed · opens Thu
- * 9:00 AM", "Open around the clock", "Closed all week" or "Temporarily closed". Its special days
- * and closure count, as in the search; the chain's holidays do not (the console's store panel does
- * not load the calendar). The time of the change is the store's wall clock, with its weekday unless
+ * 9:00 AM", "Open around the clock", "Closed all week" or "Temporarily closed". Its closure, its
+ * special days and the `holidays` of its state count, in that order, as in the search. The time of the change is the store's wall clock, with its weekday unless
  * it falls today there; undefined when the hours or the zone cannot be read here (a browser whose
  * tz data lacks a zone newer than the service's).
  */
-export function openingText(store: StoreHours, timeZone: string, at: number): OpeningText | undefined {
+export function openingText(store: StoreHours, timeZone: string, at: number, holidays: readonly ChainHoliday[] = []): OpeningText | undefined {
   let state: OpeningState;
   try {
-    const rules = { ...weeklyHours(store), special: datedHours(store.special_hours ?? []), closure: closureDays(store.temporarily_closed ?? null) };
+    const ours = holidays.filter((holiday) => holiday.states === null || (store.state !== undefined && holiday.states.includes(store.state)));
+    const rules = {
+      ...weeklyHours(store),
+      special: datedHours(store.special_hours ?? []),
+      holidays: datedHours(ours),
+      closure: closureDays(store.temporarily_closed ?? null),
+    };
     state = openingState(rules, timeZone, at);
   } catch {
     return undefined;

@@ -8,7 +8,7 @@ import { STORE_FIELDS, type StoreFieldName, type StoreFieldSpec } from '../../sh
 import { api, ApiError, apiFile } from './api.js';
 import { openingText } from './opening-text.js';
 import { fieldErrors, Hours, Pager, useListPage } from './parts.js';
-import type { CustomerPosition, DistanceUnit, FallbackReason, Location, PositionSource, SearchScope, Store, StoreWritten } from './schema.js';
+import type { CustomerPosition, DistanceUnit, FallbackReason, Holiday, Location, PositionSource, SearchScope, Store, StoreWritten } from './schema.js';
 import { StoreMap, type StorePoints } from './store-map.js';
 
 const PAGE = 25;
@@ -54,13 +54,13 @@ const storePath = (code: string) => `/admin/stores/${encodeURIComponent(code)}`;
  * answer moves with the clock, not with the store's data (and one timer set for the next change,
  * hours ahead, would fire late after the computer has slept).
  */
-function OpeningNow({ store }: { store: Store }) {
+function OpeningNow({ store, holidays }: { store: Store; holidays: readonly Holiday[] }) {
   const [, setTick] = useState(0);
   useEffect(() => {
     const timer = setInterval(() => setTick((n) => n + 1), OPENING_TICK_MS);
     return () => clearInterval(timer);
   }, []);
-  const opening = openingText(store, store.time_zone, Date.now());
+  const opening = openingText(store, store.time_zone, Date.now(), holidays);
   return html`<p class="opening">
     ${opening && html`<strong class=${opening.open ? 'open' : 'closed'}>${opening.headline}</strong>${opening.until && ` · ${opening.until}`}<br />`}
     <span class="zone">Time zone: ${store.time_zone}</span>
@@ -86,11 +86,11 @@ function SpecialDays({ store }: { store: Store }) {
   </div>`;
 }
 
-function StoreCard({ store, onEdit, onDelete }: { store: Store; onEdit?: () => void; onDelete?: () => void }) {
+function StoreCard({ store, holidays, onEdit, onDelete }: { store: Store; holidays: readonly Holiday[]; onEdit?: () => void; onDelete?: () => void }) {
   return html`<div class="store-card">
     <h3>${store.name} <small>${store.code}</small></h3>
     <p>${store.address}, ${store.city}, ${store.state} ${store.zip}</p>
-    <${OpeningNow} store=${store} />
+    <${OpeningNow} store=${store} holidays=${holidays} />
     <${Hours} hours=${store} />
     <${SpecialDays} store=${store} />
     ${onEdit && html`<div class="actions"><button type="button" onClick=${onEdit}>Edit ${store.code}</button> <button type="button" class="danger" onClick=${onDelete}>Delete ${store.code}</button></div>`}
@@ -297,6 +297,7 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
   const [filter, setFilter] = useState({ state: '', q: '' });
   const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
   const [reloads, setReloads] = useState(0);
+  const [holidays, setHolidays] = useState<readonly Holiday[]>([]);
   const details = useRef(new Map<string, Promise<Store>>());
   const hoverTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
 
@@ -320,6 +321,17 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
         setMapError(undefined);
       },
       (error: unknown) => current && setMapError(error instanceof Error ? error.message : String(error)),
+    );
+    return () => void (current = false);
+  }, [catalogVersion, reloads]);
+
+  // The chain's holidays, for the cards' opening words: a holiday written bumps the catalogue's
+  // version too. Until they load (or if they cannot), the cards go by the stores' own hours.
+  useEffect(() => {
+    let current = true;
+    api<Holiday[]>('GET', '/admin/holidays').then(
+      ({ data }) => current && setHolidays(data),
+      () => undefined,
     );
     return () => void (current = false);
   }, [catalogVersion, reloads]);
@@ -423,10 +435,10 @@ export function StoresView({ catalogVersion, onChanged }: { catalogVersion?: num
           <button type="button" aria-label="Zoom out" onClick=${() => map?.zoomBy(0.5)}>−</button>
           <button type="button" aria-label="Reset the map to the whole country" onClick=${() => map?.reset()}>Reset</button>
         </div>
-        ${hover?.store && html`<div class="tooltip" style=${`left:${hover.x + 12}px;top:${hover.y + 12}px`}><${StoreCard} store=${hover.store} /></div>`}
+        ${hover?.store && html`<div class="tooltip" style=${`left:${hover.x + 12}px;top:${hover.y + 12}px`}><${StoreCard} store=${hover.store} holidays=${holidays} /></div>`}
         ${hover?.cluster && html`<div class="tooltip" style=${`left:${hover.x + 12}px;top:${hover.y + 12}px`}>${hover.cluster} stores here: click to zoom in</div>`}
       </div>
-      ${selected && !editing && html`<${StoreCard} store=${selected} onEdit=${() => setEditing(selected)} onDelete=${() => void remove(selected)} />`}
+      ${selected && !editing && html`<${StoreCard} store=${selected} holidays=${holidays} onEdit=${() => setEditing(selected)} onDelete=${() => void remove(selected)} />`}
       <${CustomerSearch} map=${map} onResults=${(locations?: Location[]) => map?.setHighlighted(locations ?? [])} />
     </section>
     <section aria-labelledby="table-heading" class="table-panel">
