@@ -168,8 +168,14 @@ describe('opening hours: time zones and the search at a moment', () => {
   });
 
   describe('open_at', () => {
-    it('leaves the locations exactly as the interface has them when it is not given (or null)', async () => {
-      for (const body of [{ customer_address: { zip: '10001' } }, { customer_address: { zip: '10001' }, open_at: null }]) {
+    it('leaves the locations exactly as the interface has them when it is not given (or null, open_only too)', async () => {
+      const bodies = [
+        { customer_address: { zip: '10001' } },
+        { customer_address: { zip: '10001' }, open_at: null },
+        { customer_address: { zip: '10001' }, open_only: null },
+        { customer_address: { zip: '10001' }, open_at: null, open_only: null },
+      ];
+      for (const body of bodies) {
         const res = await search(body).expect(200);
         expect(res.body.locations.length).toBeGreaterThan(0);
         for (const location of res.body.locations)
@@ -272,6 +278,7 @@ describe('opening hours: time zones and the search at a moment', () => {
       [{ open_at: ['now'] }, OPEN_AT],
       [{ open_only: true }, 'open_only needs open_at: the moment the stores must be open at'],
       [{ open_only: false }, 'open_only needs open_at: the moment the stores must be open at'],
+      [{ open_at: null, open_only: true }, 'open_only needs open_at: the moment the stores must be open at'],
       [{ open_at: 'now', open_only: 'true' }, 'open_only must be true or false'],
       [{ open_at: 'now', open_only: 1 }, 'open_only must be true or false'],
     ])('%j', async (extra, message) => {

@@ -135,18 +135,26 @@ function ValidateOpenAt(options: FieldOptions) {
   );
 }
 
-/** `open_only`: a JSON boolean, and only beside `open_at` (there is no moment to be open at otherwise). */
-function ValidateOpenOnly(options: FieldOptions) {
-  return ValidateField(
-    { type: 'boolean', optional: true, ...options },
-    ValidateBy({
-      name: 'isOpenOnly',
-      validator: {
-        validate: (value: unknown, args?: ValidationArguments) => typeof value === 'boolean' && (args?.object as Record<string, unknown>).open_at !== undefined,
-        defaultMessage: ({ value }: ValidationArguments) =>
-          typeof value === 'boolean' ? 'open_only needs open_at: the moment the stores must be open at' : 'open_only must be true or false',
-      },
-    }),
+/**
+ * `open_only`: a JSON boolean, and only beside `open_at` (there is no moment to be open at
+ * otherwise). Its `null` is "not given", as every field's, not the documented default `false`:
+ * `false` without `open_at` is refused, and a client that sends null asked for neither.
+ */
+function ValidateOpenOnly({ default: documented, ...options }: FieldOptions) {
+  return applyDecorators(
+    ValidateField(
+      { type: 'boolean', optional: true, ...options },
+      ValidateBy({
+        name: 'isOpenOnly',
+        validator: {
+          validate: (value: unknown, args?: ValidationArguments) =>
+            typeof value === 'boolean' && (args?.object as Record<string, unknown>).open_at !== undefined,
+          defaultMessage: ({ value }: ValidationArguments) =>
+            typeof value === 'boolean' ? 'open_only needs open_at: the moment the stores must be open at' : 'open_only must be true or false',
+        },
+      }),
+    ),
+    ApiPropertyOptional({ default: documented }),
   );
 }
 
