@@ -19,6 +19,8 @@
 #                                127.0.0.1:5432 (`.ci/run` starts it). <major> is the one installed
 #                                (/usr/lib/postgresql/<major>, as pg_ctlcluster finds it); with none,
 #                                Debian's default, known once `postgresql` is installed.
+#                 osm2pgrouting, osmium (osmium-tool) and pgRouting (postgresql-<major>-pgrouting):
+#                                scripts/load-roads.sh and its spec (test/roads.e2e-spec.ts)
 #   --browser   also Chromium, for `npm run test:browser`
 #   --cluster   also galera-4, rsync and iproute2 (ss), for `npm run test:cluster`
 #   --k8s       also kubectl (kubernetes-client), for `npm run k8s:check`
@@ -66,6 +68,9 @@ wanted+=(
   "postgresql${pg_major:+-$pg_major}|/usr/lib/postgresql/${pg_major:-MAJOR}/bin/postgres"
   "postgresql-client|psql"
   "postgresql-${pg_major:-MAJOR}-postgis-3|/usr/share/postgresql/${pg_major:-MAJOR}/extension/postgis_tiger_geocoder.control"
+  "postgresql-${pg_major:-MAJOR}-pgrouting|/usr/share/postgresql/${pg_major:-MAJOR}/extension/pgrouting.control"
+  "osm2pgrouting|osm2pgrouting"
+  "osmium-tool|osmium"
 )
 if $browser; then wanted+=("chromium|chromium"); fi
 if $cluster; then wanted+=("galera-4|/usr/lib/galera/libgalera_smm.so" "rsync|rsync" "iproute2|ss"); fi
