@@ -82,7 +82,7 @@ describe('OpenAPI document and Swagger UI', () => {
     expect(s.Error).toMatchObject({ required: ['error', 'message'], properties: { error: { type: 'integer', format: 'int32' }, message: { type: 'string' } } });
     expect(Object.keys(s.NearestLocationsResponse.properties!)).toEqual(['Code', 'locations']);
     expect(s.NearestLocationsResponse.properties!.locations).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Location' } });
-    // The spec's fields, then the four that only a search with open_at carries.
+    // The spec's fields, then the four that only a search with open_at carries, and the two of travel_mode.
     expect(Object.keys(s.Location.properties!)).toEqual([
       'name',
       'address',
@@ -97,6 +97,8 @@ describe('OpenAPI document and Swagger UI', () => {
       'time_zone',
       'next_change',
       'hours_today',
+      'travel_time',
+      'travel_distance',
     ]);
     expect(s.Location.required).toEqual(['name', 'address', 'city', 'state', 'zip', 'business_hours', 'lat', 'lng', 'distance']);
     expect(s.Location.properties!.lat.type).toBe('string');
@@ -224,7 +226,7 @@ describe('the published OpenAPI document, as a client team meets it', () => {
         if (status === '429') expected.push('Retry-After');
         if (method === 'get' && path === '/plants' && status === '200') expected.push('Link');
         if (['/locations/nearest', '/admin/locations/nearest'].includes(path) && status === '200')
-          expected.push('Customer-Position', 'Distance-Unit', 'Search-Scope');
+          expected.push('Customer-Position', 'Distance-Unit', 'Search-Scope', 'Travel-Source');
         if (path === '/admin/stores.csv' && method === 'post' && ['200', '412'].includes(status)) expected.push('ETag');
         if (path === '/admin/stores.csv' && method === 'post' && status === '200') expected.push('Preference-Applied');
         const headers = response.headers ?? {};

@@ -725,6 +725,18 @@ export interface components {
              * @example true
              */
             nearest_if_none?: boolean;
+            /**
+             * @description Order the stores by travel time instead (an extension of this service): `"driving"`. The stores are the ones the search finds without it (radius, `region`, `nearest_if_none`, `open_only`); each location then also carries `travel_time` and `travel_distance`, and the `Travel-Source` header says where the times came from. When the service has no routing engine, or it fails or is slow, the answer is the straight-line one with both fields null and `Travel-Source: straight-line`.
+             * @example driving
+             * @enum {string}
+             */
+            travel_mode?: "driving";
+            /**
+             * Format: float
+             * @description With `travel_mode`: leave out the stores further than this many minutes away (and those no road reaches). Not applied to a straight-line answer (`Travel-Source: straight-line`), which has no times to compare.
+             * @example 20
+             */
+            max_travel_time?: number;
             /** @description Every store of a state (`{"state": "KS"}`) or of a city of it (`{"state": "KS", "city": "Garden City"}`), nearest first from the customer's position, at most `limit`, whatever the distance (an extension of this service): `max_distance` is not given with it. `open_at`, `open_only` and `distance_unit` apply as to a radius search. The `Search-Scope` header then says `region`. */
             region?: {
                 /**
@@ -864,6 +876,18 @@ export interface components {
             next_change?: string | null;
             /** @description Only with `open_at`: the store's hours on its local date at that moment, and what decided them. */
             hours_today?: components["schemas"]["HoursToday"];
+            /**
+             * Format: float
+             * @description Only with `travel_mode`: the time to get there from the customer's position, in minutes with one decimal; null when no road reaches the store or the answer is the straight-line one (`Travel-Source: straight-line`).
+             * @example 7.9
+             */
+            travel_time?: number | null;
+            /**
+             * Format: float
+             * @description Only with `travel_mode`: the distance by road, in the request's `distance_unit`, two decimals; null when `travel_time` is.
+             * @example 4.88
+             */
+            travel_distance?: number | null;
         };
         NearestLocationsResponse: {
             /**
@@ -1654,6 +1678,8 @@ export interface components {
         "Distance-Unit": "mi" | "km";
         /** @description What the search looked through: `radius` (the stores within `max_distance`), `nearest` (`nearest_if_none` found none in range and answered the single nearest store) or `region` (the stores of the request's `region`). */
         "Search-Scope": "radius" | "nearest" | "region";
+        /** @description Only with `travel_mode`: where the travel times came from, the routing engine (`pgrouting`, `osrm`, `valhalla`) or none (`straight-line`: the service has no engine, or it failed, refused or was slow; the locations are in straight-line order with `travel_time` and `travel_distance` null). */
+        "Travel-Source": "pgrouting" | "osrm" | "valhalla" | "straight-line";
         /** @description The store catalogue's version that an import (or its dry run) was computed against or left behind, as a strong entity tag (`"42"`). Send it back in `If-Match` to apply only if the catalogue has not changed since. */
         ETag: string;
         /** @description Present when the request's `Prefer` was honoured (RFC 7240): `handling=lenient` on a dry run of the store import. */
@@ -3081,6 +3107,7 @@ export interface operations {
                     "Customer-Position": components["headers"]["Customer-Position"];
                     "Distance-Unit": components["headers"]["Distance-Unit"];
                     "Search-Scope": components["headers"]["Search-Scope"];
+                    "Travel-Source": components["headers"]["Travel-Source"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3091,7 +3118,7 @@ export interface operations {
                     "application/json": components["schemas"]["NearestLocationsResponse"];
                 };
             };
-            /** @description Invalid request parameters: a malformed or unknown ZIP code, a bad max_distance, limit, state, distance_unit, nearest_if_none or region, max_distance given with region, an unknown field, or a body that is not valid JSON. The message names the field. */
+            /** @description Invalid request parameters: a malformed or unknown ZIP code, a bad max_distance, limit, state, distance_unit, nearest_if_none, region, open_at, open_only, travel_mode or max_travel_time, max_distance given with region, an unknown field, or a body that is not valid JSON. The message names the field. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3264,6 +3291,7 @@ export interface operations {
                     "Customer-Position": components["headers"]["Customer-Position"];
                     "Distance-Unit": components["headers"]["Distance-Unit"];
                     "Search-Scope": components["headers"]["Search-Scope"];
+                    "Travel-Source": components["headers"]["Travel-Source"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

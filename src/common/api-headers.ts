@@ -11,6 +11,8 @@ export type PositionSource = (typeof POSITION_SOURCES)[number];
 export const DISTANCE_UNITS = ['mi', 'km'] as const;
 /** What a search looked through (the `Search-Scope` header). */
 export const SEARCH_SCOPES = ['radius', 'nearest', 'region'] as const;
+/** Where a search's travel times came from (the `Travel-Source` header): a routing engine, or none (straight-line order). */
+export const TRAVEL_SOURCES = ['pgrouting', 'osrm', 'valhalla', 'straight-line'] as const;
 
 /**
  * Every response header of the contract, described once. The document lists them under
@@ -68,6 +70,11 @@ const RESPONSE_HEADERS = {
       "What the search looked through: `radius` (the stores within `max_distance`), `nearest` (`nearest_if_none` found none in range and answered the single nearest store) or `region` (the stores of the request's `region`).",
     required: true,
     schema: { type: 'string', enum: [...SEARCH_SCOPES], example: 'radius' },
+  },
+  'Travel-Source': {
+    description:
+      'Only with `travel_mode`: where the travel times came from, the routing engine (`pgrouting`, `osrm`, `valhalla`) or none (`straight-line`: the service has no engine, or it failed, refused or was slow; the locations are in straight-line order with `travel_time` and `travel_distance` null).',
+    schema: { type: 'string', enum: [...TRAVEL_SOURCES], example: 'straight-line' },
   },
   ETag: {
     description:

@@ -64,7 +64,7 @@ export class AdminLocationsController {
   @ApiOkResponse({
     type: NearestLocationsResponse,
     description: 'Code "Success" and the locations, as POST /locations/nearest answers.',
-    headers: responseHeaders('Customer-Position', 'Distance-Unit', 'Search-Scope'),
+    headers: responseHeaders('Customer-Position', 'Distance-Unit', 'Search-Scope', 'Travel-Source'),
   })
   @ApiBadRequestResponse({
     type: ErrorBody,

@@ -29,12 +29,12 @@ export class LocationsController {
   @ApiOkResponse({
     type: NearestLocationsResponse,
     description: 'Code "Success" and the locations (an empty array when none is in range, or the region has none).',
-    headers: responseHeaders('Customer-Position', 'Distance-Unit', 'Search-Scope'),
+    headers: responseHeaders('Customer-Position', 'Distance-Unit', 'Search-Scope', 'Travel-Source'),
   })
   @ApiBadRequestResponse({
     type: ErrorBody,
     description:
-      'Invalid request parameters: a malformed or unknown ZIP code, a bad max_distance, limit, state, distance_unit, nearest_if_none or region, max_distance given with region, an unknown field, or a body that is not valid JSON. The message names the field.',
+      'Invalid request parameters: a malformed or unknown ZIP code, a bad max_distance, limit, state, distance_unit, nearest_if_none, region, open_at, open_only, travel_mode or max_travel_time, max_distance given with region, an unknown field, or a body that is not valid JSON. The message names the field.',
     example: { error: 400, message: 'unknown ZIP code 00000' },
   })
   nearest(@Body() body: NearestLocationsRequest, @Res() res: Response): void | Promise<void> {

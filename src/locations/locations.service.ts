@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
-import { POSITION_SOURCES, type PositionSource } from '../common/api-headers.js';
+import { POSITION_SOURCES, type PositionSource, type TRAVEL_SOURCES } from '../common/api-headers.js';
 import { AddressGeocoder, type FallbackReason } from '../geo/address-geocoder.js';
 import type { Point } from '../shared/great-circle.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
@@ -20,13 +20,17 @@ export interface CustomerPosition {
   fallback?: FallbackReason;
 }
 
-/** A search's answer: the JSON of a NearestLocationsResponse, where it measured from, in what unit, and what it looked through. */
+/** A search's answer: the JSON of a NearestLocationsResponse, where it measured from, in what unit, what it looked through, and (with `travel_mode`) where its travel times came from. */
 export interface NearestAnswer {
   body: Buffer;
   source: PositionSource;
   unit: DistanceUnit;
   scope: SearchScope;
+  travel?: TravelSource;
 }
+
+/** The `Travel-Source` header's values. */
+export type TravelSource = (typeof TRAVEL_SOURCES)[number];
 
 /** No source of ZIP code points knows this (well-formed) ZIP code; the entry point words it for its caller (UnknownZipFilter: 400). */
 export class UnknownZipError extends Error {
@@ -93,14 +97,22 @@ export class LocationsService {
 
   private answer(request: NearestLocationsRequest, position: CustomerPosition): NearestAnswer {
     this.counted[position.source].inc();
-    const { distance_unit: unit = 'mi', nearest_if_none: nearestIfNone = false, region } = request;
+    const { distance_unit: unit = 'mi', nearest_if_none: nearestIfNone = false, region, travel_mode: travelMode } = request;
     const maxDistance = request.max_distance ?? DEFAULT_MAX_DISTANCE;
-    // The plain search (no unit, no fallback, no region) keeps its own path, as cheap as it was.
-    if (unit === 'mi' && !nearestIfNone && !region) {
+    // The plain search (no unit, no fallback, no region, no travel mode) keeps its own path, as cheap as it was.
+    if (unit === 'mi' && !nearestIfNone && !region && !travelMode) {
       return { body: this.index.nearestResponse(position.point, maxDistance, request.limit, moment(request)), source: position.source, unit, scope: 'radius' };
     }
-    const scope = { unit, nearestIfNone, region: region && { state: region.state.toUpperCase(), city: region.city } };
-    return { ...this.index.scopedResponse(position.point, maxDistance, request.limit, moment(request), scope), source: position.source, unit };
+    // The service asks no routing engine yet: a travel_mode search answers in straight-line order,
+    // as it will whenever an engine fails, with null times and `Travel-Source: straight-line`.
+    const scope = {
+      unit,
+      nearestIfNone,
+      region: region && { state: region.state.toUpperCase(), city: region.city },
+      straightLineTravel: travelMode !== undefined,
+    };
+    const answer = this.index.scopedResponse(position.point, maxDistance, request.limit, moment(request), scope);
+    return { ...answer, source: position.source, unit, ...(travelMode && { travel: 'straight-line' as const }) };
   }
 }
 
@@ -120,5 +132,6 @@ export function sendNearest(res: Response, answer: NearestAnswer | Promise<Neare
   res.setHeader('Customer-Position', answer.source);
   res.setHeader('Distance-Unit', answer.unit);
   res.setHeader('Search-Scope', answer.scope);
+  if (answer.travel) res.setHeader('Travel-Source', answer.travel);
   res.send(answer.body);
 }

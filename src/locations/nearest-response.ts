@@ -119,12 +119,20 @@ export interface Region {
   city?: string;
 }
 
-/** The search's `distance_unit`, `nearest_if_none` and `region`: what a plain search (nearestResponse) does not ask. */
+/** The search's `distance_unit`, `nearest_if_none`, `region` and `travel_mode`: what a plain search (nearestResponse) does not ask. */
 export interface Scope {
   unit: DistanceUnit;
   nearestIfNone: boolean;
   region?: Region;
+  /**
+   * The answer to a `travel_mode` request without travel times (no routing engine, or none in
+   * time): the straight-line answer, each location with `travel_time` and `travel_distance` null.
+   */
+  straightLineTravel?: boolean;
 }
+
+/** What each location of a straight-line answer to `travel_mode` carries after the rest. */
+const NO_TRAVEL_TIMES = ',"travel_time":null,"travel_distance":null';
 
 /**
  * nearestResponse with a scope: `maxDistance` and each `distance` in `scope.unit`; with
@@ -172,12 +180,14 @@ export function scopedResponse(
     reach = reachOf(found, limit, maxDistance);
   }
   if (scope.unit === 'km') for (const nearby of found) nearby.distance *= KM_PER_MILE;
-  return { body: write(parts, found, openings), scope: answered, reach };
+  return { body: write(parts, found, openings, scope.straightLineTravel ? NO_TRAVEL_TIMES : ''), scope: answered, reach };
 }
 
-/** The response of nearestResponse for the stores found, in order, their distances in the unit asked. */
-function write(parts: IndexView['parts'], found: Nearby[], openings: Openings[] | undefined): Buffer {
-  const tails = found.map(({ part, store, distance }) => `,"distance":${Math.round(distance * 100) / 100}${openings ? openings[part].fieldsOf(store) : ''}}`);
+/** The response of nearestResponse for the stores found, in order, their distances in the unit asked; `more` after each location's other fields. */
+function write(parts: IndexView['parts'], found: Nearby[], openings: Openings[] | undefined, more = ''): Buffer {
+  const tails = found.map(
+    ({ part, store, distance }) => `,"distance":${Math.round(distance * 100) / 100}${openings ? openings[part].fieldsOf(store) : ''}${more}}`,
+  );
   let size = RESPONSE_HEAD.length + RESPONSE_TAIL.length + Math.max(0, found.length - 1);
   for (let i = 0; i < found.length; i++) {
     const { offsets, hours, hoursOf } = parts[found[i].part].snapshot;

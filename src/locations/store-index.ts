@@ -195,11 +195,11 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   scopedResponse(center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope): { body: Buffer; scope: SearchScope } {
     const { view } = this.current;
     if (moment) return scopedResponse(view, center, maxDistance, limit, moment, scope);
-    const { unit, nearestIfNone, region } = scope;
+    const { unit, nearestIfNone, region, straightLineTravel } = scope;
     const where = region
       ? `region:${region.state}:${region.city === undefined ? '' : `city:${cityKey(region.city)}`}`
       : `${maxDistance}${nearestIfNone ? ':nearest' : ''}`;
-    const key = `scoped:${center.lat},${center.lng},${limit},${unit},${where}`;
+    const key = `scoped:${center.lat},${center.lng},${limit},${unit},${where}${straightLineTravel ? ':travel' : ''}`;
     let answer = this.answers.get(key);
     if (!answer) {
       const { body, scope: answered, reach } = scopedResponse(view, center, maxDistance, limit, undefined, scope);

@@ -89,6 +89,44 @@ function ValidateNearestIfNone(options: FieldOptions) {
   );
 }
 
+/** The ways to travel a search can order by (`travel_mode`): driving, for now. */
+export const TRAVEL_MODES = ['driving'] as const;
+export type TravelMode = (typeof TRAVEL_MODES)[number];
+/** The longest `max_travel_time`, in minutes: ten hours. */
+export const MAX_TRAVEL_MINUTES = 600;
+
+/** `travel_mode`: one of TRAVEL_MODES, exactly. */
+function ValidateTravelMode(options: FieldOptions) {
+  return ValidateField(
+    { type: 'string', enum: [...TRAVEL_MODES], optional: true, ...options },
+    ValidateBy({
+      name: 'isTravelMode',
+      validator: {
+        validate: (value: unknown) => (TRAVEL_MODES as readonly unknown[]).includes(value),
+        defaultMessage: ({ property }: ValidationArguments) => `${property} must be "driving"`,
+      },
+    }),
+  );
+}
+
+/** `max_travel_time`: minutes, greater than 0 and at most MAX_TRAVEL_MINUTES, and only beside `travel_mode` (the times it bounds). */
+function ValidateMaxTravelTime(options: FieldOptions) {
+  const inRange = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= MAX_TRAVEL_MINUTES;
+  return ValidateField(
+    { type: 'number', format: 'float', minimum: 0, exclusiveMinimum: true, maximum: MAX_TRAVEL_MINUTES, optional: true, ...options },
+    ValidateBy({
+      name: 'isMaxTravelTime',
+      validator: {
+        validate: (value: unknown, args?: ValidationArguments) => inRange(value) && (args?.object as { travel_mode?: unknown }).travel_mode != null,
+        defaultMessage: ({ property, value }: ValidationArguments) =>
+          inRange(value)
+            ? `${property} needs travel_mode: the travel times it bounds`
+            : `${property} must be a number of minutes greater than 0 and at most ${MAX_TRAVEL_MINUTES}`,
+      },
+    }),
+  );
+}
+
 /**
  * The box of the US and its territories a device position must lie in: latitudes from American
  * Samoa (-14.5) to the north of Alaska (71.4); longitudes west of the Virgin Islands (-64.6) back
@@ -284,6 +322,20 @@ export class NearestLocationsRequest {
   })
   nearest_if_none?: boolean;
 
+  @ValidateTravelMode({
+    description:
+      'Order the stores by travel time instead (an extension of this service): `"driving"`. The stores are the ones the search finds without it (radius, `region`, `nearest_if_none`, `open_only`); each location then also carries `travel_time` and `travel_distance`, and the `Travel-Source` header says where the times came from. When the service has no routing engine, or it fails or is slow, the answer is the straight-line one with both fields null and `Travel-Source: straight-line`.',
+    example: 'driving',
+  })
+  travel_mode?: TravelMode;
+
+  @ValidateMaxTravelTime({
+    description:
+      'With `travel_mode`: leave out the stores further than this many minutes away (and those no road reaches). Not applied to a straight-line answer (`Travel-Source: straight-line`), which has no times to compare.',
+    example: 20,
+  })
+  max_travel_time?: number;
+
   // Not ValidateField: ApiPropertyOptional would overwrite the object's own `required` list.
   @ApiProperty({
     type: 'object',
@@ -382,6 +434,25 @@ export class Location {
 
   @ApiPropertyOptional({ type: HoursToday, description: "Only with `open_at`: the store's hours on its local date at that moment, and what decided them." })
   hours_today?: HoursToday;
+
+  @ApiPropertyOptional({
+    type: 'number',
+    format: 'float',
+    nullable: true,
+    description:
+      "Only with `travel_mode`: the time to get there from the customer's position, in minutes with one decimal; null when no road reaches the store or the answer is the straight-line one (`Travel-Source: straight-line`).",
+    example: 7.9,
+  })
+  travel_time?: number | null;
+
+  @ApiPropertyOptional({
+    type: 'number',
+    format: 'float',
+    nullable: true,
+    description: "Only with `travel_mode`: the distance by road, in the request's `distance_unit`, two decimals; null when `travel_time` is.",
+    example: 4.88,
+  })
+  travel_distance?: number | null;
 }
 
 @ApiSchema({ name: 'NearestLocationsResponse' })
