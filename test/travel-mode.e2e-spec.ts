@@ -20,8 +20,7 @@ describe('POST /locations/nearest with travel_mode: the straight-line answer', (
   let token: string;
   let admin: string;
 
-  const search = async (body: object, path = '/locations/nearest', as = token): Promise<Answer> =>
-    await t.http.post(path).set(bearer(as)).send(body);
+  const search = async (body: object, path = '/locations/nearest', as = token): Promise<Answer> => await t.http.post(path).set(bearer(as)).send(body);
 
   beforeAll(async () => {
     t = await createTestApp({ env: ENV });
