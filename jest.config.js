@@ -32,6 +32,7 @@ const base = {
  */
 export const EXTERNAL_SPECS = [
   'database-tls',
+  'drive-times',
   'events',
   'events-faults',
   'events-handover',

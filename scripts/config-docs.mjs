@@ -93,7 +93,7 @@ export function settingsTable(path, source) {
       if (!ts.isCallExpression(call)) continue;
       const callee = call.expression.getText(file);
       const args = call.arguments.map((a) => a.getText(file).replace(/_/g, ''));
-      if (callee === 'IntegerSetting') bounds.push(`${args[0]}–${args[1]}`);
+      if (callee === 'IntegerSetting' || callee === 'NumberSetting') bounds.push(`${args[0]}–${args[1]}`);
       if (callee === 'BooleanSetting') bounds.push('`true` or `false`');
       if (callee === 'IsIn' && call.arguments[0] && ts.isArrayLiteralExpression(call.arguments[0])) {
         bounds.push(

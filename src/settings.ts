@@ -6,6 +6,7 @@ import { serverConfig } from './common/server.config.js';
 import { databaseConfig } from './database/database.config.js';
 import { eventsConfig } from './events/events.config.js';
 import { geoConfig } from './geo/geo.config.js';
+import { routerConfig } from './geo/router.config.js';
 import { metricsConfig } from './metrics/metrics.config.js';
 import { plantsConfig } from './plants/plants.config.js';
 import { storesConfig } from './stores/stores.config.js';
@@ -27,6 +28,7 @@ const NAMESPACES = {
   stores: storesConfig,
   events: eventsConfig,
   geo: geoConfig,
+  router: routerConfig,
 };
 
 export type Settings = { [name in keyof typeof NAMESPACES]: ConfigType<(typeof NAMESPACES)[name]> };

@@ -1,11 +1,8 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import pg from 'pg';
+import type pg from 'pg';
+import { eastMetres, loadRoads, LOAD_ROADS, northMetres, RIVER_ROADS as FIXTURE, roadsDatabase, run, seconds } from './support/roads.js';
 
 /**
  * scripts/load-roads.sh on the machine's PostgreSQL with PostGIS and pgRouting: the fixture
@@ -14,35 +11,16 @@ import pg from 'pg';
  * out by hand, and pgRouting's routes over it; a reload swapped in whole, a failed one leaving the
  * network as it was.
  */
-const LOAD_ROADS = fileURLToPath(new URL('../scripts/load-roads.sh', import.meta.url));
-const FIXTURE = fileURLToPath(new URL('./fixtures/river-roads.osm', import.meta.url));
-const SERVER = { host: '127.0.0.1', port: 5432, user: 'postgres' };
-const run = promisify(execFile);
-
-/**
- * Lengths on the WGS84 ellipsoid, as PostGIS's geography measures them: along a meridian, the
- * meridional radius of curvature M times the angle; along a parallel, the prime vertical radius N
- * times cos(latitude) times the angle. Short arcs (a few km) at one latitude: exact to well under 0.1 %.
- */
-const A = 6_378_137;
-const E2 = 0.00669437999014;
-const rad = (degrees: number) => (degrees * Math.PI) / 180;
-const northMetres = (lat: number, degrees: number) => ((A * (1 - E2)) / (1 - E2 * Math.sin(rad(lat)) ** 2) ** 1.5) * rad(degrees);
-const eastMetres = (lat: number, degrees: number) => (A / Math.sqrt(1 - E2 * Math.sin(rad(lat)) ** 2)) * Math.cos(rad(lat)) * rad(degrees);
-/** Every road of the fixture is 60 km/h: seconds for a length in metres. */
-const seconds = (metres: number) => metres / (60 / 3.6);
-
 /** The fixture's intersections and ends, as OpenStreetMap node ids (ways_vertices_pgr.osm_id). */
 const N = { n1: 1, n2: 2, n4: 4, n12: 12, n14: 14, n21: 21, n22: 22, n31: 31, n41: 41 } as const;
 
 describe('scripts/load-roads.sh: a road network for ROUTER=pgrouting', () => {
-  const name = `roads_spec_${randomBytes(4).toString('hex')}`;
-  const url = `postgres://${SERVER.user}@${SERVER.host}:${SERVER.port}/${name}`;
-  let admin: pg.Client;
+  let url: string;
   let db: pg.Client;
+  let drop: () => Promise<void>;
   let dir: string;
 
-  const load = (file: string, ...extra: string[]) => run(LOAD_ROADS, [file, url, ...extra], { env: { ...process.env, PGPASSWORD: '' } });
+  const load = (file: string, ...extra: string[]) => loadRoads(file, url, ...extra);
   /** The cost (s) and length (m) of the fastest route between two OSM nodes, or undefined when there is none. */
   async function route(from: number, to: number, schema = 'roads'): Promise<{ seconds: number; metres: number } | undefined> {
     const { rows } = await db.query<{ seconds: number | null; metres: number | null }>(
@@ -57,16 +35,10 @@ describe('scripts/load-roads.sh: a road network for ROUTER=pgrouting', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'roads-spec-'));
-    admin = new pg.Client({ ...SERVER, database: 'postgres' });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    db = new pg.Client({ ...SERVER, database: name });
-    await db.connect();
+    ({ url, client: db, drop } = await roadsDatabase('roads_spec'));
   });
   afterAll(async () => {
-    await db?.end();
-    await admin?.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin?.end();
+    await drop?.();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { applyDecorators } from '@nestjs/common';
 import { plainToInstance, Transform } from 'class-transformer';
-import { getMetadataStorage, IsBoolean, IsInt, Max, Min, validateSync } from 'class-validator';
+import { getMetadataStorage, IsBoolean, IsInt, IsNumber, Max, Min, validateSync } from 'class-validator';
 
 /*
  * What every feature's settings share. Each feature validates its own settings in its own folder
@@ -25,6 +25,12 @@ const toInteger = ({ value }: { value: unknown }) => (typeof value === 'string' 
  * comes before the range.
  */
 export const IntegerSetting = (min: number, max: number) => applyDecorators(IsInt(), Max(max), Min(min), Transform(toInteger));
+
+const toNumber = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*-?(\d+\.?\d*|\.\d+)\s*$/.test(value) ? Number(value) : value);
+
+/** A decimal number in [min, max] (`0.5`, `2`). */
+export const NumberSetting = (min: number, max: number) =>
+  applyDecorators(IsNumber({ allowNaN: false, allowInfinity: false }), Max(max), Min(min), Transform(toNumber));
 
 /** true or false (see toBoolean). */
 export const BooleanSetting = () => applyDecorators(IsBoolean(), Transform(toBoolean));
@@ -61,7 +67,7 @@ export class SettingFile {
 export const FileSetting = () => Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? new SettingFile(value) : value));
 
 /** Settings that may carry a password, hence may come from a file (`<NAME>_FILE`) and are never echoed whole. */
-export const SECRET_SETTINGS = ['DATABASE_URL', 'REDIS_URL', 'EVENTS_NATS_URL', 'GEOCODER_URL'] as const;
+export const SECRET_SETTINGS = ['DATABASE_URL', 'REDIS_URL', 'EVENTS_NATS_URL', 'GEOCODER_URL', 'ROUTER_DATABASE_URL'] as const;
 
 /** A bad value: one line per setting, each naming it, under "Invalid configuration:". */
 export class InvalidConfiguration extends Error {

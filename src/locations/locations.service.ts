@@ -1,7 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { ConfigType } from '@nestjs/config';
 import type { Response } from 'express';
 import { POSITION_SOURCES, type PositionSource, type TRAVEL_SOURCES } from '../common/api-headers.js';
 import { AddressGeocoder, type FallbackReason } from '../geo/address-geocoder.js';
+import { routerConfig } from '../geo/router.config.js';
+import { Router } from '../geo/router.js';
 import type { Point } from '../shared/great-circle.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -48,6 +51,8 @@ export class LocationsService {
     private readonly geocoder: ZipGeocoder,
     private readonly addresses: AddressGeocoder,
     private readonly metrics: Metrics,
+    private readonly router: Router,
+    @Inject(routerConfig.KEY) private readonly routing: ConfigType<typeof routerConfig>,
   ) {
     // Bound once: the search's hot path counts without a label look-up.
     this.counted = Object.fromEntries(POSITION_SOURCES.map((source) => [source, metrics.searchPositions.labels(source)])) as Record<
@@ -95,7 +100,7 @@ export class LocationsService {
     return position instanceof Promise ? position.then((p) => this.answer(request, p)) : this.answer(request, position);
   }
 
-  private answer(request: NearestLocationsRequest, position: CustomerPosition): NearestAnswer {
+  private answer(request: NearestLocationsRequest, position: CustomerPosition): NearestAnswer | Promise<NearestAnswer> {
     this.counted[position.source].inc();
     const { distance_unit: unit = 'mi', nearest_if_none: nearestIfNone = false, region, travel_mode: travelMode } = request;
     const maxDistance = request.max_distance ?? DEFAULT_MAX_DISTANCE;
@@ -103,8 +108,9 @@ export class LocationsService {
     if (unit === 'mi' && !nearestIfNone && !region && !travelMode) {
       return { body: this.index.nearestResponse(position.point, maxDistance, request.limit, moment(request)), source: position.source, unit, scope: 'radius' };
     }
-    // The service asks no routing engine yet: a travel_mode search answers in straight-line order,
-    // as it will whenever an engine fails, with null times and `Travel-Source: straight-line`.
+    if (travelMode && this.router.enabled) return this.travel(request, position);
+    // Without a routing engine (ROUTER=off) a travel_mode search answers in straight-line order, as
+    // it does whenever the engine fails, with null times and `Travel-Source: straight-line`.
     const scope = {
       unit,
       nearestIfNone,
@@ -113,6 +119,22 @@ export class LocationsService {
     };
     const answer = this.index.scopedResponse(position.point, maxDistance, request.limit, moment(request), scope);
     return { ...answer, source: position.source, unit, ...(travelMode && { travel: 'straight-line' as const }) };
+  }
+
+  /** A travel_mode search through the router: the stores the search finds, ordered by their legs (see travelCandidates). */
+  private async travel(request: NearestLocationsRequest, position: CustomerPosition): Promise<NearestAnswer> {
+    const { distance_unit: unit = 'mi', nearest_if_none: nearestIfNone = false, region } = request;
+    const scope = { unit, nearestIfNone, region: region && { state: region.state.toUpperCase(), city: region.city } };
+    const maxDistance = request.max_distance ?? DEFAULT_MAX_DISTANCE;
+    const found = this.index.travelCandidates(position.point, maxDistance, request.limit, this.routing.ROUTER_MAX_STORES, moment(request), scope);
+    // No store found: nothing to ask the engine, and nothing fell back.
+    const times =
+      found.stores.length === 0
+        ? { source: this.routing.ROUTER as TravelSource, legs: [] }
+        : await this.router.times(position.point, found.stores, found.version);
+    const legs = 'legs' in times ? times.legs : undefined;
+    const travel: TravelSource = times.source;
+    return { body: found.answer(legs, legs ? request.max_travel_time : undefined), source: position.source, unit, scope: found.scope, travel };
   }
 }
 

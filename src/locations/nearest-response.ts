@@ -151,6 +151,20 @@ export function scopedResponse(
 ): { body: Buffer; scope: SearchScope; reach: number } {
   const parts = partsOf(source);
   const openings = moment && parts.map(({ snapshot }) => new Openings(snapshot, moment.at));
+  const { found, scope: answered, reach } = scopedFound(parts, openings, center, maxDistance, limit, moment, scope);
+  return { body: write(parts, found, openings, scope.straightLineTravel ? NO_TRAVEL_TIMES : ''), scope: answered, reach };
+}
+
+/** The stores of scopedResponse, in order, their distances in the unit asked, what it answered and its reach. */
+function scopedFound(
+  parts: IndexView['parts'],
+  openings: Openings[] | undefined,
+  center: Point,
+  maxDistance: number,
+  limit: number,
+  moment: Moment | undefined,
+  scope: Scope,
+): { found: Nearby[]; scope: SearchScope; reach: number } {
   const keep: Keep | undefined = moment?.openOnly ? (part, store) => openings![part].isOpen(store) : undefined;
   let answered: SearchScope = 'radius';
   let found: Nearby[];
@@ -180,13 +194,71 @@ export function scopedResponse(
     reach = reachOf(found, limit, maxDistance);
   }
   if (scope.unit === 'km') for (const nearby of found) nearby.distance *= KM_PER_MILE;
-  return { body: write(parts, found, openings, scope.straightLineTravel ? NO_TRAVEL_TIMES : ''), scope: answered, reach };
+  return { found, scope: answered, reach };
+}
+
+/** A store's way by road, as the router gives it. */
+export interface TravelLeg {
+  seconds: number;
+  metres: number;
+}
+
+/**
+ * The first half of a `travel_mode` search: the stores scopedResponse would find with room for
+ * `candidates` of them (the most the router is asked for, or `limit` if more), each with its code
+ * and point for the router; and `answer`, which writes the response once their legs are known:
+ * the reachable stores by travel time (then straight-line distance, name and code), those longer
+ * than `maxMinutes` left out, then the unreachable ones in straight-line order (left out too under
+ * `maxMinutes`), at most `limit`; each location with `travel_time` (minutes, one decimal) and
+ * `travel_distance` (road distance in the unit asked, two decimals). Without legs (no engine, or
+ * none in time) it writes the straight-line answer, times null and `maxMinutes` unused.
+ */
+export function travelCandidates(
+  source: Snapshot | IndexView,
+  center: Point,
+  maxDistance: number,
+  limit: number,
+  candidates: number,
+  moment: Moment | undefined,
+  scope: Scope,
+): {
+  stores: Array<{ key: string; point: Point }>;
+  scope: SearchScope;
+  answer: (legs: ReadonlyArray<TravelLeg | null> | undefined, maxMinutes: number | undefined) => Buffer;
+} {
+  const parts = partsOf(source);
+  const openings = moment && parts.map(({ snapshot }) => new Openings(snapshot, moment.at));
+  const { found, scope: answered } = scopedFound(parts, openings, center, maxDistance, Math.max(limit, candidates), moment, scope);
+  const stores = found.map(({ part, store }) => {
+    const { snapshot } = parts[part];
+    return { key: codeOf(snapshot, store), point: { lng: snapshot.points[2 * store], lat: snapshot.points[2 * store + 1] } };
+  });
+  const metresPerUnit = scope.unit === 'km' ? 1000 : 1000 * KM_PER_MILE;
+  const answer = (legs: ReadonlyArray<TravelLeg | null> | undefined, maxMinutes: number | undefined): Buffer => {
+    if (!legs) return write(parts, found.slice(0, limit), openings, NO_TRAVEL_TIMES);
+    const order = acrossParts(parts);
+    const reachable = found
+      .map((nearby, i) => ({ nearby, leg: legs[i] }))
+      .filter((entry): entry is { nearby: Nearby; leg: TravelLeg } => entry.leg !== null && (maxMinutes === undefined || entry.leg.seconds <= maxMinutes * 60))
+      .sort((a, b) => a.leg.seconds - b.leg.seconds || order(a.nearby, b.nearby));
+    const unreachable = maxMinutes === undefined ? found.filter((_, i) => legs[i] === null) : [];
+    const chosen = [...reachable.map(({ nearby }) => nearby), ...unreachable].slice(0, limit);
+    const legOf = new Map(reachable.map(({ nearby, leg }) => [nearby, leg]));
+    return write(parts, chosen, openings, (nearby) => {
+      const leg = legOf.get(nearby);
+      return leg
+        ? `,"travel_time":${Math.round(leg.seconds / 6) / 10},"travel_distance":${Math.round((leg.metres / metresPerUnit) * 100) / 100}`
+        : NO_TRAVEL_TIMES;
+    });
+  };
+  return { stores, scope: answered, answer };
 }
 
 /** The response of nearestResponse for the stores found, in order, their distances in the unit asked; `more` after each location's other fields. */
-function write(parts: IndexView['parts'], found: Nearby[], openings: Openings[] | undefined, more = ''): Buffer {
+function write(parts: IndexView['parts'], found: Nearby[], openings: Openings[] | undefined, more: string | ((nearby: Nearby) => string) = ''): Buffer {
   const tails = found.map(
-    ({ part, store, distance }) => `,"distance":${Math.round(distance * 100) / 100}${openings ? openings[part].fieldsOf(store) : ''}${more}}`,
+    (nearby) =>
+      `,"distance":${Math.round(nearby.distance * 100) / 100}${openings ? openings[nearby.part].fieldsOf(nearby.store) : ''}${typeof more === 'string' ? more : more(nearby)}}`,
   );
   let size = RESPONSE_HEAD.length + RESPONSE_TAIL.length + Math.max(0, found.length - 1);
   for (let i = 0; i < found.length; i++) {

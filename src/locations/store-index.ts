@@ -5,7 +5,16 @@ import { haversineMiles, type Point } from '../shared/great-circle.js';
 import { storesConfig } from '../stores/stores.config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog, type CatalogChange, type CatalogStore } from '../stores/store-catalog.js';
-import { nearestAnswer, nearestResponse, scopedResponse, type Moment, type Scope, type SearchScope, type IndexView } from './nearest-response.js';
+import {
+  nearestAnswer,
+  nearestResponse,
+  scopedResponse,
+  travelCandidates,
+  type Moment,
+  type Scope,
+  type SearchScope,
+  type IndexView,
+} from './nearest-response.js';
 import { buildSnapshot, cityKey, EMPTY_SNAPSHOT, storeOfCode, type Snapshot } from './store-snapshot.js';
 
 /** Rows per read while loading: small pages keep the load's short-lived garbage young. */
@@ -206,6 +215,16 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
       this.answers.set(key, (answer = { body, scope: answered, center, reach, state: region?.state }));
     }
     return answer;
+  }
+
+  /**
+   * A `travel_mode` search's stores and the writer of its answer (see travelCandidates), with the
+   * catalogue version they come from. Not kept: the answer waits for the router, which keeps the
+   * legs; the snapshot it holds stays as it was whatever the index does meanwhile.
+   */
+  travelCandidates(center: Point, maxDistance: number, limit: number, candidates: number, moment: Moment | undefined, scope: Scope) {
+    const { view, version } = this.current;
+    return { ...travelCandidates(view, center, maxDistance, limit, candidates, moment, scope), version };
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {

@@ -152,6 +152,20 @@ export class Metrics {
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
+  // The routing engine (ROUTER): engines and outcomes only, never a position.
+  readonly routerRequests = new Counter({
+    name: 'plant_store_router_requests_total',
+    help: 'Requests to the routing engine (one per search with travel_mode that is not answered from the cache), by outcome: ok, timeout, error, malformed, breaker_open.',
+    labelNames: ['engine', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly routerDuration = new Histogram({
+    name: 'plant_store_router_request_duration_seconds',
+    help: 'Time the routing engine took to answer (or to time out).',
+    labelNames: ['engine'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
   readonly geocoderBreakerOpen = new Gauge({
     name: 'plant_store_geocoder_breaker_open',
     help: '1 while the geocoding engine is skipped after GEOCODER_BREAKER_FAILURES failures in a row (the circuit breaker is open or half-open), 0 otherwise.',

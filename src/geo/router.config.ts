@@ -1,0 +1,65 @@
+import { registerAs } from '@nestjs/config';
+import { IsIn, Matches, ValidateBy, ValidateIf } from 'class-validator';
+import { IntegerSetting, NumberSetting, validateSettings } from '../config/environment.js';
+
+/** The engines ROUTER may name; router.ts implements each. */
+export const ROUTER_ENGINES = ['pgrouting'] as const;
+export type RouterEngineName = (typeof ROUTER_ENGINES)[number];
+
+/** Drive times: the engine that routes a search's `travel_mode`, and how long to wait for it. */
+export class RouterSettings {
+  /**
+   * The routing engine behind `travel_mode`: `off` (every such search answers in straight-line
+   * order, `Travel-Source: straight-line`) or `pgrouting` (PostgreSQL with PostGIS and pgRouting,
+   * holding a road network loaded by scripts/load-roads.sh). See [Drive times](routing.md).
+   */
+  @IsIn(['off', ...ROUTER_ENGINES], { message: `ROUTER must be off or ${ROUTER_ENGINES.join(', ')}` })
+  ROUTER: 'off' | RouterEngineName = 'off';
+
+  /**
+   * For `pgrouting`: the PostgreSQL URL (`postgres://user:password@host:5432/roads`) of the database
+   * holding the road network. Required with `ROUTER=pgrouting`. Or `ROUTER_DATABASE_URL_FILE`.
+   */
+  @ValidateIf((router: RouterSettings) => router.ROUTER === 'pgrouting' || router.ROUTER_DATABASE_URL !== undefined)
+  @ValidateBy({
+    name: 'isRouterDatabaseUrl',
+    validator: {
+      validate: (value) => typeof value === 'string' && /^postgres(ql)?:\/\/[^/]+\/[^/?]+/.test(value),
+      defaultMessage: () => 'ROUTER_DATABASE_URL must be set for ROUTER=pgrouting: a PostgreSQL URL such as postgres://user:password@host:5432/roads',
+    },
+  })
+  ROUTER_DATABASE_URL?: string;
+
+  /** For `pgrouting`: the schema scripts/load-roads.sh loaded the network into (its `--schema`). */
+  @Matches(/^[a-z_][a-z0-9_]{0,50}$/, { message: 'ROUTER_SCHEMA must be a plain lower-case name (letters, digits, _)' })
+  ROUTER_SCHEMA = 'roads';
+
+  /** Longest wait for the engine per search (100–10000 ms); past it the search answers in straight-line order. */
+  @IntegerSetting(100, 10_000)
+  ROUTER_TIMEOUT_MS = 800;
+
+  /** A customer or store further than this from the nearest road (0.01–50 miles) is not reached by road: its times are null. */
+  @NumberSetting(0.01, 50)
+  ROUTER_SNAP_MILES = 1;
+
+  /**
+   * The most stores one search asks travel times for (1–1000): the nearest ones in a straight line
+   * of those the search finds, before they are ordered by time and `limit` is applied.
+   */
+  @IntegerSetting(1, 1000)
+  ROUTER_MAX_STORES = 100;
+
+  /** Travel times kept in memory per instance (0–1000000; 0: no cache), by origin, store and catalogue version. */
+  @IntegerSetting(0, 1_000_000)
+  ROUTER_CACHE_SIZE = 100_000;
+
+  /** Failures in a row (timeouts, errors) after which the engine is skipped (1–1000). */
+  @IntegerSetting(1, 1000)
+  ROUTER_BREAKER_FAILURES = 5;
+
+  /** How long the engine is skipped then, before one search tries it again (1–3600 s). */
+  @IntegerSetting(1, 3600)
+  ROUTER_BREAKER_SECONDS = 30;
+}
+
+export const routerConfig = registerAs('router', () => validateSettings(RouterSettings));
