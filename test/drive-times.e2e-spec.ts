@@ -126,6 +126,17 @@ describe('POST /locations/nearest with travel_mode, routed by pgRouting', () => 
     expect((await outcomes(t)).ok).toBe(before + 1);
   });
 
+  it('answers a store added meanwhile: a kept answer goes when the catalogue changes within its reach', async () => {
+    const place = at({ lat: 40.0202, lng: -100.0202 }, { limit: 1 });
+    expect((await search(t, place)).body.locations.map((l) => l.name)).toEqual(['West Road South (n1)']);
+    // A store a minute up the road from the customer.
+    await importStores(
+      t,
+      storesCsv([...STORES, { code: 'NEAR', name: 'Just Up the Road', lat: 40.03, lng: -100.02, city: 'McCook', state: 'NE', zip: '69001' }]),
+    );
+    expect((await search(t, place)).body.locations.map((l) => l.name)).toEqual(['Just Up the Road']);
+  });
+
   it('answers a customer far from any road with every store unreachable, in straight-line order', async () => {
     const res = await search(t, at({ lat: 40.02, lng: -100.13 }));
     expect(res.headers['travel-source']).toBe('pgrouting');

@@ -49,9 +49,16 @@ export class RouterSettings {
   @IntegerSetting(1, 1000)
   ROUTER_MAX_STORES = 100;
 
-  /** Travel times kept in memory per instance (0–1000000; 0: no cache), by origin, store and catalogue version. */
+  /** Travel times kept in memory per instance (0–1000000; 0: none kept), by origin, store and catalogue version. */
   @IntegerSetting(0, 1_000_000)
   ROUTER_CACHE_SIZE = 100_000;
+
+  /**
+   * How long travel times, and the answers made of them, are kept (0–86400 s; 0: not kept): a road
+   * network reloaded by scripts/load-roads.sh is in every answer after this long.
+   */
+  @IntegerSetting(0, 86_400)
+  ROUTER_CACHE_SECONDS = 3600;
 
   /** Failures in a row (timeouts, errors) after which the engine is skipped (1–1000). */
   @IntegerSetting(1, 1000)

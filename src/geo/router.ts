@@ -58,7 +58,8 @@ export class Router implements OnApplicationShutdown {
       settings.ROUTER_SNAP_MILES * METRES_PER_MILE,
       settings.ROUTER_TIMEOUT_MS,
     );
-    if (settings.ROUTER_CACHE_SIZE > 0) this.cache = new LRUCache({ max: settings.ROUTER_CACHE_SIZE });
+    if (settings.ROUTER_CACHE_SIZE > 0 && settings.ROUTER_CACHE_SECONDS > 0)
+      this.cache = new LRUCache({ max: settings.ROUTER_CACHE_SIZE, ttl: settings.ROUTER_CACHE_SECONDS * 1000 });
     const breaker = circuitBreaker(handleAll, {
       halfOpenAfter: settings.ROUTER_BREAKER_SECONDS * 1000,
       breaker: new ConsecutiveBreaker(settings.ROUTER_BREAKER_FAILURES),

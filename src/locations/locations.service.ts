@@ -121,20 +121,26 @@ export class LocationsService {
     return { ...answer, source: position.source, unit, ...(travelMode && { travel: 'straight-line' as const }) };
   }
 
-  /** A travel_mode search through the router: the stores the search finds, ordered by their legs (see travelCandidates). */
+  /** A travel_mode search through the router: the stores the search finds, ordered by their legs (see StoreIndex.travelResponse). */
   private async travel(request: NearestLocationsRequest, position: CustomerPosition): Promise<NearestAnswer> {
     const { distance_unit: unit = 'mi', nearest_if_none: nearestIfNone = false, region } = request;
-    const scope = { unit, nearestIfNone, region: region && { state: region.state.toUpperCase(), city: region.city } };
-    const maxDistance = request.max_distance ?? DEFAULT_MAX_DISTANCE;
-    const found = this.index.travelCandidates(position.point, maxDistance, request.limit, this.routing.ROUTER_MAX_STORES, moment(request), scope);
-    // No store found: nothing to ask the engine, and nothing fell back.
-    const times =
-      found.stores.length === 0
-        ? { source: this.routing.ROUTER as TravelSource, legs: [] }
-        : await this.router.times(position.point, found.stores, found.version);
-    const legs = 'legs' in times ? times.legs : undefined;
-    const travel: TravelSource = times.source;
-    return { body: found.answer(legs, legs ? request.max_travel_time : undefined), source: position.source, unit, scope: found.scope, travel };
+    const search = {
+      center: position.point,
+      maxDistance: request.max_distance ?? DEFAULT_MAX_DISTANCE,
+      limit: request.limit,
+      candidates: this.routing.ROUTER_MAX_STORES,
+      moment: moment(request),
+      scope: { unit, nearestIfNone, region: region && { state: region.state.toUpperCase(), city: region.city } },
+      maxMinutes: request.max_travel_time,
+    };
+    const answer = await this.index.travelResponse(
+      search,
+      // No store found: nothing to ask the engine, and nothing fell back.
+      (stores, version) =>
+        stores.length === 0 ? Promise.resolve({ source: this.routing.ROUTER, legs: [] }) : this.router.times(position.point, stores, version),
+      this.routing.ROUTER_CACHE_SECONDS * 1000,
+    );
+    return { body: answer.body, source: position.source, unit, scope: answer.scope, travel: answer.travel as TravelSource };
   }
 }
 

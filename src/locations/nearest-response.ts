@@ -224,11 +224,13 @@ export function travelCandidates(
 ): {
   stores: Array<{ key: string; point: Point }>;
   scope: SearchScope;
+  /** Miles from `center` beyond which no store's change alters the candidates (see nearestAnswer). */
+  reach: number;
   answer: (legs: ReadonlyArray<TravelLeg | null> | undefined, maxMinutes: number | undefined) => Buffer;
 } {
   const parts = partsOf(source);
   const openings = moment && parts.map(({ snapshot }) => new Openings(snapshot, moment.at));
-  const { found, scope: answered } = scopedFound(parts, openings, center, maxDistance, Math.max(limit, candidates), moment, scope);
+  const { found, scope: answered, reach } = scopedFound(parts, openings, center, maxDistance, Math.max(limit, candidates), moment, scope);
   const stores = found.map(({ part, store }) => {
     const { snapshot } = parts[part];
     return { key: codeOf(snapshot, store), point: { lng: snapshot.points[2 * store], lat: snapshot.points[2 * store + 1] } };
@@ -251,7 +253,7 @@ export function travelCandidates(
         : NO_TRAVEL_TIMES;
     });
   };
-  return { stores, scope: answered, answer };
+  return { stores, scope: answered, reach, answer };
 }
 
 /** The response of nearestResponse for the stores found, in order, their distances in the unit asked; `more` after each location's other fields. */

@@ -12,6 +12,7 @@ import {
   travelCandidates,
   type Moment,
   type Scope,
+  type TravelLeg,
   type SearchScope,
   type IndexView,
 } from './nearest-response.js';
@@ -37,6 +38,8 @@ interface Answer {
   reach: number;
   /** A region answer's state: a change elsewhere leaves it as it is. */
   state?: string;
+  /** A travel_mode answer's Travel-Source. */
+  travel?: string;
 }
 
 /**
@@ -218,13 +221,38 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   }
 
   /**
-   * A `travel_mode` search's stores and the writer of its answer (see travelCandidates), with the
-   * catalogue version they come from. Not kept: the answer waits for the router, which keeps the
-   * legs; the snapshot it holds stays as it was whatever the index does meanwhile.
+   * A `travel_mode` search's answer (see travelCandidates): its stores, their legs from `route`
+   * (given the stores and the catalogue version; none: the straight-line answer), and where they
+   * came from. Kept like the other answers, by every argument, but for `ttlMs` at most (the road
+   * network changes on its own) and only when the engine answered and the catalogue did not move
+   * meanwhile; with `open_at`, worked out every time.
    */
-  travelCandidates(center: Point, maxDistance: number, limit: number, candidates: number, moment: Moment | undefined, scope: Scope) {
-    const { view, version } = this.current;
-    return { ...travelCandidates(view, center, maxDistance, limit, candidates, moment, scope), version };
+  async travelResponse(
+    search: { center: Point; maxDistance: number; limit: number; candidates: number; moment: Moment | undefined; scope: Scope; maxMinutes: number | undefined },
+    route: (stores: Array<{ key: string; point: Point }>, version: number) => Promise<{ legs?: ReadonlyArray<TravelLeg | null>; source: string }>,
+    ttlMs: number,
+  ): Promise<{ body: Buffer; scope: SearchScope; travel: string }> {
+    const { center, maxDistance, limit, candidates, moment, scope, maxMinutes } = search;
+    const { unit, nearestIfNone, region } = scope;
+    const where = region
+      ? `region:${region.state}:${region.city === undefined ? '' : `city:${cityKey(region.city)}`}`
+      : `${maxDistance}${nearestIfNone ? ':nearest' : ''}`;
+    const key = moment ? undefined : `travel:${center.lat},${center.lng},${limit},${candidates},${unit},${where},${maxMinutes ?? ''}`;
+    const kept = key === undefined ? undefined : this.answers.get(key);
+    if (kept) return kept as Answer & { travel: string };
+    const current = this.current;
+    const found = travelCandidates(current.view, center, maxDistance, limit, candidates, moment, scope);
+    const { legs, source } = await route(found.stores, current.version);
+    const answer = {
+      body: found.answer(legs, legs ? maxMinutes : undefined),
+      scope: found.scope,
+      center,
+      reach: found.reach,
+      state: region?.state,
+      travel: source,
+    };
+    if (key !== undefined && legs && this.current === current && ttlMs > 0) this.answers.set(key, answer, { ttl: ttlMs });
+    return answer;
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {
