@@ -1678,8 +1678,8 @@ export interface components {
         "Distance-Unit": "mi" | "km";
         /** @description What the search looked through: `radius` (the stores within `max_distance`), `nearest` (`nearest_if_none` found none in range and answered the single nearest store) or `region` (the stores of the request's `region`). */
         "Search-Scope": "radius" | "nearest" | "region";
-        /** @description Only with `travel_mode`: where the travel times came from, the routing engine (`pgrouting`) or none (`straight-line`: the service has no engine, or it failed, refused or was slow; the locations are in straight-line order with `travel_time` and `travel_distance` null). */
-        "Travel-Source": "pgrouting" | "straight-line";
+        /** @description Only with `travel_mode`: where the travel times came from, the routing engine (`pgrouting`, `osrm`, `valhalla`) or none (`straight-line`: the service has no engine, or it failed, refused or was slow; the locations are in straight-line order with `travel_time` and `travel_distance` null). */
+        "Travel-Source": "pgrouting" | "osrm" | "valhalla" | "straight-line";
         /** @description The store catalogue's version that an import (or its dry run) was computed against or left behind, as a strong entity tag (`"42"`). Send it back in `If-Match` to apply only if the catalogue has not changed since. */
         ETag: string;
         /** @description Present when the request's `Prefer` was honoured (RFC 7240): `handling=lenient` on a dry run of the store import. */

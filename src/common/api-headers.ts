@@ -12,7 +12,7 @@ export const DISTANCE_UNITS = ['mi', 'km'] as const;
 /** What a search looked through (the `Search-Scope` header). */
 export const SEARCH_SCOPES = ['radius', 'nearest', 'region'] as const;
 /** Where a search's travel times came from (the `Travel-Source` header): a routing engine, or none (straight-line order). */
-export const TRAVEL_SOURCES = ['pgrouting', 'straight-line'] as const;
+export const TRAVEL_SOURCES = ['pgrouting', 'osrm', 'valhalla', 'straight-line'] as const;
 
 /**
  * Every response header of the contract, described once. The document lists them under
@@ -73,7 +73,7 @@ const RESPONSE_HEADERS = {
   },
   'Travel-Source': {
     description:
-      'Only with `travel_mode`: where the travel times came from, the routing engine (`pgrouting`) or none (`straight-line`: the service has no engine, or it failed, refused or was slow; the locations are in straight-line order with `travel_time` and `travel_distance` null).',
+      'Only with `travel_mode`: where the travel times came from, the routing engine (`pgrouting`, `osrm`, `valhalla`) or none (`straight-line`: the service has no engine, or it failed, refused or was slow; the locations are in straight-line order with `travel_time` and `travel_distance` null).',
     schema: { type: 'string', enum: [...TRAVEL_SOURCES], example: 'straight-line' },
   },
   ETag: {

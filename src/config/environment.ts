@@ -67,7 +67,7 @@ export class SettingFile {
 export const FileSetting = () => Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? new SettingFile(value) : value));
 
 /** Settings that may carry a password, hence may come from a file (`<NAME>_FILE`) and are never echoed whole. */
-export const SECRET_SETTINGS = ['DATABASE_URL', 'REDIS_URL', 'EVENTS_NATS_URL', 'GEOCODER_URL', 'ROUTER_DATABASE_URL'] as const;
+export const SECRET_SETTINGS = ['DATABASE_URL', 'REDIS_URL', 'EVENTS_NATS_URL', 'GEOCODER_URL', 'ROUTER_DATABASE_URL', 'ROUTER_URL'] as const;
 
 /** A bad value: one line per setting, each naming it, under "Invalid configuration:". */
 export class InvalidConfiguration extends Error {

@@ -19,7 +19,9 @@ describe('the ROUTER settings', () => {
   });
 
   it('stop start-up naming each bad one', () => {
-    expect(problems({ ROUTER: 'osrm' }).join('\n')).toContain('ROUTER must be off or pgrouting');
+    expect(problems({ ROUTER: 'graphhopper' }).join('\n')).toContain('ROUTER must be off, pgrouting, osrm or valhalla');
+    expect(problems({ ROUTER: 'osrm' }).join('\n')).toContain('ROUTER_URL must be set for ROUTER=osrm');
+    expect(problems({ ROUTER: 'valhalla', ROUTER_URL: 'ftp://x' }).join('\n')).toContain('ROUTER_URL must be set for ROUTER=valhalla');
     expect(problems({ ROUTER: 'pgrouting' }).join('\n')).toContain('ROUTER_DATABASE_URL must be set for ROUTER=pgrouting');
     expect(problems({ ROUTER: 'pgrouting', ROUTER_DATABASE_URL: 'mysql://x@db/roads' }).join('\n')).toContain('ROUTER_DATABASE_URL must be set');
     expect(problems({ ROUTER_SCHEMA: 'roads; DROP TABLE x' }).join('\n')).toContain('ROUTER_SCHEMA must be a plain lower-case name');

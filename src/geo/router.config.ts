@@ -3,17 +3,18 @@ import { IsIn, Matches, ValidateBy, ValidateIf } from 'class-validator';
 import { IntegerSetting, NumberSetting, validateSettings } from '../config/environment.js';
 
 /** The engines ROUTER may name; router.ts implements each. */
-export const ROUTER_ENGINES = ['pgrouting'] as const;
+export const ROUTER_ENGINES = ['pgrouting', 'osrm', 'valhalla'] as const;
 export type RouterEngineName = (typeof ROUTER_ENGINES)[number];
 
 /** Drive times: the engine that routes a search's `travel_mode`, and how long to wait for it. */
 export class RouterSettings {
   /**
    * The routing engine behind `travel_mode`: `off` (every such search answers in straight-line
-   * order, `Travel-Source: straight-line`) or `pgrouting` (PostgreSQL with PostGIS and pgRouting,
-   * holding a road network loaded by scripts/load-roads.sh). See [Drive times](routing.md).
+   * order, `Travel-Source: straight-line`), `pgrouting` (PostgreSQL with PostGIS and pgRouting,
+   * holding a road network loaded by scripts/load-roads.sh), `osrm` or `valhalla` (their HTTP
+   * servers). See [Drive times](routing.md).
    */
-  @IsIn(['off', ...ROUTER_ENGINES], { message: `ROUTER must be off or ${ROUTER_ENGINES.join(', ')}` })
+  @IsIn(['off', ...ROUTER_ENGINES], { message: `ROUTER must be off, ${ROUTER_ENGINES.slice(0, -1).join(', ')} or ${ROUTER_ENGINES.at(-1)}` })
   ROUTER: 'off' | RouterEngineName = 'off';
 
   /**
@@ -29,6 +30,20 @@ export class RouterSettings {
     },
   })
   ROUTER_DATABASE_URL?: string;
+
+  /**
+   * For `osrm` and `valhalla`: the server's base URL (`http://osrm:5000`, `http://valhalla:8002`).
+   * Required with them.
+   */
+  @ValidateIf((router: RouterSettings) => router.ROUTER === 'osrm' || router.ROUTER === 'valhalla' || router.ROUTER_URL !== undefined)
+  @ValidateBy({
+    name: 'isRouterUrl',
+    validator: {
+      validate: (value) => typeof value === 'string' && /^https?:\/\/[^/\s]+/.test(value),
+      defaultMessage: (args) => `ROUTER_URL must be set for ROUTER=${(args?.object as RouterSettings).ROUTER}: an http(s) base URL such as http://osrm:5000`,
+    },
+  })
+  ROUTER_URL?: string;
 
   /** For `pgrouting`: the schema scripts/load-roads.sh loaded the network into (its `--schema`). */
   @Matches(/^[a-z_][a-z0-9_]{0,50}$/, { message: 'ROUTER_SCHEMA must be a plain lower-case name (letters, digits, _)' })

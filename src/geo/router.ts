@@ -2,16 +2,12 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import { type ConfigType } from '@nestjs/config';
 import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleAll, timeout, TimeoutStrategy, wrap, type IPolicy } from 'cockatiel';
 import { LRUCache } from 'lru-cache';
-import pg from 'pg';
 import { Metrics } from '../metrics/metrics.js';
 import type { Point } from '../shared/great-circle.js';
 import { routerConfig, type RouterEngineName } from './router.config.js';
+import { createRouterEngine, RouterFailure, type Leg, type RouterEngine } from './router-engines.js';
 
-/** The way to a store: seconds and metres by road. */
-export interface Leg {
-  seconds: number;
-  metres: number;
-}
+export type { Leg } from './router-engines.js';
 
 /** A search's travel times: each store's leg (null when no road reaches it), from `source`; or none to be had. */
 export type TravelTimes = { source: RouterEngineName; legs: Array<Leg | null> } | { source: 'straight-line' };
@@ -23,8 +19,6 @@ export interface RouteTarget {
 }
 
 const METRES_PER_MILE = 1609.344;
-/** A point this close to an end of its road piece is moved onto it (pgRouting leaves out a point at fraction 0 or 1). */
-const END_FRACTION = 1e-6;
 
 /**
  * The travel times of POST /locations/nearest's `travel_mode`, through the engine of ROUTER, from the
@@ -43,7 +37,7 @@ const END_FRACTION = 1e-6;
 @Injectable()
 export class Router implements OnApplicationShutdown {
   private readonly logger = new Logger('Router');
-  private readonly engine?: PgRoutingEngine;
+  private readonly engine?: RouterEngine;
   private readonly policy?: IPolicy;
   private readonly cache?: LRUCache<string, Leg | 'none'>;
 
@@ -52,12 +46,12 @@ export class Router implements OnApplicationShutdown {
     private readonly metrics: Metrics,
   ) {
     if (settings.ROUTER === 'off') return;
-    this.engine = new PgRoutingEngine(
-      settings.ROUTER_DATABASE_URL!,
-      settings.ROUTER_SCHEMA,
-      settings.ROUTER_SNAP_MILES * METRES_PER_MILE,
-      settings.ROUTER_TIMEOUT_MS,
-    );
+    this.engine = createRouterEngine(settings.ROUTER, {
+      url: settings.ROUTER === 'pgrouting' ? settings.ROUTER_DATABASE_URL! : settings.ROUTER_URL!,
+      schema: settings.ROUTER_SCHEMA,
+      snapMetres: settings.ROUTER_SNAP_MILES * METRES_PER_MILE,
+      timeoutMs: settings.ROUTER_TIMEOUT_MS,
+    });
     if (settings.ROUTER_CACHE_SIZE > 0 && settings.ROUTER_CACHE_SECONDS > 0)
       this.cache = new LRUCache({ max: settings.ROUTER_CACHE_SIZE, ttl: settings.ROUTER_CACHE_SECONDS * 1000 });
     const breaker = circuitBreaker(handleAll, {
@@ -126,104 +120,4 @@ export class Router implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.engine?.close();
   }
-}
-
-/** How the engine failed: `error` (refused, unreachable, a query error) or `malformed` (an answer it cannot read). */
-export class RouterFailure extends Error {
-  constructor(
-    readonly reason: 'error' | 'malformed',
-    detail: string,
-  ) {
-    super(detail);
-  }
-}
-
-/**
- * pgRouting over osm2pgrouting's tables (`ways`, `ways_vertices_pgr`) in `schema`: each point moved
- * onto its nearest road piece (none within `snapMetres`: unreachable), then one pgr_withPoints from
- * the customer's point to every store's, directed (one-way streets), costs in seconds (`cost_s`,
- * `reverse_cost_s`), over the road pieces in a box around them all with a margin: a route that
- * leaves the box far behind is not found (the box is half again as wide as the points' own, and at
- * least 0.1° more on each side).
- */
-class PgRoutingEngine {
-  readonly name = 'pgrouting' as const;
-  private readonly pool: pg.Pool;
-
-  constructor(
-    url: string,
-    private readonly schema: string,
-    private readonly snapMetres: number,
-    timeoutMs: number,
-  ) {
-    // statement_timeout: the server stops the query too when the search has stopped waiting.
-    this.pool = new pg.Pool({
-      connectionString: url,
-      max: 4,
-      statement_timeout: timeoutMs,
-      connectionTimeoutMillis: timeoutMs,
-      application_name: 'plant-store-router',
-    });
-    this.pool.on('error', () => undefined);
-  }
-
-  async table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Array<Leg | null>> {
-    const points = [origin, ...targets];
-    const client = await this.pool.connect().catch((error: Error) => {
-      throw new RouterFailure('error', `cannot connect: ${error.name}`);
-    });
-    const abort = () => client.release(new Error('aborted'));
-    signal.addEventListener('abort', abort, { once: true });
-    try {
-      const snapped = await client
-        .query<{ i: string; gid: string; fraction: number }>(
-          `SELECT p.i, w.gid, least(greatest(ST_LineLocatePoint(w.the_geom, p.g), $4::float8), 1 - $4::float8) AS fraction
-           FROM (SELECT i, ST_SetSRID(ST_Point(x, y), 4326) AS g FROM unnest($1::float8[], $2::float8[]) WITH ORDINALITY AS u(x, y, i)) p
-           CROSS JOIN LATERAL (SELECT gid, the_geom FROM ${this.schema}.ways ORDER BY the_geom <-> p.g LIMIT 1) w
-           WHERE ST_DWithin(w.the_geom::geography, p.g::geography, $3)`,
-          [points.map((p) => p.lng), points.map((p) => p.lat), this.snapMetres, END_FRACTION],
-        )
-        .catch(failed);
-      const on = new Map(snapped.rows.map((row) => [Number(row.i), { edge: Number(row.gid), fraction: Number(row.fraction) }]));
-      const legs: Array<Leg | null> = targets.map(() => null);
-      const ends = targets.map((_, i) => i + 2).filter((pid) => on.has(pid));
-      if (!on.has(1) || ends.length === 0) return legs;
-      if (![...on.values()].every(({ edge, fraction }) => Number.isSafeInteger(edge) && Number.isFinite(fraction)))
-        throw new RouterFailure('malformed', 'a snapped point without a road piece');
-      const pointsSql = `SELECT * FROM (VALUES ${[...on].map(([pid, { edge, fraction }]) => `(${pid}, ${edge}::bigint, ${fraction}::float8)`).join(', ')}) AS p(pid, edge_id, fraction)`;
-      const lngs = points.map((p) => p.lng);
-      const lats = points.map((p) => p.lat);
-      const [west, east, south, north] = [Math.min(...lngs), Math.max(...lngs), Math.min(...lats), Math.max(...lats)];
-      const margin = Math.max(0.1, (east - west) / 4, (north - south) / 4);
-      const edgesSql = `SELECT gid AS id, source, target, cost_s AS cost, reverse_cost_s AS reverse_cost FROM ${this.schema}.ways WHERE the_geom && ST_MakeEnvelope(${west - margin}, ${south - margin}, ${east + margin}, ${north + margin}, 4326)`;
-      const routes = await client
-        .query<{ end_pid: string; seconds: number; metres: number }>(
-          `SELECT r.end_pid, max(r.agg_cost + r.cost) AS seconds, coalesce(sum(r.cost * w.length_m / nullif(w.cost_s, 0)), 0) AS metres
-           FROM pgr_withPoints($1, $2, -1, $3::bigint[], directed := true, details := false) r
-           LEFT JOIN ${this.schema}.ways w ON w.gid = r.edge
-           GROUP BY r.end_pid`,
-          [edgesSql, pointsSql, ends.map((pid) => -pid)],
-        )
-        .catch(failed);
-      for (const { end_pid, seconds, metres } of routes.rows) {
-        const i = -Number(end_pid) - 2;
-        if (!(i >= 0 && i < targets.length) || !Number.isFinite(Number(seconds)) || !Number.isFinite(Number(metres)))
-          throw new RouterFailure('malformed', 'a route to no store asked for');
-        legs[i] = { seconds: Number(seconds), metres: Number(metres) };
-      }
-      return legs;
-    } finally {
-      signal.removeEventListener('abort', abort);
-      if (!signal.aborted) client.release();
-    }
-  }
-
-  close(): Promise<void> {
-    return this.pool.end();
-  }
-}
-
-/** A query's error as a RouterFailure: its class and SQLSTATE, never the query (which holds the position). */
-function failed(error: Error & { code?: string }): never {
-  throw new RouterFailure('error', `query failed: ${error.name}${error.code ? ` ${error.code}` : ''}`);
 }

@@ -1,0 +1,265 @@
+import pg from 'pg';
+import type { Point } from '../shared/great-circle.js';
+import type { RouterEngineName } from './router.config.js';
+
+/**
+ * The engines behind ROUTER: each gives the way by road from one point (the customer's) to each of
+ * several (the stores'), one request per call, a store no road reaches (none within the snap
+ * distance of it or of the customer, or no route) as null. Everything else (a refusal, an error
+ * status, an answer not in the engine's documented format) is a RouterFailure, which the router
+ * counts against the engine and answers with the straight-line order. No engine logs, and no failure
+ * carries a position or a URL (which holds the positions): the engine's name and what went wrong only.
+ */
+
+/** The way to a store: seconds and metres by road. */
+export interface Leg {
+  seconds: number;
+  metres: number;
+}
+
+export interface RouterEngine {
+  readonly name: RouterEngineName;
+  table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Array<Leg | null>>;
+  close(): Promise<void>;
+}
+
+/** How the engine failed: `error` (refused, unreachable, an error status, a query error), `rate_limited` (429) or `malformed` (an answer it cannot read). */
+export class RouterFailure extends Error {
+  constructor(
+    readonly reason: 'error' | 'rate_limited' | 'malformed',
+    detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+/** A point this close to an end of its road piece is moved onto it (pgRouting leaves out a point at fraction 0 or 1). */
+const END_FRACTION = 1e-6;
+
+/** The engine ROUTER names, at its address. */
+export function createRouterEngine(name: RouterEngineName, settings: { url: string; schema: string; snapMetres: number; timeoutMs: number }): RouterEngine {
+  if (name === 'pgrouting') return new PgRoutingEngine(settings.url, settings.schema, settings.snapMetres, settings.timeoutMs);
+  if (name === 'osrm') return new OsrmEngine(settings.url, settings.snapMetres);
+  return new ValhallaEngine(settings.url, settings.snapMetres);
+}
+
+/**
+ * pgRouting over osm2pgrouting's tables (`ways`, `ways_vertices_pgr`) in `schema`: each point moved
+ * onto its nearest road piece (none within `snapMetres`: unreachable), then one pgr_withPoints from
+ * the customer's point to every store's, directed (one-way streets), costs in seconds (`cost_s`,
+ * `reverse_cost_s`), over the road pieces in a box around them all with a margin: a route that
+ * leaves the box far behind is not found (the box is half again as wide as the points' own, and at
+ * least 0.1° more on each side).
+ */
+class PgRoutingEngine implements RouterEngine {
+  readonly name = 'pgrouting' as const;
+  private readonly pool: pg.Pool;
+
+  constructor(
+    url: string,
+    private readonly schema: string,
+    private readonly snapMetres: number,
+    timeoutMs: number,
+  ) {
+    // statement_timeout: the server stops the query too when the search has stopped waiting.
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: 4,
+      statement_timeout: timeoutMs,
+      connectionTimeoutMillis: timeoutMs,
+      application_name: 'plant-store-router',
+    });
+    this.pool.on('error', () => undefined);
+  }
+
+  async table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Array<Leg | null>> {
+    const points = [origin, ...targets];
+    const client = await this.pool.connect().catch((error: Error) => {
+      throw new RouterFailure('error', `cannot connect: ${error.name}`);
+    });
+    const abort = () => client.release(new Error('aborted'));
+    signal.addEventListener('abort', abort, { once: true });
+    try {
+      const snapped = await client
+        .query<{ i: string; gid: string; fraction: number }>(
+          `SELECT p.i, w.gid, least(greatest(ST_LineLocatePoint(w.the_geom, p.g), $4::float8), 1 - $4::float8) AS fraction
+           FROM (SELECT i, ST_SetSRID(ST_Point(x, y), 4326) AS g FROM unnest($1::float8[], $2::float8[]) WITH ORDINALITY AS u(x, y, i)) p
+           CROSS JOIN LATERAL (SELECT gid, the_geom FROM ${this.schema}.ways ORDER BY the_geom <-> p.g LIMIT 1) w
+           WHERE ST_DWithin(w.the_geom::geography, p.g::geography, $3)`,
+          [points.map((p) => p.lng), points.map((p) => p.lat), this.snapMetres, END_FRACTION],
+        )
+        .catch(failed);
+      const on = new Map(snapped.rows.map((row) => [Number(row.i), { edge: Number(row.gid), fraction: Number(row.fraction) }]));
+      const legs: Array<Leg | null> = targets.map(() => null);
+      const ends = targets.map((_, i) => i + 2).filter((pid) => on.has(pid));
+      if (!on.has(1) || ends.length === 0) return legs;
+      if (![...on.values()].every(({ edge, fraction }) => Number.isSafeInteger(edge) && Number.isFinite(fraction)))
+        throw new RouterFailure('malformed', 'a snapped point without a road piece');
+      const pointsSql = `SELECT * FROM (VALUES ${[...on].map(([pid, { edge, fraction }]) => `(${pid}, ${edge}::bigint, ${fraction}::float8)`).join(', ')}) AS p(pid, edge_id, fraction)`;
+      const lngs = points.map((p) => p.lng);
+      const lats = points.map((p) => p.lat);
+      const [west, east, south, north] = [Math.min(...lngs), Math.max(...lngs), Math.min(...lats), Math.max(...lats)];
+      const margin = Math.max(0.1, (east - west) / 4, (north - south) / 4);
+      const edgesSql = `SELECT gid AS id, source, target, cost_s AS cost, reverse_cost_s AS reverse_cost FROM ${this.schema}.ways WHERE the_geom && ST_MakeEnvelope(${west - margin}, ${south - margin}, ${east + margin}, ${north + margin}, 4326)`;
+      const routes = await client
+        .query<{ end_pid: string; seconds: number; metres: number }>(
+          `SELECT r.end_pid, max(r.agg_cost + r.cost) AS seconds, coalesce(sum(r.cost * w.length_m / nullif(w.cost_s, 0)), 0) AS metres
+           FROM pgr_withPoints($1, $2, -1, $3::bigint[], directed := true, details := false) r
+           LEFT JOIN ${this.schema}.ways w ON w.gid = r.edge
+           GROUP BY r.end_pid`,
+          [edgesSql, pointsSql, ends.map((pid) => -pid)],
+        )
+        .catch(failed);
+      for (const { end_pid, seconds, metres } of routes.rows) {
+        const i = -Number(end_pid) - 2;
+        if (!(i >= 0 && i < targets.length) || !Number.isFinite(Number(seconds)) || !Number.isFinite(Number(metres)))
+          throw new RouterFailure('malformed', 'a route to no store asked for');
+        legs[i] = { seconds: Number(seconds), metres: Number(metres) };
+      }
+      return legs;
+    } finally {
+      signal.removeEventListener('abort', abort);
+      if (!signal.aborted) client.release();
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+}
+
+/** A query's error as a RouterFailure: its class and SQLSTATE, never the query (which holds the position). */
+function failed(error: Error & { code?: string }): never {
+  throw new RouterFailure('error', `query failed: ${error.name}${error.code ? ` ${error.code}` : ''}`);
+}
+
+/** A number an engine sent, or undefined for anything else (null, a string, NaN). */
+const finite = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+
+/**
+ * The HTTP engines share the request: the caller's abort signal for the timeout, and a JSON body.
+ * 429 is `rate_limited`, any other non-2xx `error` (the body is not read: an engine's message may
+ * echo the positions).
+ */
+abstract class HttpRouterEngine implements RouterEngine {
+  abstract readonly name: 'osrm' | 'valhalla';
+  protected readonly base: string;
+
+  constructor(
+    base: string,
+    protected readonly snapMetres: number,
+  ) {
+    this.base = base.replace(/\/+$/, '');
+  }
+
+  abstract table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Array<Leg | null>>;
+
+  protected async fetchJson(url: string, signal: AbortSignal, init: RequestInit = {}): Promise<unknown> {
+    let response: Response;
+    try {
+      response = await fetch(url, { ...init, signal, headers: { Accept: 'application/json', ...init.headers }, redirect: 'error' });
+    } catch (error) {
+      throw new RouterFailure('error', `${this.name}: the request failed (${(error as Error).name})`);
+    }
+    if (response.status === 429) {
+      await response.body?.cancel();
+      throw new RouterFailure('rate_limited', `${this.name}: 429, too many requests`);
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new RouterFailure('error', `${this.name}: HTTP ${response.status}`);
+    }
+    try {
+      return await response.json();
+    } catch {
+      throw new RouterFailure('malformed', `${this.name}: the answer is not JSON`);
+    }
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/**
+ * OSRM's table service (`/table/v1/driving/{lng,lat;…}?sources=0&annotations=duration,distance`):
+ * the first row of `durations` (s) and `distances` (m), null where no route; every coordinate is
+ * moved onto the nearest road by OSRM, which says how far in `sources[].distance` and
+ * `destinations[].distance` (m): further than the snap distance is unreachable. OSRM refuses more
+ * locations than its `--max-table-size` (100 by default: ROUTER_MAX_STORES is 100 so that one
+ * search stays within it with the customer's own point; raise both together).
+ */
+class OsrmEngine extends HttpRouterEngine {
+  readonly name = 'osrm' as const;
+
+  async table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Array<Leg | null>> {
+    const coordinates = [origin, ...targets].map((p) => `${p.lng.toFixed(6)},${p.lat.toFixed(6)}`).join(';');
+    const body = (await this.fetchJson(`${this.base}/table/v1/driving/${coordinates}?sources=0&annotations=duration,distance`, signal)) as {
+      code?: unknown;
+      durations?: unknown;
+      distances?: unknown;
+      sources?: Array<{ distance?: unknown }>;
+      destinations?: Array<{ distance?: unknown }>;
+    } | null;
+    const count = targets.length + 1;
+    const durations = Array.isArray(body?.durations) ? (body.durations[0] as unknown) : undefined;
+    const distances = Array.isArray(body?.distances) ? (body.distances[0] as unknown) : undefined;
+    if (
+      body?.code !== 'Ok' ||
+      !Array.isArray(durations) ||
+      durations.length !== count ||
+      !Array.isArray(distances) ||
+      distances.length !== count ||
+      !Array.isArray(body.sources) ||
+      !Array.isArray(body.destinations) ||
+      body.destinations.length !== count
+    )
+      throw new RouterFailure('malformed', 'osrm: not a table of one source and every destination');
+    const originSnap = finite(body.sources[0]?.distance);
+    if (originSnap === undefined) throw new RouterFailure('malformed', 'osrm: no snap distance for the source');
+    if (originSnap > this.snapMetres) return targets.map(() => null);
+    return targets.map((_, i) => {
+      const seconds = durations[i + 1] as unknown;
+      const metres = distances[i + 1] as unknown;
+      const snap = finite(body.destinations![i + 1]?.distance);
+      if (snap === undefined) throw new RouterFailure('malformed', 'osrm: no snap distance for a destination');
+      if (seconds === null || metres === null || snap > this.snapMetres) return null;
+      if (finite(seconds) === undefined || finite(metres) === undefined)
+        throw new RouterFailure('malformed', 'osrm: a duration or distance that is not a number');
+      return { seconds: seconds as number, metres: metres as number };
+    });
+  }
+}
+
+/**
+ * Valhalla's matrix service (`POST /sources_to_targets`, `costing: auto`, kilometres): one row of
+ * `{time (s), distance (km)}`, null where no route. Valhalla does not say how far it moved a point
+ * onto a road; each location's `search_cutoff` is the snap distance instead, and Valhalla refuses the
+ * whole request (400) when a point has no road within it, so with Valhalla a customer or a store
+ * off the roads makes that search's answer the straight-line one.
+ */
+class ValhallaEngine extends HttpRouterEngine {
+  readonly name = 'valhalla' as const;
+
+  async table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Array<Leg | null>> {
+    const location = (p: Point) => ({ lat: p.lat, lon: p.lng, search_cutoff: Math.round(this.snapMetres) });
+    const body = (await this.fetchJson(`${this.base}/sources_to_targets`, signal, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ sources: [location(origin)], targets: targets.map(location), costing: 'auto', units: 'kilometers' }),
+    })) as { sources_to_targets?: unknown } | null;
+    const row = Array.isArray(body?.sources_to_targets) ? (body.sources_to_targets[0] as unknown) : undefined;
+    if (!Array.isArray(row) || row.length !== targets.length) throw new RouterFailure('malformed', 'valhalla: not a row of every target');
+    const legs: Array<Leg | null> = targets.map(() => null);
+    for (const cell of row as Array<{ time?: unknown; distance?: unknown; to_index?: unknown } | null>) {
+      const to = finite(cell?.to_index);
+      if (to === undefined || !Number.isInteger(to) || to < 0 || to >= targets.length) throw new RouterFailure('malformed', 'valhalla: a cell for no target');
+      if (cell!.time === null || cell!.distance === null) continue;
+      const seconds = finite(cell!.time);
+      const km = finite(cell!.distance);
+      if (seconds === undefined || km === undefined) throw new RouterFailure('malformed', 'valhalla: a time or distance that is not a number');
+      legs[to] = { seconds, metres: km * 1000 };
+    }
+    return legs;
+  }
+}

@@ -1,0 +1,130 @@
+import { Metrics } from '../src/metrics/metrics.js';
+import { FakeRouters, type RouterBehaviour } from './support/fake-routers.js';
+import { importStores, storesCsv, type StoreInput } from './support/stores.js';
+import { bearer, createTestApp, type TestApp } from './support/test-app.js';
+
+/**
+ * `travel_mode` with ROUTER=osrm and ROUTER=valhalla, against a local stand-in speaking each
+ * server's format (test/support/fake-routers.ts): the request each engine gets, the order by its
+ * times, the stores it cannot reach, and each way it can fail answering the straight-line order.
+ */
+const ENV = { TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', REDIS_URL: '', OIDC_ISSUER: '' };
+const CUSTOMER = { lat: 39.32, lng: -94.6 };
+const STORES: StoreInput[] = [
+  // 0.9 mi north in a straight line, but across the river: three times that by road.
+  { code: 'ACROSS', name: 'Across the River', lat: 39.333, lng: -94.6 },
+  { code: 'DOWN', name: 'Down the Road', lat: 39.3, lng: -94.6 },
+  { code: 'FAR', name: 'Further Down', lat: 39.25, lng: -94.6 },
+  // On a road that leads nowhere; and 16 miles away with no road near it.
+  { code: 'DEAD', name: 'Dead End', lat: 39.2777, lng: -94.6 },
+  { code: 'FIELD', name: 'In a Field', lat: 39.555, lng: -94.6 },
+].map((store) => ({ ...store, city: 'Kansas City', state: 'MO', zip: '64105' }));
+
+type Location = { name: string; distance: number; travel_time: number | null; travel_distance: number | null };
+type Answer = { status: number; headers: Record<string, string | undefined>; body: { locations: Location[] } };
+
+describe.each(['osrm', 'valhalla'] as const)('POST /locations/nearest with travel_mode, ROUTER=%s', (engine) => {
+  let fake: FakeRouters;
+  let t: TestApp;
+  let token: string;
+
+  const search = async (body: object, point = CUSTOMER): Promise<Answer> =>
+    await t.http
+      .post('/locations/nearest')
+      .set(bearer(token))
+      .send({ customer_address: { zip: '64105', ...point }, travel_mode: 'driving', ...body });
+  const outcomes = async () =>
+    Object.fromEntries((await t.app.get(Metrics).routerRequests.get()).values.map(({ labels, value }) => [String(labels.outcome), value]));
+  /** The stand-in's leg to a store, as the service rounds it. */
+  const expected = (code: string) => {
+    const store = STORES.find((s) => s.code === code)!;
+    const leg = FakeRouters.leg(CUSTOMER, { lat: Number(store.lat), lng: Number(store.lng) })!;
+    return { name: store.name, travel_time: Math.round(leg.seconds / 6) / 10, travel_distance: Math.round((leg.metres / 1609.344) * 100) / 100 };
+  };
+
+  beforeAll(async () => {
+    fake = await new FakeRouters().start();
+    t = await createTestApp({ env: { ...ENV, ROUTER: engine, ROUTER_URL: fake.url, ROUTER_TIMEOUT_MS: '1000', ROUTER_BREAKER_FAILURES: '100' } });
+    token = await t.tokenFor('shop');
+    await importStores(t, storesCsv(STORES));
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.stop();
+  });
+  beforeEach(() => {
+    fake.behaviour = 'ok';
+    fake.requests.length = 0;
+  });
+
+  it('asks in the engine’s own format, once, and orders by its times: the store across the river after the ones down the road', async () => {
+    const res = await search({ max_distance: 10 });
+    expect([res.status, res.headers['travel-source']]).toEqual([200, engine]);
+    expect(fake.requests).toHaveLength(1);
+    const [sent] = fake.requests;
+    if (engine === 'osrm') {
+      expect(sent.url).toMatch(
+        /^\/table\/v1\/driving\/-94\.600000,39\.320000;(-?\d+\.\d{6},\d+\.\d{6};){3}-?\d+\.\d{6},\d+\.\d{6}\?sources=0&annotations=duration,distance$/,
+      );
+    } else {
+      expect(sent.body).toMatchObject({ costing: 'auto', units: 'kilometers', sources: [{ lat: 39.32, lon: -94.6, search_cutoff: 1609 }] });
+      expect((sent.body as { targets: unknown[] }).targets).toHaveLength(4);
+    }
+    const found = res.body.locations.map(({ name, travel_time, travel_distance }) => ({ name, travel_time, travel_distance }));
+    expect(found.slice(0, 3).map((l) => l.name)).toEqual(['Down the Road', 'Across the River', 'Further Down']);
+    for (const [i, code] of ['DOWN', 'ACROSS', 'FAR'].entries()) {
+      expect(found[i].travel_time).toBeCloseTo(expected(code).travel_time, 1);
+      expect(found[i].travel_distance).toBeCloseTo(expected(code).travel_distance, 1);
+    }
+    // The store at the end of a road that leads nowhere: last, without times.
+    expect(found[3]).toEqual({ name: 'Dead End', travel_time: null, travel_distance: null });
+    // In a straight line, the store across the river is the nearest.
+    expect([...res.body.locations].sort((a, b) => a.distance - b.distance)[0].name).toBe('Across the River');
+    expect((await search({ max_distance: 10, max_travel_time: 3.9 })).body.locations.map((l) => l.name)).toEqual(['Down the Road']);
+  });
+
+  if (engine === 'osrm') {
+    it('takes a store OSRM had to move more than ROUTER_SNAP_MILES onto a road as unreachable', async () => {
+      const res = await search({ max_distance: 20 });
+      expect(res.headers['travel-source']).toBe('osrm');
+      expect(res.body.locations.slice(-2)).toMatchObject([
+        { name: 'Dead End', travel_time: null },
+        { name: 'In a Field', travel_time: null, travel_distance: null },
+      ]);
+    });
+
+    it('takes every store as unreachable from a customer far from any road', async () => {
+      const res = await search({ max_distance: 40 }, { lat: 39.555, lng: -94.65 });
+      expect(res.headers['travel-source']).toBe('osrm');
+      expect(res.body.locations.every((l) => l.travel_time === null)).toBe(true);
+    });
+  } else {
+    it('answers the straight-line order when Valhalla refuses a point with no road within ROUTER_SNAP_MILES (it says not which)', async () => {
+      const before = (await outcomes()).error ?? 0;
+      const res = await search({ max_distance: 20 });
+      expect([res.status, res.headers['travel-source']]).toEqual([200, 'straight-line']);
+      expect(res.body.locations.every((l) => l.travel_time === null)).toBe(true);
+      expect((await outcomes()).error).toBe(before + 1);
+    });
+  }
+
+  it.each<[RouterBehaviour, string]>([
+    ['status:429', 'rate_limited'],
+    ['status:503', 'error'],
+    ['malformed', 'malformed'],
+    ['not-json', 'malformed'],
+    ['slow', 'timeout'],
+  ])('answers the straight-line order, 200, when the engine answers %s (outcome %s)', async (behaviour, outcome) => {
+    fake.behaviour = behaviour;
+    const before = (await outcomes())[outcome] ?? 0;
+    const plain = await t.http
+      .post('/locations/nearest')
+      .set(bearer(token))
+      .send({ customer_address: { zip: '64105', ...CUSTOMER }, max_distance: 10 });
+    // A place of its own, so that no kept answer hides the engine.
+    const res = await search({ max_distance: 10 }, { lat: CUSTOMER.lat, lng: CUSTOMER.lng + Math.random() / 1000 });
+    expect([res.status, res.headers['travel-source']]).toEqual([200, 'straight-line']);
+    expect(res.body.locations.map((l) => [l.name, l.travel_time])).toEqual(plain.body.locations.map((l: Location) => [l.name, null]));
+    expect((await outcomes())[outcome]).toBe(before + 1);
+  });
+});
