@@ -9,6 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import type { components } from '../../clients/typescript/schema.js';
 import { STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
 import { runCli } from '../support/cli.js';
+import { FakeRouters } from '../support/fake-routers.js';
 import { FakeGeocoders } from '../support/fake-geocoders.js';
 import { queryDatabase } from '../support/schema.js';
 import { startServer, type ServerProcess } from '../support/server.js';
@@ -40,6 +41,8 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
   let files: string;
   /** The service geocodes street addresses through a local stand-in of the Census Geocoder. */
   let geocoder: FakeGeocoders;
+  /** And asks a local stand-in of an OSRM server for drive times. */
+  let routers: FakeRouters;
   const outside: string[] = [];
   const pageErrors: string[] = [];
   const cspViolations: string[] = [];
@@ -97,7 +100,8 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     expect(admin).toMatch(/^pst_/);
     expect(team).toMatch(/^pst_/);
     geocoder = await new FakeGeocoders().start();
-    server = await startServer(database, { DEMO_SEED: 'false', GEOCODER: 'census', GEOCODER_URL: geocoder.url });
+    routers = await new FakeRouters().start();
+    server = await startServer(database, { DEMO_SEED: 'false', GEOCODER: 'census', GEOCODER_URL: geocoder.url, ROUTER: 'osrm', ROUTER_URL: routers.url });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
     // A context of its own: axe needs one (it cannot analyse a page of browser.newPage()).
     page = await (await browser.newContext({ viewport: { width: 1400, height: 1000 } })).newPage();
@@ -115,6 +119,7 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     await browser?.close();
     await server?.stop();
     await geocoder?.stop();
+    await routers?.stop();
     await database?.drop();
     if (files) rmSync(files, { recursive: true, force: true });
   });
@@ -490,6 +495,58 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     await page.getByLabel('Or every store of a state (two letters)').fill('');
     await page.getByLabel('and of its city').fill('');
     await page.getByLabel('Nearest store if none in range').uncheck();
+    await page.getByLabel('Distance (miles)').fill('5');
+  });
+
+  it('orders by drive time when asked, with the engine’s times, and says when there are none, as POST /locations/nearest answers', async () => {
+    const lines = (locations: Location[]) =>
+      locations.map(
+        (l) =>
+          `${l.distance} mi ${l.travel_time == null ? 'no drive time' : `${l.travel_time} min, ${l.travel_distance} mi by road`} ${l.name}, ${l.address}, ${l.city}, ${l.state} ${l.zip}`,
+      );
+    const shown = async (expected: string[]) => {
+      await page.waitForFunction(
+        ([first, count]) => document.querySelectorAll('.results li').length === count && document.querySelector('.results li')?.textContent === first,
+        [expected[0], expected.length] as const,
+      );
+      expect(await page.locator('.results li').allInnerTexts()).toEqual(expected);
+    };
+    await page.getByLabel('ZIP code').fill('10001');
+    await page.getByLabel('Distance (miles)').fill('2');
+    await page.getByLabel('By drive time').check();
+    await page.getByLabel('within (minutes)').fill('4');
+    await page.getByRole('button', { name: 'Search' }).click();
+    const driving = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, {
+      customer_address: { zip: '10001' },
+      max_distance: 2,
+      limit: 200,
+      travel_mode: 'driving',
+      max_travel_time: 4,
+    });
+    expect(driving.body.locations.length).toBeGreaterThan(2);
+    expect(driving.body.locations.every((l) => (l.travel_time ?? Infinity) <= 4)).toBe(true);
+    await page.locator('.search [data-travel="osrm"]').waitFor();
+    await expect(page.locator('.search [data-travel]').innerText()).resolves.toBe('By drive time, from the OSRM server.');
+    await shown(lines(driving.body.locations));
+
+    // The engine refusing (from another place: this one's times are kept): the straight-line order, and the console says so.
+    routers.behaviour = 'status:503';
+    await page.getByLabel('ZIP code').fill('10002');
+    await page.getByLabel('Distance (miles)').fill('1');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.locator('.search [data-travel="straight-line"]').waitFor();
+    const straight = await call<{ locations: Location[] }>('POST', '/locations/nearest', team, {
+      customer_address: { zip: '10002' },
+      max_distance: 1,
+      limit: 200,
+    });
+    await shown(lines(straight.body.locations.map((l) => ({ ...l, travel_time: null, travel_distance: null }))));
+    await expectAccessible('stores (drive-time search)');
+
+    routers.behaviour = 'ok';
+    await page.getByLabel('ZIP code').fill('10001');
+    await page.getByLabel('within (minutes)').fill('');
+    await page.getByLabel('By drive time').uncheck();
     await page.getByLabel('Distance (miles)').fill('5');
   });
 

@@ -21,3 +21,4 @@ export type FallbackReason = NonNullable<CustomerPosition['fallback']>;
 export type ImportProblem = Schemas['AdminStoreImportProblem'];
 export type SearchScope = Headers['Search-Scope'];
 export type DistanceUnit = Headers['Distance-Unit'];
+export type TravelSource = Headers['Travel-Source'];

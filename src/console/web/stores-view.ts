@@ -8,7 +8,18 @@ import { STORE_FIELDS, type StoreFieldName, type StoreFieldSpec } from '../../sh
 import { api, ApiError, apiFile } from './api.js';
 import { openingText } from './opening-text.js';
 import { fieldErrors, Hours, Pager, useListPage } from './parts.js';
-import type { CustomerPosition, DistanceUnit, FallbackReason, Holiday, Location, PositionSource, SearchScope, Store, StoreWritten } from './schema.js';
+import type {
+  CustomerPosition,
+  DistanceUnit,
+  FallbackReason,
+  Holiday,
+  Location,
+  PositionSource,
+  SearchScope,
+  Store,
+  StoreWritten,
+  TravelSource,
+} from './schema.js';
 import { StoreMap, type StorePoints } from './store-map.js';
 
 const PAGE = 25;
@@ -172,6 +183,14 @@ const FALLBACK_WORDS: Record<FallbackReason, string> = {
   breaker_open: 'the geocoder is skipped after repeated failures',
 };
 
+/** Where a drive-time search's times came from, by its `Travel-Source` (keyed by the document's enum, as the words above). */
+const TRAVEL_WORDS: Record<TravelSource, string> = {
+  pgrouting: 'By drive time, from the road network in PostgreSQL (pgRouting).',
+  osrm: 'By drive time, from the OSRM server.',
+  valhalla: 'By drive time, from the Valhalla server.',
+  'straight-line': 'In a straight line: no drive times (the service has no routing engine, or it did not answer in time).',
+};
+
 /** The line above a search's results, by its `Search-Scope` (keyed by the document's enum, as the words above). */
 const RESULTS_TEXT: Record<SearchScope, (count: number, stores: string, region: string) => string> = {
   region: (count, stores, region) => (count === 0 ? `No store in ${region}.` : `${stores} in ${region}, nearest first:`),
@@ -183,6 +202,16 @@ function resultsText(count: number, scope: SearchScope, region?: string): string
   return RESULTS_TEXT[scope](count, `${count} ${count === 1 ? 'store' : 'stores'}`, region ?? 'the region');
 }
 
+/** A location's drive, in words ("7.9 min, 4.88 mi by road", or "no drive time"), when the search asked for it. */
+function travelSpan(location: Location, answered: { unit: DistanceUnit; travel?: TravelSource }) {
+  if (!answered.travel) return null;
+  const words = location.travel_time == null ? 'no drive time' : `${location.travel_time} min, ${location.travel_distance} ${answered.unit} by road`;
+  return html` <span class="travel">${words}</span>`;
+}
+
+/** A location's name and address, one line. */
+const placeText = (location: Location) => `${location.name}, ${location.address}, ${location.city}, ${location.state} ${location.zip}`;
+
 function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locations: Location[] | undefined) => void }) {
   const [address, setAddress] = useState('');
   const [city, setCity] = useState('');
@@ -193,9 +222,11 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
   const [nearestIfNone, setNearestIfNone] = useState(false);
   const [regionState, setRegionState] = useState('');
   const [regionCity, setRegionCity] = useState('');
+  const [byDrive, setByDrive] = useState(false);
+  const [minutes, setMinutes] = useState('');
   const [error, setError] = useState<string>();
   const [locations, setLocations] = useState<Location[]>();
-  const [answered, setAnswered] = useState<{ unit: DistanceUnit; scope: SearchScope; region?: string }>();
+  const [answered, setAnswered] = useState<{ unit: DistanceUnit; scope: SearchScope; region?: string; travel?: TravelSource }>();
   const [position, setPosition] = useState<CustomerPosition>();
   const search = async (event: Event) => {
     event.preventDefault();
@@ -213,6 +244,9 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
         ...(region ? { region } : { max_distance: distance, ...(nearestIfNone ? { nearest_if_none: true } : {}) }),
         limit: 200,
         ...(unit === 'km' ? { distance_unit: unit } : {}),
+        ...(byDrive
+          ? { travel_mode: 'driving', ...(minutes.trim() !== '' ? { max_travel_time: /^\s*\d+(\.\d+)?\s*$/.test(minutes) ? Number(minutes) : minutes } : {}) }
+          : {}),
       };
       const [{ data, headers }, { data: found }] = await Promise.all([
         api<{ locations: Location[] }>('POST', '/admin/locations/nearest', request),
@@ -225,6 +259,7 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
         unit: (headers.get('Distance-Unit') ?? 'mi') as DistanceUnit,
         scope,
         region: region && [region.city?.trim(), region.state.toUpperCase()].filter(Boolean).join(', '),
+        travel: (headers.get('Travel-Source') ?? undefined) as TravelSource | undefined,
       });
       setPosition(found);
       onResults(data.locations);
@@ -261,6 +296,8 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
       >
       ${field('search-region-state', 'Or every store of a state (two letters)', regionState, setRegionState, 3)}
       ${field('search-region-city', 'and of its city', regionCity, setRegionCity, 12)}
+      <label><input type="checkbox" checked=${byDrive} onChange=${(e: Event) => setByDrive((e.target as HTMLInputElement).checked)} /> By drive time</label>
+      ${byDrive && field('search-minutes', 'within (minutes)', minutes, setMinutes, 4, 'decimal')}
       <button type="submit">Search</button>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
@@ -277,8 +314,9 @@ function CustomerSearch({ map, onResults }: { map?: StoreMap; onResults: (locati
       locations &&
       answered &&
       html`<p role="status" data-scope=${answered.scope}>${resultsText(locations.length, answered.scope, answered.region)}</p>
+        ${answered.travel && html`<p class="hint" data-travel=${answered.travel}>${TRAVEL_WORDS[answered.travel]}</p>`}
         <ol class="results">
-          ${locations.map((location) => html`<li><span class="distance">${location.distance} ${answered.unit}</span> ${location.name}, ${location.address}, ${location.city}, ${location.state} ${location.zip}</li>`)}
+          ${locations.map((location) => html`<li><span class="distance">${location.distance} ${answered.unit}</span>${travelSpan(location, answered)} ${placeText(location)}</li>`)}
         </ol>`
     }
   </section>`;

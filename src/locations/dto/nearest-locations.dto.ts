@@ -366,6 +366,10 @@ export const NEAREST_REQUEST_EXAMPLES = {
     value: { customer_address: { zip: '10001' }, region: { state: 'NY', city: 'New York' }, limit: 10 },
   },
   openNow: { summary: 'The stores open now within 2 miles', value: { customer_address: { zip: '10001' }, max_distance: 2, open_at: 'now', open_only: true } },
+  driving: {
+    summary: 'The stores within a 15-minute drive, quickest first',
+    value: { customer_address: { zip: '10001' }, max_distance: 10, travel_mode: 'driving', max_travel_time: 15 },
+  },
 };
 
 const hours = (day: string, example: string) =>
