@@ -312,7 +312,7 @@ describe('the published OpenAPI document, as a client team meets it', () => {
       const examples = (operation('post', path).requestBody as { content: Record<string, { examples: Record<string, { value: object }> }> }).content[
         'application/json'
       ].examples;
-      expect(Object.keys(examples)).toEqual(['radius', 'kilometres', 'nearest', 'region', 'openNow']);
+      expect(Object.keys(examples)).toEqual(['radius', 'kilometres', 'nearest', 'region', 'openNow', 'driving']);
     }
     const examples = (operation('post', '/locations/nearest').requestBody as { content: Record<string, { examples: Record<string, { value: object }> }> })
       .content['application/json'].examples;
@@ -322,6 +322,7 @@ describe('the published OpenAPI document, as a client team meets it', () => {
       nearest: ['mi', 'nearest'],
       region: ['mi', 'region'],
       openNow: ['mi', 'radius'],
+      driving: ['mi', 'radius'],
     };
     // "now" is whenever the test runs, when every store may be closed: the test picks the instant
     // instead, a Wednesday at noon in New York, when the demo stores near ZIP 10001 are open.
@@ -336,6 +337,8 @@ describe('the published OpenAPI document, as a client team meets it', () => {
       });
       expect({ name, found: res.body.locations.length > 0 }).toEqual({ name, found: true });
       if (name === 'openNow') expect(res.body.locations.every((location: { open?: boolean }) => location.open === true)).toBe(true);
+      // This app routes with no engine (ROUTER=off): the straight-line answer, said so.
+      expect({ name, travel: res.headers['travel-source'] }).toEqual({ name, travel: name === 'driving' ? 'straight-line' : undefined });
     }
     // The example as it is, at whatever time this runs: a 200 in the same shape, open or not.
     const now = await t.http.post('/locations/nearest').set(bearer(token)).send(examples.openNow.value);
