@@ -1,6 +1,17 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { type ConfigType } from '@nestjs/config';
-import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleAll, timeout, TimeoutStrategy, wrap, type IPolicy } from 'cockatiel';
+import {
+  BrokenCircuitError,
+  circuitBreaker,
+  CircuitState,
+  ConsecutiveBreaker,
+  handleAll,
+  TaskCancelledError,
+  timeout,
+  TimeoutStrategy,
+  wrap,
+  type IPolicy,
+} from 'cockatiel';
 import { LRUCache } from 'lru-cache';
 import { Metrics } from '../metrics/metrics.js';
 import type { Point } from '../shared/great-circle.js';
@@ -100,7 +111,14 @@ export class Router implements OnApplicationShutdown {
         stop();
         this.metrics.routerRequests.inc({ engine: engine.name, outcome: 'ok' });
       } catch (error) {
-        const outcome = error instanceof BrokenCircuitError ? 'breaker_open' : error instanceof RouterFailure ? error.reason : 'timeout';
+        const outcome =
+          error instanceof BrokenCircuitError
+            ? 'breaker_open'
+            : error instanceof TaskCancelledError
+              ? 'timeout'
+              : error instanceof RouterFailure
+                ? error.reason
+                : 'error';
         if (outcome !== 'breaker_open') stop();
         this.metrics.routerRequests.inc({ engine: engine.name, outcome });
         // The engine's failure, never the position.
