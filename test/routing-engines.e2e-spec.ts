@@ -1,3 +1,4 @@
+import { ConsoleLogger } from '@nestjs/common';
 import { Metrics } from '../src/metrics/metrics.js';
 import { FakeRouters, type RouterBehaviour } from './support/fake-routers.js';
 import { importStores, storesCsv, type StoreInput } from './support/stores.js';
@@ -20,6 +21,26 @@ const STORES: StoreInput[] = [
   { code: 'FIELD', name: 'In a Field', lat: 39.555, lng: -94.6 },
 ].map((store) => ({ ...store, city: 'Kansas City', state: 'MO', zip: '64105' }));
 
+/** Every line the app logs, at every level (the router's failures are debug lines). */
+class EveryLine extends ConsoleLogger {
+  readonly lines: string[] = [];
+  log(message: unknown, context?: string) {
+    this.lines.push(`${context}: ${JSON.stringify(message)}`);
+  }
+  error(message: unknown, ...rest: unknown[]) {
+    this.lines.push(JSON.stringify([message, ...rest]));
+  }
+  warn(message: unknown, context?: string) {
+    this.log(message, context);
+  }
+  debug(message: unknown, context?: string) {
+    this.log(message, context);
+  }
+  verbose(message: unknown, context?: string) {
+    this.log(message, context);
+  }
+}
+
 type Location = { name: string; distance: number; travel_time: number | null; travel_distance: number | null };
 type Answer = { status: number; headers: Record<string, string | undefined>; body: { locations: Location[] } };
 
@@ -27,6 +48,7 @@ describe.each(['osrm', 'valhalla'] as const)('POST /locations/nearest with trave
   let fake: FakeRouters;
   let t: TestApp;
   let token: string;
+  const logger = new EveryLine();
 
   const search = async (body: object, point = CUSTOMER): Promise<Answer> =>
     await t.http
@@ -44,7 +66,7 @@ describe.each(['osrm', 'valhalla'] as const)('POST /locations/nearest with trave
 
   beforeAll(async () => {
     fake = await new FakeRouters().start();
-    t = await createTestApp({ env: { ...ENV, ROUTER: engine, ROUTER_URL: fake.url, ROUTER_TIMEOUT_MS: '1000', ROUTER_BREAKER_FAILURES: '100' } });
+    t = await createTestApp({ env: { ...ENV, ROUTER: engine, ROUTER_URL: fake.url, ROUTER_TIMEOUT_MS: '1000', ROUTER_BREAKER_FAILURES: '100' }, logger });
     token = await t.tokenFor('shop');
     await importStores(t, storesCsv(STORES));
   });
@@ -126,5 +148,12 @@ describe.each(['osrm', 'valhalla'] as const)('POST /locations/nearest with trave
     expect([res.status, res.headers['travel-source']]).toEqual([200, 'straight-line']);
     expect(res.body.locations.map((l) => [l.name, l.travel_time])).toEqual(plain.body.locations.map((l: Location) => [l.name, null]));
     expect((await outcomes())[outcome]).toBe(before + 1);
+  });
+
+  it('puts the customer’s position in no log line and no metric, whatever happened', async () => {
+    expect(logger.lines.some((line) => line.includes('Router'))).toBe(true);
+    const position = /39\.32|-94\.[56]\d/;
+    expect(logger.lines.filter((line) => position.test(line))).toEqual([]);
+    expect(position.test(await t.app.get(Metrics).registry.metrics())).toBe(false);
   });
 });

@@ -152,7 +152,7 @@ export function scopedResponse(
   const parts = partsOf(source);
   const openings = moment && parts.map(({ snapshot }) => new Openings(snapshot, moment.at));
   const { found, scope: answered, reach } = scopedFound(parts, openings, center, maxDistance, limit, moment, scope);
-  return { body: write(parts, found, openings, scope.straightLineTravel ? NO_TRAVEL_TIMES : ''), scope: answered, reach };
+  return { body: write(parts, found, openings, scope.straightLineTravel ? () => NO_TRAVEL_TIMES : undefined), scope: answered, reach };
 }
 
 /** The stores of scopedResponse, in order, their distances in the unit asked, what it answered and its reach. */
@@ -237,7 +237,7 @@ export function travelCandidates(
   });
   const metresPerUnit = scope.unit === 'km' ? 1000 : 1000 * KM_PER_MILE;
   const answer = (legs: ReadonlyArray<TravelLeg | null> | undefined, maxMinutes: number | undefined): Buffer => {
-    if (!legs) return write(parts, found.slice(0, limit), openings, NO_TRAVEL_TIMES);
+    if (!legs) return write(parts, found.slice(0, limit), openings, () => NO_TRAVEL_TIMES);
     const order = acrossParts(parts);
     const reachable = found
       .map((nearby, i) => ({ nearby, leg: legs[i] }))
@@ -257,11 +257,10 @@ export function travelCandidates(
 }
 
 /** The response of nearestResponse for the stores found, in order, their distances in the unit asked; `more` after each location's other fields. */
-function write(parts: IndexView['parts'], found: Nearby[], openings: Openings[] | undefined, more: string | ((nearby: Nearby) => string) = ''): Buffer {
-  const tails = found.map(
-    (nearby) =>
-      `,"distance":${Math.round(nearby.distance * 100) / 100}${openings ? openings[nearby.part].fieldsOf(nearby.store) : ''}${typeof more === 'string' ? more : more(nearby)}}`,
-  );
+function write(parts: IndexView['parts'], found: Nearby[], openings: Openings[] | undefined, more?: (nearby: Nearby) => string): Buffer {
+  const tails = found.map(({ part, store, distance }) => `,"distance":${Math.round(distance * 100) / 100}${openings ? openings[part].fieldsOf(store) : ''}}`);
+  // Apart, so that the searches without them build their tails exactly as before.
+  if (more) for (let i = 0; i < found.length; i++) tails[i] = `${tails[i].slice(0, -1)}${more(found[i])}}`;
   let size = RESPONSE_HEAD.length + RESPONSE_TAIL.length + Math.max(0, found.length - 1);
   for (let i = 0; i < found.length; i++) {
     const { offsets, hours, hoursOf } = parts[found[i].part].snapshot;
