@@ -42,7 +42,7 @@ async function bootstrap(): Promise<void> {
 }
 
 /** What a first start must say at a glance: where to send requests, where to read, where the data is, where change events go. */
-function startupSummary({ server, database, events, geo }: Settings): string[] {
+function startupSummary({ server, database, events, geo, router: routing }: Settings): string[] {
   const host = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(server.HOST) ? 'localhost' : server.HOST;
   const url = `http://${host}:${server.PORT}`;
   const lines = [`listening on http://${server.HOST}:${server.PORT}: ${url}`];
@@ -67,7 +67,12 @@ function startupSummary({ server, database, events, geo }: Settings): string[] {
     geo.GEOCODER === 'off'
       ? "geocoder: off (GEOCODER not set), searches measure from the ZIP code's point"
       : `geocoder: ${geo.GEOCODER} at ${new URL(geo.GEOCODER_URL!).host}`;
-  lines.push(`${changeEvents}; ${geocoder}`);
+  // Where customers' positions go for drive times, if anywhere: the engine and its host only.
+  const router =
+    routing.ROUTER === 'off'
+      ? 'router: off (ROUTER not set), travel_mode answers in straight-line order'
+      : `router: ${routing.ROUTER} at ${new URL(routing.ROUTER === 'pgrouting' ? routing.ROUTER_DATABASE_URL! : routing.ROUTER_URL!).host}`;
+  lines.push(`${changeEvents}; ${geocoder}; ${router}`);
   return lines;
 }
 

@@ -68,6 +68,7 @@ describe('admin API: status, search, ZIP points, store filters and export column
       catalog_version: Number(version),
       change_events: { enabled: false, stream: null, backlog: null },
       geocoder: { engine: 'off', breaker: null, cached: 0 },
+      router: { engine: 'off', breaker: null, cached: 0 },
     });
     expect(res.body.stores).toBe(STORES.length);
   });

@@ -57,6 +57,7 @@ describe('the first start, as printed', () => {
       expect(text).toContain(`data: embedded SQLite database ${join(database.env.DATA_DIR, 'plant-store.sqlite')}`);
       expect(text).toContain('change events: off (EVENTS_NATS_URL not set)');
       expect(text).toContain("geocoder: off (GEOCODER not set), searches measure from the ZIP code's point");
+      expect(text).toContain('router: off (ROUTER not set), travel_mode answers in straight-line order');
       expect(messages.filter((m) => FRAMEWORK_WIRING.includes(m.context ?? ''))).toEqual([]);
       // At a glance: the start fits on one screen.
       expect(messages.length).toBeLessThanOrEqual(10);

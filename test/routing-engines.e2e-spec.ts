@@ -1,5 +1,6 @@
 import { ConsoleLogger } from '@nestjs/common';
 import { Metrics } from '../src/metrics/metrics.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
 import { FakeRouters, type RouterBehaviour } from './support/fake-routers.js';
 import { importStores, storesCsv, type StoreInput } from './support/stores.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
@@ -148,6 +149,13 @@ describe.each(['osrm', 'valhalla'] as const)('POST /locations/nearest with trave
     expect([res.status, res.headers['travel-source']]).toEqual([200, 'straight-line']);
     expect(res.body.locations.map((l) => [l.name, l.travel_time])).toEqual(plain.body.locations.map((l: Location) => [l.name, null]));
     expect((await outcomes())[outcome]).toBe(before + 1);
+  });
+
+  it('shows the engine, its breaker and the kept travel times on the status page', async () => {
+    const admin = (await t.app.get(TokensService).create({ team: 'ops', scope: 'admin' })).token;
+    const status = await t.http.get('/admin/status').set(bearer(admin)).expect(200);
+    expect(status.body.router).toEqual({ engine, breaker: 'closed', cached: expect.any(Number) as number });
+    expect(status.body.router.cached).toBeGreaterThan(0);
   });
 
   it('puts the customer’s position in no log line and no metric, whatever happened', async () => {

@@ -366,7 +366,7 @@ export interface paths {
         };
         /**
          * Show the status
-         * @description Readiness, store count and catalogue version, change events and their backlog, the geocoder and its breaker. Answers 200 even when not ready.
+         * @description Readiness, store count and catalogue version, change events and their backlog, the geocoder and the router and their breakers. Answers 200 even when not ready.
          */
         get: operations["adminGetStatus"];
         put?: never;
@@ -1628,6 +1628,26 @@ export interface components {
              */
             cached: number;
         };
+        /** @description The routing engine (ROUTER) of this instance, for travel_mode. Readiness never depends on it. */
+        AdminRouter: {
+            /**
+             * @description The engine: off, pgrouting, osrm or valhalla.
+             * @example pgrouting
+             * @enum {string}
+             */
+            engine: "off" | "pgrouting" | "osrm" | "valhalla";
+            /**
+             * @description The circuit breaker: closed (in use), open (skipped after ROUTER_BREAKER_FAILURES failures in a row), half_open (one search tries it again); null when off.
+             * @example closed
+             * @enum {string|null}
+             */
+            breaker: "closed" | "open" | "half_open" | null;
+            /**
+             * @description Travel times (one per customer place and store) in this instance's cache.
+             * @example 5678
+             */
+            cached: number;
+        };
         /** @description The service as an operator's console shows it at a glance. */
         AdminStatus: {
             /**
@@ -1652,6 +1672,7 @@ export interface components {
             catalog_version: number | null;
             change_events: components["schemas"]["AdminChangeEvents"];
             geocoder: components["schemas"]["AdminGeocoder"];
+            router: components["schemas"]["AdminRouter"];
         };
     };
     responses: never;

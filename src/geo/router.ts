@@ -23,6 +23,14 @@ export type { Leg } from './router-engines.js';
 /** A search's travel times: each store's leg (null when no road reaches it), from `source`; or none to be had. */
 export type TravelTimes = { source: RouterEngineName; legs: Array<Leg | null> } | { source: 'straight-line' };
 
+/** What the status page shows of the router. */
+export interface RouterState {
+  engine: 'off' | RouterEngineName;
+  /** `closed` (in use), `open` (skipped after failures), `half_open` (one search is trying it again); null when off. */
+  breaker: 'closed' | 'open' | 'half_open' | null;
+  cached: number;
+}
+
 /** A store to route to: its point, and the key its leg is kept under (its code). */
 export interface RouteTarget {
   key: string;
@@ -50,6 +58,7 @@ export class Router implements OnApplicationShutdown {
   private readonly logger = new Logger('Router');
   private readonly engine?: RouterEngine;
   private readonly policy?: IPolicy;
+  private readonly breaker?: ReturnType<typeof circuitBreaker>;
   private readonly cache?: LRUCache<string, Leg | 'none'>;
 
   constructor(
@@ -65,10 +74,10 @@ export class Router implements OnApplicationShutdown {
     });
     if (settings.ROUTER_CACHE_SIZE > 0 && settings.ROUTER_CACHE_SECONDS > 0)
       this.cache = new LRUCache({ max: settings.ROUTER_CACHE_SIZE, ttl: settings.ROUTER_CACHE_SECONDS * 1000 });
-    const breaker = circuitBreaker(handleAll, {
+    const breaker = (this.breaker = circuitBreaker(handleAll, {
       halfOpenAfter: settings.ROUTER_BREAKER_SECONDS * 1000,
       breaker: new ConsecutiveBreaker(settings.ROUTER_BREAKER_FAILURES),
-    });
+    }));
     breaker.onStateChange((state) => {
       if (state === CircuitState.Open)
         this.logger.warn(
@@ -82,6 +91,15 @@ export class Router implements OnApplicationShutdown {
 
   get enabled(): boolean {
     return this.engine !== undefined;
+  }
+
+  state(): RouterState {
+    const breaker = this.breaker?.state;
+    return {
+      engine: this.engine?.name ?? 'off',
+      breaker: breaker === undefined ? null : breaker === CircuitState.Closed ? 'closed' : breaker === CircuitState.HalfOpen ? 'half_open' : 'open',
+      cached: this.cache?.size ?? 0,
+    };
   }
 
   /** The legs from `origin` to each target, in the targets' order, for catalogue `version`. */

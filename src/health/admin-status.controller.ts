@@ -7,6 +7,8 @@ import { eventsConfig } from '../events/events.config.js';
 import { GEOCODER_ENGINES } from '../geo/geo.config.js';
 import { OutboxService } from '../events/outbox.service.js';
 import { AddressGeocoder } from '../geo/address-geocoder.js';
+import { ROUTER_ENGINES } from '../geo/router.config.js';
+import { Router } from '../geo/router.js';
 import { StoreCatalog } from '../stores/store-catalog.js';
 import { Readiness } from './readiness.js';
 
@@ -43,6 +45,21 @@ export class GeocoderStatusView {
   @ApiProperty({ description: "Addresses in this instance's cache.", type: 'integer', example: 1234 }) cached: number;
 }
 
+@ApiSchema({ name: 'AdminRouter', description: 'The routing engine (ROUTER) of this instance, for travel_mode. Readiness never depends on it.' })
+export class RouterStatusView {
+  @ApiProperty({ description: 'The engine: off, pgrouting, osrm or valhalla.', enum: ['off', ...ROUTER_ENGINES], example: 'pgrouting' })
+  engine: string;
+  @ApiProperty({
+    description:
+      'The circuit breaker: closed (in use), open (skipped after ROUTER_BREAKER_FAILURES failures in a row), half_open (one search tries it again); null when off.',
+    enum: ['closed', 'open', 'half_open'],
+    nullable: true,
+    example: 'closed',
+  })
+  breaker: string | null;
+  @ApiProperty({ description: "Travel times (one per customer place and store) in this instance's cache.", type: 'integer', example: 5678 }) cached: number;
+}
+
 @ApiSchema({ name: 'AdminStatus', description: "The service as an operator's console shows it at a glance." })
 export class AdminStatusView {
   @ApiProperty({ description: 'What GET /health/ready would say: true when this instance can serve.', example: true }) ready: boolean;
@@ -59,6 +76,7 @@ export class AdminStatusView {
   catalog_version: number | null;
   @ApiProperty({ type: ChangeEventsStatusView }) change_events: ChangeEventsStatusView;
   @ApiProperty({ type: GeocoderStatusView }) geocoder: GeocoderStatusView;
+  @ApiProperty({ type: RouterStatusView }) router: RouterStatusView;
 }
 
 /**
@@ -77,6 +95,7 @@ export class AdminStatusController {
     private readonly catalog: StoreCatalog,
     private readonly outbox: OutboxService,
     private readonly geocoder: AddressGeocoder,
+    private readonly router: Router,
     @Inject(eventsConfig.KEY) events: ConfigType<typeof eventsConfig>,
   ) {
     this.stream = events.EVENTS_STREAM;
@@ -88,7 +107,7 @@ export class AdminStatusController {
     operationId: 'adminGetStatus',
     summary: 'Show the status',
     description:
-      'Readiness, store count and catalogue version, change events and their backlog, the geocoder and its breaker. Answers 200 even when not ready.',
+      'Readiness, store count and catalogue version, change events and their backlog, the geocoder and the router and their breakers. Answers 200 even when not ready.',
   })
   @ApiOkResponse({ description: 'The status.', type: AdminStatusView })
   async status(): Promise<AdminStatusView> {
@@ -102,6 +121,7 @@ export class AdminStatusController {
       catalog_version: counts?.[1] ?? null,
       change_events: { enabled: events, stream: events ? this.stream : null, backlog: counts?.[2] ?? null },
       geocoder: this.geocoder.state(),
+      router: this.router.state(),
     };
   }
 }
