@@ -186,8 +186,8 @@ abstract class HttpRouterEngine implements RouterEngine {
  * the first row of `durations` (s) and `distances` (m), null where no route; every coordinate is
  * moved onto the nearest road by OSRM, which says how far in `sources[].distance` and
  * `destinations[].distance` (m): further than the snap distance is unreachable. OSRM refuses more
- * locations than its `--max-table-size` (100 by default: ROUTER_MAX_STORES is 100 so that one
- * search stays within it with the customer's own point; raise both together).
+ * locations than its `--max-table-size` (100 by default: ROUTER_MAX_STORES is 99 so that one
+ * search stays within it with the customer's own point; a `limit` up to 200 needs 201).
  */
 class OsrmEngine extends HttpRouterEngine {
   readonly name = 'osrm' as const;

@@ -58,11 +58,13 @@ export class RouterSettings {
   ROUTER_SNAP_MILES = 1;
 
   /**
-   * The most stores one search asks travel times for (1–1000): the nearest ones in a straight line
-   * of those the search finds, before they are ordered by time and `limit` is applied.
+   * The most stores one search asks travel times for (1–1000; a `limit` above it is asked for
+   * instead): the nearest ones in a straight line of those the search finds, before they are ordered
+   * by time and `limit` is applied. 99 so that, with the customer's point, a search fits OSRM's
+   * default table of 100 locations.
    */
   @IntegerSetting(1, 1000)
-  ROUTER_MAX_STORES = 100;
+  ROUTER_MAX_STORES = 99;
 
   /** Travel times kept in memory per instance (0–1000000; 0: none kept), by origin, store and catalogue version. */
   @IntegerSetting(0, 1_000_000)
