@@ -30,6 +30,12 @@ export type FallbackReason = (typeof FALLBACK_REASONS)[number];
 
 export type AddressAnswer = { point: Point } | { fallback: FallbackReason };
 
+/** A circuit breaker's state as the status page says it: null when there is none (the engine is off). */
+export function breakerState(breaker: { state: CircuitState } | undefined): 'closed' | 'open' | 'half_open' | null {
+  if (!breaker) return null;
+  return breaker.state === CircuitState.Closed ? 'closed' : breaker.state === CircuitState.HalfOpen ? 'half_open' : 'open';
+}
+
 /** What the status page shows of the geocoder. */
 export interface GeocoderState {
   engine: 'off' | GeocoderEngine['name'];
@@ -110,10 +116,9 @@ export class AddressGeocoder implements OnApplicationShutdown {
   }
 
   state(): GeocoderState {
-    const breaker = this.breaker?.state;
     return {
       engine: this.engine?.name ?? 'off',
-      breaker: breaker === undefined ? null : breaker === CircuitState.Closed ? 'closed' : breaker === CircuitState.HalfOpen ? 'half_open' : 'open',
+      breaker: breakerState(this.breaker),
       cached: this.cache?.size ?? 0,
     };
   }

@@ -16,6 +16,7 @@ import { LRUCache } from 'lru-cache';
 import { Metrics } from '../metrics/metrics.js';
 import type { Point } from '../shared/great-circle.js';
 import { routerConfig, type RouterEngineName } from './router.config.js';
+import { breakerState } from './address-geocoder.js';
 import { createRouterEngine, RouterFailure, type Leg, type RouterEngine } from './router-engines.js';
 
 export type { Leg } from './router-engines.js';
@@ -94,10 +95,9 @@ export class Router implements OnApplicationShutdown {
   }
 
   state(): RouterState {
-    const breaker = this.breaker?.state;
     return {
       engine: this.engine?.name ?? 'off',
-      breaker: breaker === undefined ? null : breaker === CircuitState.Closed ? 'closed' : breaker === CircuitState.HalfOpen ? 'half_open' : 'open',
+      breaker: breakerState(this.breaker),
       cached: this.cache?.size ?? 0,
     };
   }

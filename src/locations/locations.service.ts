@@ -10,7 +10,7 @@ import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { parseDateTime } from './date-time.js';
 import { DEFAULT_MAX_DISTANCE, OPEN_AT_NOW, type CustomerAddress, type NearestLocationsRequest } from './dto/nearest-locations.dto.js';
-import type { DistanceUnit, Moment, SearchScope } from './nearest-response.js';
+import type { DistanceUnit, Moment, Scope, SearchScope } from './nearest-response.js';
 import { StoreIndex } from './store-index.js';
 
 /** Where a search measures from, and why: the `Customer-Position` header and the admin's position look-up. */
@@ -108,29 +108,26 @@ export class LocationsService {
     if (unit === 'mi' && !nearestIfNone && !region && !travelMode) {
       return { body: this.index.nearestResponse(position.point, maxDistance, request.limit, moment(request)), source: position.source, unit, scope: 'radius' };
     }
-    if (travelMode && this.router.enabled) return this.travel(request, position);
+    const scope = { unit, nearestIfNone, region: region && { state: region.state.toUpperCase(), city: region.city } };
+    if (travelMode && this.router.enabled) return this.travel(request, position, maxDistance, scope);
     // Without a routing engine (ROUTER=off) a travel_mode search answers in straight-line order, as
     // it does whenever the engine fails, with null times and `Travel-Source: straight-line`.
-    const scope = {
-      unit,
-      nearestIfNone,
-      region: region && { state: region.state.toUpperCase(), city: region.city },
+    const answer = this.index.scopedResponse(position.point, maxDistance, request.limit, moment(request), {
+      ...scope,
       straightLineTravel: travelMode !== undefined,
-    };
-    const answer = this.index.scopedResponse(position.point, maxDistance, request.limit, moment(request), scope);
+    });
     return { ...answer, source: position.source, unit, ...(travelMode && { travel: 'straight-line' as const }) };
   }
 
   /** A travel_mode search through the router: the stores the search finds, ordered by their legs (see StoreIndex.travelResponse). */
-  private async travel(request: NearestLocationsRequest, position: CustomerPosition): Promise<NearestAnswer> {
-    const { distance_unit: unit = 'mi', nearest_if_none: nearestIfNone = false, region } = request;
+  private async travel(request: NearestLocationsRequest, position: CustomerPosition, maxDistance: number, scope: Scope): Promise<NearestAnswer> {
     const search = {
       center: position.point,
-      maxDistance: request.max_distance ?? DEFAULT_MAX_DISTANCE,
+      maxDistance,
       limit: request.limit,
       candidates: this.routing.ROUTER_MAX_STORES,
       moment: moment(request),
-      scope: { unit, nearestIfNone, region: region && { state: region.state.toUpperCase(), city: region.city } },
+      scope,
       maxMinutes: request.max_travel_time,
     };
     const answer = await this.index.travelResponse(
@@ -140,7 +137,7 @@ export class LocationsService {
         stores.length === 0 ? Promise.resolve({ source: this.routing.ROUTER, legs: [] }) : this.router.times(position.point, stores, version),
       this.routing.ROUTER_CACHE_SECONDS * 1000,
     );
-    return { body: answer.body, source: position.source, unit, scope: answer.scope, travel: answer.travel as TravelSource };
+    return { body: answer.body, source: position.source, unit: scope.unit, scope: answer.scope, travel: answer.travel as TravelSource };
   }
 }
 

@@ -81,6 +81,14 @@ function catalogueOf(base: Snapshot): Catalogue {
   };
 }
 
+/** A scoped answer's unit and where it looked, as its cache key says them (a region's city as the snapshot compares it). */
+function scopeKey(maxDistance: number, { unit, nearestIfNone, region }: Scope): string {
+  const where = region
+    ? `region:${region.state}:${region.city === undefined ? '' : `city:${cityKey(region.city)}`}`
+    : `${maxDistance}${nearestIfNone ? ':nearest' : ''}`;
+  return `${unit},${where}`;
+}
+
 const answerCache = () => new LRUCache<string, Answer>({ maxSize: ANSWERS_MAX_BYTES, sizeCalculation: ({ body }) => body.length + 100 });
 
 /**
@@ -207,15 +215,11 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   scopedResponse(center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope): { body: Buffer; scope: SearchScope } {
     const { view } = this.current;
     if (moment) return scopedResponse(view, center, maxDistance, limit, moment, scope);
-    const { unit, nearestIfNone, region, straightLineTravel } = scope;
-    const where = region
-      ? `region:${region.state}:${region.city === undefined ? '' : `city:${cityKey(region.city)}`}`
-      : `${maxDistance}${nearestIfNone ? ':nearest' : ''}`;
-    const key = `scoped:${center.lat},${center.lng},${limit},${unit},${where}${straightLineTravel ? ':travel' : ''}`;
+    const key = `scoped:${center.lat},${center.lng},${limit},${scopeKey(maxDistance, scope)}${scope.straightLineTravel ? ':travel' : ''}`;
     let answer = this.answers.get(key);
     if (!answer) {
       const { body, scope: answered, reach } = scopedResponse(view, center, maxDistance, limit, undefined, scope);
-      this.answers.set(key, (answer = { body, scope: answered, center, reach, state: region?.state }));
+      this.answers.set(key, (answer = { body, scope: answered, center, reach, state: scope.region?.state }));
     }
     return answer;
   }
@@ -233,11 +237,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
     ttlMs: number,
   ): Promise<{ body: Buffer; scope: SearchScope; travel: string }> {
     const { center, maxDistance, limit, candidates, moment, scope, maxMinutes } = search;
-    const { unit, nearestIfNone, region } = scope;
-    const where = region
-      ? `region:${region.state}:${region.city === undefined ? '' : `city:${cityKey(region.city)}`}`
-      : `${maxDistance}${nearestIfNone ? ':nearest' : ''}`;
-    const key = moment ? undefined : `travel:${center.lat},${center.lng},${limit},${candidates},${unit},${where},${maxMinutes ?? ''}`;
+    const key = moment ? undefined : `travel:${center.lat},${center.lng},${limit},${candidates},${scopeKey(maxDistance, scope)},${maxMinutes ?? ''}`;
     const kept = key === undefined ? undefined : this.answers.get(key);
     if (kept) return kept as Answer & { travel: string };
     const current = this.current;
@@ -248,7 +248,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
       scope: found.scope,
       center,
       reach: found.reach,
-      state: region?.state,
+      state: scope.region?.state,
       travel: source,
     };
     if (key !== undefined && legs && this.current === current && ttlMs > 0) this.answers.set(key, answer, { ttl: ttlMs });
