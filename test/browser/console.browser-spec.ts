@@ -85,6 +85,36 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
       }
       return undefined;
     });
+  /**
+   * The console in a page of its own, signed in, its clock starting at `time`: `open` loads it and
+   * picks the first store's dot on the map, whose card then shows; `pick` clicks that dot again (the
+   * page may have scrolled down to a form meanwhile).
+   */
+  async function clockedConsole(time: string) {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    await context.addInitScript(([key, value]) => sessionStorage.setItem(key, value), [TOKEN_KEY, admin]);
+    await context.clock.install({ time: new Date(time) });
+    const clocked = await context.newPage();
+    const errors: string[] = [];
+    clocked.on('pageerror', (error) => errors.push(error.message));
+    const map = clocked.locator('#store-map');
+    const card = clocked.locator('.map-panel > .store-card');
+    let dot: { x: number; y: number } | undefined;
+    const pick = async () => {
+      await map.scrollIntoViewIfNeeded();
+      const box = (await map.boundingBox())!;
+      await clocked.mouse.click(box.x + dot!.x, box.y + dot!.y);
+    };
+    const open = async () => {
+      await clocked.goto(`${server.url}/console`);
+      await clocked.waitForFunction((count) => document.querySelector<HTMLCanvasElement>('#store-map')?.dataset.drawn === String(count), await storeCount());
+      dot = await firstDot(clocked);
+      expect(dot).toBeDefined();
+      await pick();
+      await card.waitFor();
+    };
+    return { context, clocked, errors, card, pick, open };
+  }
   const drawn = async () => Number(await page.locator('#store-map').getAttribute('data-drawn'));
   const tab = (name: string) => page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name, exact: true }).click();
 
@@ -177,29 +207,9 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
   it('says in a picked store’s card whether it is open and until when, on the clock of the time zone the edit form sets', async () => {
     // A page of its own, whose clock the test sets: Wednesday 2026-03-11, 15:30 UTC. From there
     // the page's time runs on as usual, until the test moves it forward.
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    await context.addInitScript(([key, value]) => sessionStorage.setItem(key, value), [TOKEN_KEY, admin]);
-    await context.clock.install({ time: new Date('2026-03-11T15:30:00Z') });
-    const clocked = await context.newPage();
-    const errors: string[] = [];
-    clocked.on('pageerror', (error) => errors.push(error.message));
-    const map = clocked.locator('#store-map');
-    const card = clocked.locator('.map-panel > .store-card');
-    let dot: { x: number; y: number } | undefined;
-    /** Clicks the store's dot (the page may have scrolled down to a form meanwhile). */
-    const pick = async () => {
-      await map.scrollIntoViewIfNeeded();
-      const box = (await map.boundingBox())!;
-      await clocked.mouse.click(box.x + dot!.x, box.y + dot!.y);
-    };
+    const { context, clocked, errors, card, pick, open } = await clockedConsole('2026-03-11T15:30:00Z');
     try {
-      await clocked.goto(`${server.url}/console`);
-      const stores = await storeCount();
-      await clocked.waitForFunction((count) => document.querySelector<HTMLCanvasElement>('#store-map')?.dataset.drawn === String(count), stores);
-      dot = await firstDot(clocked);
-      expect(dot).toBeDefined();
-      await pick();
-      await card.waitFor();
+      await open();
       const code = (await card.locator('h3 small').innerText()).trim();
       const path = `/admin/stores/${encodeURIComponent(code)}`;
       const { body: before } = await call<Record<string, string>>('GET', path, admin);
@@ -299,28 +309,10 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
 
   it('lists a store’s temporary closure and special days on its card, and its opening words follow them as the search does', async () => {
     // Thursday 2026-12-24, 10:30 AM in New York; the store's own short day, then a closure in January.
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    await context.addInitScript(([key, value]) => sessionStorage.setItem(key, value), [TOKEN_KEY, admin]);
-    await context.clock.install({ time: new Date('2026-12-24T15:30:00Z') });
-    const clocked = await context.newPage();
-    const errors: string[] = [];
-    clocked.on('pageerror', (error) => errors.push(error.message));
-    const map = clocked.locator('#store-map');
-    const card = clocked.locator('.map-panel > .store-card');
-    let dot: { x: number; y: number } | undefined;
-    const pick = async () => {
-      await map.scrollIntoViewIfNeeded();
-      const box = (await map.boundingBox())!;
-      await clocked.mouse.click(box.x + dot!.x, box.y + dot!.y);
-    };
+    const { context, clocked, errors, card, pick, open } = await clockedConsole('2026-12-24T15:30:00Z');
     let restore: (() => Promise<unknown>) | undefined;
     try {
-      await clocked.goto(`${server.url}/console`);
-      await clocked.waitForFunction((count) => document.querySelector<HTMLCanvasElement>('#store-map')?.dataset.drawn === String(count), await storeCount());
-      dot = await firstDot(clocked);
-      expect(dot).toBeDefined();
-      await pick();
-      await card.waitFor();
+      await open();
       const code = (await card.locator('h3 small').innerText()).trim();
       const path = `/admin/stores/${encodeURIComponent(code)}`;
       const { body: before } = await call<Record<string, unknown>>('GET', path, admin);
