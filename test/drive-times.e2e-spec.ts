@@ -126,6 +126,24 @@ describe('POST /locations/nearest with travel_mode, routed by pgRouting', () => 
     expect((await outcomes(t)).ok).toBe(before + 1);
   });
 
+  it('routes a new customer moved onto the same point of a road as an earlier one by the kept times: only the move is asked', async () => {
+    // 9 m either side of the road n2 - n3 (north-south at -100.02), level with each other: both are moved to one point of it.
+    const west = await search(t, at({ lat: 40.0105, lng: -100.0201 }));
+    expect(west.headers['travel-source']).toBe('pgrouting');
+    // Routing now fails (its cost column is gone); moving a point onto a road does not use it.
+    await db.client.query('ALTER TABLE roads.ways RENAME COLUMN cost_s TO cost_s_away');
+    try {
+      const east = await search(t, at({ lat: 40.0105, lng: -100.0199 }));
+      expect(east.headers['travel-source']).toBe('pgrouting');
+      const times = (res: Answer) => res.body.locations.map((l) => [l.name, l.travel_time, l.travel_distance]);
+      expect(times(east)).toEqual(times(west));
+      // A customer moved elsewhere is routed, and that fails: the straight line.
+      expect((await search(t, at({ lat: 40.0106, lng: -100.0201 }))).headers['travel-source']).toBe('straight-line');
+    } finally {
+      await db.client.query('ALTER TABLE roads.ways RENAME COLUMN cost_s_away TO cost_s');
+    }
+  });
+
   it('answers a store added meanwhile: a kept answer goes when the catalogue changes within its reach', async () => {
     const place = at({ lat: 40.0202, lng: -100.0202 }, { limit: 1 });
     expect((await search(t, place)).body.locations.map((l) => l.name)).toEqual(['West Road South (n1)']);

@@ -108,28 +108,77 @@ describe.each(['osrm', 'valhalla'] as const)('POST /locations/nearest with trave
     expect((await search({ max_distance: 10, max_travel_time: 3.9 })).body.locations.map((l) => l.name)).toEqual(['Down the Road']);
   });
 
-  if (engine === 'osrm') {
-    it('takes a store OSRM had to move more than ROUTER_SNAP_MILES onto a road as unreachable', async () => {
-      const res = await search({ max_distance: 20 });
-      expect(res.headers['travel-source']).toBe('osrm');
-      expect(res.body.locations.slice(-2)).toMatchObject([
-        { name: 'Dead End', travel_time: null },
-        { name: 'In a Field', travel_time: null, travel_distance: null },
-      ]);
-    });
+  it('takes a store the engine finds no road for within ROUTER_SNAP_MILES as unreachable: last, without times', async () => {
+    const res = await search({ max_distance: 20 });
+    expect([res.status, res.headers['travel-source']]).toEqual([200, engine]);
+    expect(fake.requests).toHaveLength(1);
+    expect(res.body.locations.map((l) => l.name).slice(0, 3)).toEqual(['Down the Road', 'Across the River', 'Further Down']);
+    expect(res.body.locations.slice(-2)).toMatchObject([
+      { name: 'Dead End', travel_time: null, travel_distance: null },
+      { name: 'In a Field', travel_time: null, travel_distance: null },
+    ]);
+    if (engine === 'valhalla') expect(fake.requests[0].body).toMatchObject({ verbose: true });
+  });
 
-    it('takes every store as unreachable from a customer far from any road', async () => {
-      const res = await search({ max_distance: 40 }, { lat: 39.555, lng: -94.65 });
-      expect(res.headers['travel-source']).toBe('osrm');
-      expect(res.body.locations.every((l) => l.travel_time === null)).toBe(true);
-    });
-  } else {
-    it('answers the straight-line order when Valhalla refuses a point with no road within ROUTER_SNAP_MILES (it says not which)', async () => {
-      const before = (await outcomes()).error ?? 0;
-      const res = await search({ max_distance: 20 });
-      expect([res.status, res.headers['travel-source']]).toEqual([200, 'straight-line']);
-      expect(res.body.locations.every((l) => l.travel_time === null)).toBe(true);
-      expect((await outcomes()).error).toBe(before + 1);
+  it('takes every store as unreachable from a customer far from any road, in straight-line order', async () => {
+    const res = await search({ max_distance: 40 }, { lat: 39.555, lng: -94.65 });
+    expect([res.status, res.headers['travel-source']]).toEqual([200, engine]);
+    expect(res.body.locations.length).toBeGreaterThan(0);
+    expect(res.body.locations.every((l) => l.travel_time === null && l.travel_distance === null)).toBe(true);
+    const distances = res.body.locations.map((l) => l.distance);
+    expect(distances).toEqual([...distances].sort((a, b) => a - b));
+  });
+
+  it('keeps the travel times by where the engine moved the customer onto a road: a second customer moved there adds none', async () => {
+    const admin = (await t.app.get(TokensService).create({ team: 'ops', scope: 'admin' })).token;
+    const kept = async () => ((await t.http.get('/admin/status').set(bearer(admin)).expect(200)).body as { router: { cached: number } }).router.cached;
+    // Two customers 4 m apart, both moved onto the road at 39.3000.
+    const first = await search({ max_distance: 10 }, { lat: 39.30002, lng: -94.6 });
+    const before = await kept();
+    const second = await search({ max_distance: 10 }, { lat: 39.29998, lng: -94.6 });
+    expect(second.body.locations.map((l) => [l.name, l.travel_time])).toEqual(first.body.locations.map((l) => [l.name, l.travel_time]));
+    expect(await kept()).toBe(before);
+    // The first customer again, further out: only the store not asked for before is asked for.
+    fake.requests.length = 0;
+    await search({ max_distance: 20 }, { lat: 39.30002, lng: -94.6 });
+    if (engine === 'osrm') expect(fake.requests.map((r) => r.url.split(';').length)).toEqual([2]);
+    else expect(fake.requests.map((r) => (r.body as { targets: unknown[] }).targets.length)).toEqual([1]);
+  });
+
+  if (engine === 'valhalla') {
+    describe('Valhalla before 3.7, which refuses a whole matrix for one point with no road near it', () => {
+      beforeEach(() => {
+        fake.valhalla = 'before-3.7';
+      });
+      afterEach(() => {
+        fake.valhalla = 'current';
+      });
+
+      it('asks /locate which points have none, asks again without them, and leaves them out of later requests', async () => {
+        const res = await search({ max_distance: 20 }, { lat: 39.3201, lng: -94.61 });
+        expect([res.status, res.headers['travel-source']]).toEqual([200, 'valhalla']);
+        expect(fake.requests.map((r) => r.url)).toEqual(['/sources_to_targets', '/locate', '/sources_to_targets']);
+        expect((fake.requests[1].body as { locations: unknown[] }).locations).toHaveLength(6);
+        expect((fake.requests[2].body as { targets: unknown[] }).targets).toHaveLength(4);
+        expect(res.body.locations.slice(-2)).toMatchObject([
+          { name: 'Dead End', travel_time: null },
+          { name: 'In a Field', travel_time: null, travel_distance: null },
+        ]);
+        expect(res.body.locations[0]).toMatchObject({ name: 'Down the Road', travel_time: expect.any(Number) as number });
+
+        fake.requests.length = 0;
+        const later = await search({ max_distance: 20 }, { lat: 39.3202, lng: -94.62 });
+        expect(later.headers['travel-source']).toBe('valhalla');
+        expect(fake.requests.map((r) => [r.url, (r.body as { targets: unknown[] }).targets.length])).toEqual([['/sources_to_targets', 4]]);
+        expect(later.body.locations.at(-1)).toMatchObject({ name: 'In a Field', travel_time: null });
+      });
+
+      it('takes every store as unreachable when /locate finds no road near the customer', async () => {
+        const res = await search({ max_distance: 40 }, { lat: 39.555, lng: -94.66 });
+        expect([res.status, res.headers['travel-source']]).toEqual([200, 'valhalla']);
+        expect(fake.requests.map((r) => r.url)).toEqual(['/sources_to_targets', '/locate']);
+        expect(res.body.locations.every((l) => l.travel_time === null)).toBe(true);
+      });
     });
   }
 

@@ -1,11 +1,13 @@
+import { LRUCache } from 'lru-cache';
 import pg from 'pg';
-import type { Point } from '../shared/great-circle.js';
+import { haversineMiles, type Point } from '../shared/great-circle.js';
 import type { RouterEngineName } from './router.config.js';
 
 /**
  * The engines behind ROUTER: each gives the way by road from one point (the customer's) to each of
  * several (the stores'), one request per call, a store no road reaches (none within the snap
- * distance of it or of the customer, or no route) as null. Everything else (a refusal, an error
+ * distance of it or of the customer, or no route) as null, and where it moved the customer's point
+ * onto a road. Everything else (a refusal, an error
  * status, an answer not in the engine's documented format) is a RouterFailure, which the router
  * counts against the engine and answers with the straight-line order. No engine logs, and no failure
  * carries a position or a URL (which holds the positions): the engine's name and what went wrong only.
@@ -17,9 +19,26 @@ export interface Leg {
   metres: number;
 }
 
+/**
+ * An engine's answer. `origin` is the customer's point as the engine moved it onto a road, as a key
+ * (the same key, the same legs from it): null when no road is within the snap distance of it (every
+ * leg null), undefined when the engine did not say.
+ */
+export interface Table {
+  origin: string | null | undefined;
+  legs: Array<Leg | null>;
+}
+
+/**
+ * The legs already kept from a moved origin (`Table.origin`), one per target, undefined for the ones
+ * not kept: an engine that moves the customer's point in a step of its own (pgRouting) asks this
+ * before routing, and routes only to the rest.
+ */
+export type KeptLegs = (origin: string) => ReadonlyArray<Leg | null | undefined>;
+
 export interface RouterEngine {
   readonly name: RouterEngineName;
-  table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Array<Leg | null>>;
+  table(origin: Point, targets: readonly Point[], signal: AbortSignal, kept?: KeptLegs): Promise<Table>;
   close(): Promise<void>;
 }
 
@@ -28,6 +47,8 @@ export class RouterFailure extends Error {
   constructor(
     readonly reason: 'error' | 'rate_limited' | 'malformed',
     detail: string,
+    /** The engine's own error code, where a refusal (400) carried one. */
+    readonly code?: number,
   ) {
     super(detail);
   }
@@ -37,11 +58,20 @@ export class RouterFailure extends Error {
 const END_FRACTION = 1e-6;
 
 /** The engine ROUTER names, at its address. */
-export function createRouterEngine(name: RouterEngineName, settings: { url: string; schema: string; snapMetres: number; timeoutMs: number }): RouterEngine {
+export function createRouterEngine(
+  name: RouterEngineName,
+  settings: { url: string; schema: string; snapMetres: number; timeoutMs: number; cacheSeconds: number },
+): RouterEngine {
   if (name === 'pgrouting') return new PgRoutingEngine(settings.url, settings.schema, settings.snapMetres, settings.timeoutMs);
   if (name === 'osrm') return new OsrmEngine(settings.url, settings.snapMetres);
-  return new ValhallaEngine(settings.url, settings.snapMetres);
+  return new ValhallaEngine(settings.url, settings.snapMetres, settings.cacheSeconds);
 }
+
+/** A moved point as a key: to 6 decimals of a degree, about 10 cm. */
+const pointKey = (lat: number, lng: number) => `${lat.toFixed(6)},${lng.toFixed(6)}`;
+
+/** How far an engine moved a point onto a road, in metres. */
+const movedMetres = (from: Point, to: Point) => haversineMiles(from, to) * 1609.344;
 
 /**
  * pgRouting over osm2pgrouting's tables (`ways`, `ways_vertices_pgr`) in `schema`: each point moved
@@ -49,7 +79,8 @@ export function createRouterEngine(name: RouterEngineName, settings: { url: stri
  * the customer's point to every store's, directed (one-way streets), costs in seconds (`cost_s`,
  * `reverse_cost_s`), over the road pieces in a box around them all with a margin: a route that
  * leaves the box far behind is not found (the box is half again as wide as the points' own, and at
- * least 0.1° more on each side).
+ * least 0.1° more on each side). The customer's point moved onto its road piece (the piece and the
+ * fraction along it) is the origin's key: the legs kept from it are not routed again.
  */
 class PgRoutingEngine implements RouterEngine {
   readonly name = 'pgrouting' as const;
@@ -72,7 +103,7 @@ class PgRoutingEngine implements RouterEngine {
     this.pool.on('error', () => undefined);
   }
 
-  async table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Array<Leg | null>> {
+  async table(origin: Point, targets: readonly Point[], signal: AbortSignal, kept?: KeptLegs): Promise<Table> {
     const points = [origin, ...targets];
     const client = await this.pool.connect().catch((error: Error) => {
       throw new RouterFailure('error', `cannot connect: ${error.name}`);
@@ -90,14 +121,19 @@ class PgRoutingEngine implements RouterEngine {
         )
         .catch(failed);
       const on = new Map(snapped.rows.map((row) => [Number(row.i), { edge: Number(row.gid), fraction: Number(row.fraction) }]));
-      const legs: Array<Leg | null> = targets.map(() => null);
-      const ends = targets.map((_, i) => i + 2).filter((pid) => on.has(pid));
-      if (!on.has(1) || ends.length === 0) return legs;
+      const start = on.get(1);
+      if (!start) return { origin: null, legs: targets.map(() => null) };
       if (![...on.values()].every(({ edge, fraction }) => Number.isSafeInteger(edge) && Number.isFinite(fraction)))
         throw new RouterFailure('malformed', 'a snapped point without a road piece');
-      const pointsSql = `SELECT * FROM (VALUES ${[...on].map(([pid, { edge, fraction }]) => `(${pid}, ${edge}::bigint, ${fraction}::float8)`).join(', ')}) AS p(pid, edge_id, fraction)`;
-      const lngs = points.map((p) => p.lng);
-      const lats = points.map((p) => p.lat);
+      const from = `${start.edge}@${start.fraction.toFixed(6)}`;
+      const known = kept?.(from);
+      const legs = targets.map((_, i) => known?.[i] ?? null);
+      const ends = targets.map((_, i) => i + 2).filter((pid) => on.has(pid) && known?.[pid - 2] === undefined);
+      if (ends.length === 0) return { origin: from, legs };
+      const routed = [1, ...ends];
+      const pointsSql = `SELECT * FROM (VALUES ${routed.map((pid) => `(${pid}, ${on.get(pid)!.edge}::bigint, ${on.get(pid)!.fraction}::float8)`).join(', ')}) AS p(pid, edge_id, fraction)`;
+      const lngs = routed.map((pid) => points[pid - 1].lng);
+      const lats = routed.map((pid) => points[pid - 1].lat);
       const [west, east, south, north] = [Math.min(...lngs), Math.max(...lngs), Math.min(...lats), Math.max(...lats)];
       const margin = Math.max(0.1, (east - west) / 4, (north - south) / 4);
       const edgesSql = `SELECT gid AS id, source, target, cost_s AS cost, reverse_cost_s AS reverse_cost FROM ${this.schema}.ways WHERE the_geom && ST_MakeEnvelope(${west - margin}, ${south - margin}, ${east + margin}, ${north + margin}, 4326)`;
@@ -116,7 +152,7 @@ class PgRoutingEngine implements RouterEngine {
           throw new RouterFailure('malformed', 'a route to no store asked for');
         legs[i] = { seconds: Number(seconds), metres: Number(metres) };
       }
-      return legs;
+      return { origin: from, legs };
     } finally {
       signal.removeEventListener('abort', abort);
       if (!signal.aborted) client.release();
@@ -138,8 +174,8 @@ const finite = (value: unknown): number | undefined => (typeof value === 'number
 
 /**
  * The HTTP engines share the request: the caller's abort signal for the timeout, and a JSON body.
- * 429 is `rate_limited`, any other non-2xx `error` (the body is not read: an engine's message may
- * echo the positions).
+ * 429 is `rate_limited`, any other non-2xx `error` (of the body only a 400's `error_code` is read:
+ * an engine's message may echo the positions).
  */
 abstract class HttpRouterEngine implements RouterEngine {
   abstract readonly name: 'osrm' | 'valhalla';
@@ -152,7 +188,7 @@ abstract class HttpRouterEngine implements RouterEngine {
     this.base = base.replace(/\/+$/, '');
   }
 
-  abstract table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Array<Leg | null>>;
+  abstract table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Table>;
 
   protected async fetchJson(url: string, signal: AbortSignal, init: RequestInit = {}): Promise<unknown> {
     let response: Response;
@@ -164,6 +200,11 @@ abstract class HttpRouterEngine implements RouterEngine {
     if (response.status === 429) {
       await response.body?.cancel();
       throw new RouterFailure('rate_limited', `${this.name}: 429, too many requests`);
+    }
+    if (response.status === 400) {
+      // Only the engine's error code is read: its message may echo the positions.
+      const code = finite(((await response.json().catch(() => undefined)) as { error_code?: unknown } | undefined)?.error_code);
+      throw new RouterFailure('error', `${this.name}: HTTP 400${code === undefined ? '' : `, error ${code}`}`, code);
     }
     if (!response.ok) {
       await response.body?.cancel();
@@ -184,21 +225,22 @@ abstract class HttpRouterEngine implements RouterEngine {
 /**
  * OSRM's table service (`/table/v1/driving/{lng,lat;…}?sources=0&annotations=duration,distance`):
  * the first row of `durations` (s) and `distances` (m), null where no route; every coordinate is
- * moved onto the nearest road by OSRM, which says how far in `sources[].distance` and
- * `destinations[].distance` (m): further than the snap distance is unreachable. OSRM refuses more
- * locations than its `--max-table-size` (100 by default: ROUTER_MAX_STORES is 99 so that one
- * search stays within it with the customer's own point; a `limit` up to 200 needs 201).
+ * moved onto the nearest road by OSRM, which says where to in `sources[].location` and how far in
+ * `sources[].distance` and `destinations[].distance` (m): further than the snap distance is
+ * unreachable. OSRM refuses more locations than its `--max-table-size` (100 by default:
+ * ROUTER_MAX_STORES is 99 so that one search stays within it with the customer's own point; a
+ * `limit` up to 200 needs 201).
  */
 class OsrmEngine extends HttpRouterEngine {
   readonly name = 'osrm' as const;
 
-  async table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Array<Leg | null>> {
+  async table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Table> {
     const coordinates = [origin, ...targets].map((p) => `${p.lng.toFixed(6)},${p.lat.toFixed(6)}`).join(';');
     const body = (await this.fetchJson(`${this.base}/table/v1/driving/${coordinates}?sources=0&annotations=duration,distance`, signal)) as {
       code?: unknown;
       durations?: unknown;
       distances?: unknown;
-      sources?: Array<{ distance?: unknown }>;
+      sources?: Array<{ distance?: unknown; location?: unknown }>;
       destinations?: Array<{ distance?: unknown }>;
     } | null;
     const count = targets.length + 1;
@@ -217,8 +259,10 @@ class OsrmEngine extends HttpRouterEngine {
       throw new RouterFailure('malformed', 'osrm: not a table of one source and every destination');
     const originSnap = finite(body.sources[0]?.distance);
     if (originSnap === undefined) throw new RouterFailure('malformed', 'osrm: no snap distance for the source');
-    if (originSnap > this.snapMetres) return targets.map(() => null);
-    return targets.map((_, i) => {
+    if (originSnap > this.snapMetres) return { origin: null, legs: targets.map(() => null) };
+    const at = body.sources[0]?.location;
+    const [lng, lat] = Array.isArray(at) ? at.map(finite) : [];
+    const legs = targets.map((_, i) => {
       const seconds = durations[i + 1] as unknown;
       const metres = distances[i + 1] as unknown;
       const snap = finite(body.destinations![i + 1]?.distance);
@@ -228,38 +272,110 @@ class OsrmEngine extends HttpRouterEngine {
         throw new RouterFailure('malformed', 'osrm: a duration or distance that is not a number');
       return { seconds: seconds as number, metres: metres as number };
     });
+    return { origin: lat !== undefined && lng !== undefined ? pointKey(lat, lng) : undefined, legs };
   }
 }
 
+/** Valhalla's error for a point with no road within its `search_cutoff`. */
+const NO_ROAD_NEAR = 171;
+
+type ValhallaMatrix = { sources_to_targets?: unknown; sources?: unknown; targets?: unknown } | null;
+
 /**
- * Valhalla's matrix service (`POST /sources_to_targets`, `costing: auto`, kilometres): one row of
- * `{time (s), distance (km)}`, null where no route. Valhalla does not say how far it moved a point
- * onto a road; each location's `search_cutoff` is the snap distance instead, and Valhalla refuses the
- * whole request (400) when a point has no road within it, so with Valhalla a customer or a store
- * off the roads makes that search's answer the straight-line one.
+ * Valhalla's matrix service (`POST /sources_to_targets`, `costing: auto`, kilometres, `verbose`):
+ * one row of `{time (s), distance (km)}`, null where no route. Each point's `search_cutoff` is the
+ * snap distance, and since Valhalla 3.4 the answer's `sources` and `targets` say where each point
+ * was moved onto a road (null: none within the cutoff), from which the engine measures the move
+ * itself, as it takes OSRM's. Valhalla before 3.7 refuses the whole request instead when a point
+ * has no road within its cutoff (400, error 171, not saying which): the engine then asks `/locate`
+ * for every point, takes the ones it finds no road for as unreachable, and asks the matrix again
+ * for the rest, all within the one timeout. It keeps those stores' points (ROUTER_CACHE_SECONDS,
+ * the time a reloaded road network takes to show) and leaves them out of later requests, so that
+ * one store off the roads costs those two more requests once, not every search.
  */
 class ValhallaEngine extends HttpRouterEngine {
   readonly name = 'valhalla' as const;
+  private readonly offRoad?: LRUCache<string, true>;
 
-  async table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Array<Leg | null>> {
-    const location = (p: Point) => ({ lat: p.lat, lon: p.lng, search_cutoff: Math.round(this.snapMetres) });
-    const body = (await this.fetchJson(`${this.base}/sources_to_targets`, signal, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ sources: [location(origin)], targets: targets.map(location), costing: 'auto', units: 'kilometers' }),
-    })) as { sources_to_targets?: unknown } | null;
-    const row = Array.isArray(body?.sources_to_targets) ? (body.sources_to_targets[0] as unknown) : undefined;
-    if (!Array.isArray(row) || row.length !== targets.length) throw new RouterFailure('malformed', 'valhalla: not a row of every target');
+  constructor(base: string, snapMetres: number, cacheSeconds: number) {
+    super(base, snapMetres);
+    if (cacheSeconds > 0) this.offRoad = new LRUCache({ max: 10_000, ttl: cacheSeconds * 1000 });
+  }
+
+  async table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Table> {
     const legs: Array<Leg | null> = targets.map(() => null);
+    let asked = targets.map((_, i) => i).filter((i) => !this.offRoad?.has(pointKey(targets[i].lat, targets[i].lng)));
+    if (asked.length === 0) return { origin: undefined, legs };
+    let body: ValhallaMatrix;
+    try {
+      body = await this.matrix(origin, asked.map((i) => targets[i]), signal);
+    } catch (error) {
+      if (!(error instanceof RouterFailure && error.code === NO_ROAD_NEAR)) throw error;
+      const onRoad = await this.locate([origin, ...asked.map((i) => targets[i])], signal);
+      if (!onRoad[0]) return { origin: null, legs };
+      for (const [j, i] of asked.entries()) if (!onRoad[j + 1]) this.offRoad?.set(pointKey(targets[i].lat, targets[i].lng), true);
+      asked = asked.filter((_, j) => onRoad[j + 1]);
+      if (asked.length === 0) return { origin: undefined, legs };
+      body = await this.matrix(origin, asked.map((i) => targets[i]), signal);
+    }
+    const row = Array.isArray(body?.sources_to_targets) ? (body.sources_to_targets[0] as unknown) : undefined;
+    if (!Array.isArray(row) || row.length !== asked.length) throw new RouterFailure('malformed', 'valhalla: not a row of every target');
+    const moved = (at: { lat?: unknown; lon?: unknown } | null | undefined, from: Point): { key: string } | null => {
+      if (at === null) return null;
+      const lat = finite(at?.lat);
+      const lng = finite(at?.lon);
+      if (lat === undefined || lng === undefined) throw new RouterFailure('malformed', 'valhalla: a moved point without a position');
+      return movedMetres(from, { lat, lng }) > this.snapMetres ? null : { key: pointKey(lat, lng) };
+    };
+    // Valhalla before 3.4 sends no moved points: its search_cutoff alone is the snap distance then.
+    type Moved = { lat?: unknown; lon?: unknown } | null;
+    const sources = Array.isArray(body!.sources) ? (body!.sources as Moved[]) : undefined;
+    const moves = Array.isArray(body!.targets) && body!.targets.length === asked.length ? (body!.targets as Moved[]) : undefined;
+    const start = sources ? moved(sources[0], origin) : undefined;
+    if (start === null) return { origin: null, legs };
     for (const cell of row as Array<{ time?: unknown; distance?: unknown; to_index?: unknown } | null>) {
       const to = finite(cell?.to_index);
-      if (to === undefined || !Number.isInteger(to) || to < 0 || to >= targets.length) throw new RouterFailure('malformed', 'valhalla: a cell for no target');
+      if (to === undefined || !Number.isInteger(to) || to < 0 || to >= asked.length) throw new RouterFailure('malformed', 'valhalla: a cell for no target');
       if (cell!.time === null || cell!.distance === null) continue;
       const seconds = finite(cell!.time);
       const km = finite(cell!.distance);
       if (seconds === undefined || km === undefined) throw new RouterFailure('malformed', 'valhalla: a time or distance that is not a number');
-      legs[to] = { seconds, metres: km * 1000 };
+      if (moves && moved(moves[to], targets[asked[to]]) === null) continue;
+      legs[asked[to]] = { seconds, metres: km * 1000 };
     }
-    return legs;
+    return { origin: start?.key, legs };
+  }
+
+  private async matrix(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<ValhallaMatrix> {
+    return (await this.fetchJson(`${this.base}/sources_to_targets`, signal, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        sources: [this.location(origin)],
+        targets: targets.map((p) => this.location(p)),
+        costing: 'auto',
+        units: 'kilometers',
+        verbose: true,
+      }),
+    })) as ValhallaMatrix;
+  }
+
+  /** Whether Valhalla finds a road within the snap distance of each point (`/locate`: `edges` null where none). */
+  private async locate(points: readonly Point[], signal: AbortSignal): Promise<boolean[]> {
+    const found = await this.fetchJson(`${this.base}/locate`, signal, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ locations: points.map((p) => this.location(p)), costing: 'auto', verbose: false }),
+    });
+    if (!Array.isArray(found) || found.length !== points.length) throw new RouterFailure('malformed', 'valhalla: not one place for every point');
+    return found.map((place: { edges?: unknown } | null) => {
+      if (place?.edges === null || (Array.isArray(place?.edges) && place.edges.length === 0)) return false;
+      if (Array.isArray(place?.edges)) return true;
+      throw new RouterFailure('malformed', 'valhalla: a place without edges');
+    });
+  }
+
+  private location(p: Point) {
+    return { lat: p.lat, lon: p.lng, search_cutoff: Math.round(this.snapMetres) };
   }
 }

@@ -66,7 +66,10 @@ export class RouterSettings {
   @IntegerSetting(1, 1000)
   ROUTER_MAX_STORES = 99;
 
-  /** Travel times kept in memory per instance (0–1000000; 0: none kept), by origin, store and catalogue version. */
+  /**
+   * Travel times kept in memory per instance (0–1000000; 0: none kept), by where the customer was
+   * moved onto a road, store and catalogue version; and as many customers' points, by where each was moved.
+   */
   @IntegerSetting(0, 1_000_000)
   ROUTER_CACHE_SIZE = 100_000;
 

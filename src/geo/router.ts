@@ -17,7 +17,7 @@ import { Metrics } from '../metrics/metrics.js';
 import type { Point } from '../shared/great-circle.js';
 import { routerConfig, type RouterEngineName } from './router.config.js';
 import { breakerState } from './address-geocoder.js';
-import { createRouterEngine, RouterFailure, type Leg, type RouterEngine } from './router-engines.js';
+import { createRouterEngine, RouterFailure, type Leg, type RouterEngine, type Table } from './router-engines.js';
 
 export type { Leg } from './router-engines.js';
 
@@ -40,6 +40,9 @@ export interface RouteTarget {
 
 const METRES_PER_MILE = 1609.344;
 
+/** Where a customer with no road within ROUTER_SNAP_MILES is "moved": every leg from there is null. */
+const OFF_ROAD = 'off-road';
+
 /**
  * The travel times of POST /locations/nearest's `travel_mode`, through the engine of ROUTER, from the
  * customer's position to each store the search found: one engine request per search (one origin,
@@ -47,9 +50,14 @@ const METRES_PER_MILE = 1609.344;
  * engine skipped by the breaker (ROUTER_BREAKER_FAILURES failures in a row skip it for
  * ROUTER_BREAKER_SECONDS) answers `straight-line`, and the search keeps its straight-line order.
  *
- * Legs are kept per instance (ROUTER_CACHE_SIZE) by the customer's point to about a metre, the
- * store's code and the catalogue version (a moved store is a new version), so a repeated search asks
- * the engine nothing, and a search that found one more store asks for that one only.
+ * Legs are kept per instance (ROUTER_CACHE_SIZE, ROUTER_CACHE_SECONDS) by where the engine moved the
+ * customer's point onto a road, the store's code and the catalogue version (a moved store is a new
+ * version), and each customer's point (to about a metre) by where it was moved: a repeated search
+ * asks the engine nothing, and a search that found one more store asks for that one only. pgRouting
+ * moves the point in a query of its own before routing, so a new customer moved to a point already
+ * routed from is not routed again; OSRM and Valhalla say where they moved it only with their
+ * answer, so with them a new point is asked once (finding where it is moved first would be a
+ * second request per search).
  *
  * The customer's position is personal data: it goes to the engine and nowhere else (no log line,
  * metric label or error message carries it).
@@ -61,6 +69,8 @@ export class Router implements OnApplicationShutdown {
   private readonly policy?: IPolicy;
   private readonly breaker?: ReturnType<typeof circuitBreaker>;
   private readonly cache?: LRUCache<string, Leg | 'none'>;
+  /** Each customer's point (to about a metre) to where the engine moved it onto a road. */
+  private readonly origins?: LRUCache<string, string>;
 
   constructor(
     @Inject(routerConfig.KEY) settings: ConfigType<typeof routerConfig>,
@@ -72,9 +82,13 @@ export class Router implements OnApplicationShutdown {
       schema: settings.ROUTER_SCHEMA,
       snapMetres: settings.ROUTER_SNAP_MILES * METRES_PER_MILE,
       timeoutMs: settings.ROUTER_TIMEOUT_MS,
+      cacheSeconds: settings.ROUTER_CACHE_SECONDS,
     });
-    if (settings.ROUTER_CACHE_SIZE > 0 && settings.ROUTER_CACHE_SECONDS > 0)
-      this.cache = new LRUCache({ max: settings.ROUTER_CACHE_SIZE, ttl: settings.ROUTER_CACHE_SECONDS * 1000 });
+    if (settings.ROUTER_CACHE_SIZE > 0 && settings.ROUTER_CACHE_SECONDS > 0) {
+      const kept = { max: settings.ROUTER_CACHE_SIZE, ttl: settings.ROUTER_CACHE_SECONDS * 1000 };
+      this.cache = new LRUCache(kept);
+      this.origins = new LRUCache(kept);
+    }
     const breaker = (this.breaker = circuitBreaker(handleAll, {
       halfOpenAfter: settings.ROUTER_BREAKER_SECONDS * 1000,
       breaker: new ConsecutiveBreaker(settings.ROUTER_BREAKER_FAILURES),
@@ -106,51 +120,58 @@ export class Router implements OnApplicationShutdown {
   async times(origin: Point, targets: readonly RouteTarget[], version: number): Promise<TravelTimes> {
     const engine = this.engine;
     if (!engine) return { source: 'straight-line' };
-    const prefix = `${version}:${origin.lat.toFixed(5)},${origin.lng.toFixed(5)}:`;
-    const legs: Array<Leg | null | undefined> = targets.map(({ key }) => {
-      const kept = this.cache?.get(prefix + key);
-      return kept === 'none' ? null : kept;
-    });
-    const missing = targets.filter((_, i) => legs[i] === undefined);
-    if (missing.length > 0) {
-      const stop = this.metrics.routerDuration.startTimer({ engine: engine.name });
-      let found: Array<Leg | null>;
-      try {
-        // A signal of its own per call (see AddressGeocoder.ask).
-        found = await this.policy!.execute(
-          ({ signal }) =>
-            engine.table(
-              origin,
-              missing.map((target) => target.point),
-              signal,
-            ),
-          new AbortController().signal,
-        );
-        stop();
-        this.metrics.routerRequests.inc({ engine: engine.name, outcome: 'ok' });
-      } catch (error) {
-        const outcome =
-          error instanceof BrokenCircuitError
-            ? 'breaker_open'
-            : error instanceof TaskCancelledError
-              ? 'timeout'
-              : error instanceof RouterFailure
-                ? error.reason
-                : 'error';
-        if (outcome !== 'breaker_open') stop();
-        this.metrics.routerRequests.inc({ engine: engine.name, outcome });
-        // The engine's failure, never the position.
-        this.logger.debug(`${engine.name}: ${outcome}; the search answers in straight-line order`);
-        return { source: 'straight-line' };
-      }
-      let next = 0;
-      legs.forEach((leg, i) => {
-        if (leg !== undefined) return;
-        legs[i] = found[next++];
-        this.cache?.set(prefix + targets[i].key, legs[i] ?? 'none');
-      });
+    const from = `${origin.lat.toFixed(5)},${origin.lng.toFixed(5)}`;
+    // Where the engine moved this point before: the legs kept from there, and only the rest asked.
+    const moved = this.origins?.get(from);
+    const legs = targets.map(({ key }) => (moved === undefined ? undefined : this.kept(version, moved, key)));
+    const missing = targets.map((_, i) => i).filter((i) => legs[i] === undefined);
+    if (missing.length === 0) return { source: engine.name, legs: legs as Array<Leg | null> };
+    const stop = this.metrics.routerDuration.startTimer({ engine: engine.name });
+    let found: Table;
+    try {
+      // A signal of its own per call (see AddressGeocoder.ask).
+      found = await this.policy!.execute(
+        ({ signal }) =>
+          engine.table(
+            origin,
+            missing.map((i) => targets[i].point),
+            signal,
+            (at) => missing.map((i) => this.kept(version, at, targets[i].key)),
+          ),
+        new AbortController().signal,
+      );
+      stop();
+      this.metrics.routerRequests.inc({ engine: engine.name, outcome: 'ok' });
+    } catch (error) {
+      const outcome =
+        error instanceof BrokenCircuitError
+          ? 'breaker_open'
+          : error instanceof TaskCancelledError
+            ? 'timeout'
+            : error instanceof RouterFailure
+              ? error.reason
+              : 'error';
+      if (outcome !== 'breaker_open') stop();
+      this.metrics.routerRequests.inc({ engine: engine.name, outcome });
+      // The engine's failure, never the position.
+      this.logger.debug(`${engine.name}: ${outcome}; the search answers in straight-line order`);
+      return { source: 'straight-line' };
     }
+    // An engine that does not say where it moved the point: its legs kept by the point itself.
+    const at = found.origin === undefined ? `at ${from}` : (found.origin ?? OFF_ROAD);
+    this.origins?.set(from, at);
+    missing.forEach((i, j) => {
+      legs[i] = found.legs[j];
+      if (at !== OFF_ROAD) this.cache?.set(`${version}:${at}:${targets[i].key}`, found.legs[j] ?? 'none');
+    });
     return { source: engine.name, legs: legs as Array<Leg | null> };
+  }
+
+  /** The leg kept from moved point `at` to store `key` for catalogue `version`: null for none, undefined when not kept. */
+  private kept(version: number, at: string, key: string): Leg | null | undefined {
+    if (at === OFF_ROAD) return null;
+    const leg = this.cache?.get(`${version}:${at}:${key}`);
+    return leg === 'none' ? null : leg;
   }
 
   async onApplicationShutdown(): Promise<void> {

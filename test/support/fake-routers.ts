@@ -16,21 +16,34 @@ export const ACROSS_RIVER = 0.333;
 /** What the stand-in does with the next requests. */
 export type RouterBehaviour = 'ok' | 'slow' | 'status:429' | 'status:503' | 'malformed' | 'not-json';
 
+/** The stand-in's roads run east-west every ten-thousandth of a degree of latitude (about 11 m). */
+const ROAD_EVERY = 1e-4;
+/** How far a point whose latitude ends in OFF_ROAD is from its nearest road. */
+export const OFF_ROAD_METRES = 8000;
+
 /**
  * A local stand-in for the OSRM and Valhalla HTTP servers, answering in each one's documented
- * format: OSRM's table service (`GET /table/v1/driving/{lng,lat;…}?sources=0&annotations=…`:
- * `code`, `durations` and `distances` rows, `sources` and `destinations` with the `distance` each
- * point was moved to reach a road) and Valhalla's matrix (`POST /sources_to_targets`:
- * `sources_to_targets` rows of `{from_index, to_index, time, distance}`, kilometres; a location
- * with no road within its `search_cutoff` refuses the request with 400 and error code 171, as
- * Valhalla does). Its roads: the straight line times DETOUR at ROAD_KMH (three times across the
- * river), none near a point whose latitude ends in OFF_ROAD, and no route to one ending in NO_ROUTE. Counts the requests and
- * keeps them, so that a test can see what was sent.
+ * format. OSRM's table service (`GET /table/v1/driving/{lng,lat;…}?sources=0&annotations=…`):
+ * `code`, `durations` and `distances` rows, `sources` and `destinations` with the `location` each
+ * point was moved to on a road and the `distance` it was moved. Valhalla's matrix
+ * (`POST /sources_to_targets`): `sources_to_targets` rows of `{from_index, to_index, time, distance}`
+ * in kilometres, and, asked `verbose`, `sources` and `targets` with where each point was moved
+ * (null for a point with no road within its `search_cutoff`, whose cells are null), as Valhalla 3.7
+ * and later answer; as `valhalla: 'before-3.7'` it refuses the whole request instead (400, error
+ * code 171), and answers `POST /locate` (`edges` null for a point with no road within its cutoff).
+ * Its roads: every point is moved north or south onto the nearest of its east-west roads, except
+ * one whose latitude ends in OFF_ROAD, OFF_ROAD_METRES from any; the way between two moved points is
+ * the straight line times DETOUR at ROAD_KMH (three times across the river), and there is no route
+ * to one ending in NO_ROUTE. Counts the requests and keeps them, so that a test can see what was
+ * sent.
  */
 export class FakeRouters {
   behaviour: RouterBehaviour = 'ok';
+  valhalla: 'current' | 'before-3.7' = 'current';
   readonly requests: Array<{ engine: 'osrm' | 'valhalla'; url: string; body?: unknown }> = [];
   private server?: Server;
+  /** The slow answers' timers, cleared at stop so that none holds the process. */
+  private readonly waits = new Set<NodeJS.Timeout>();
   url = '';
 
   async start(): Promise<this> {
@@ -41,6 +54,7 @@ export class FakeRouters {
   }
 
   async stop(): Promise<void> {
+    for (const wait of this.waits) clearTimeout(wait);
     this.server?.closeAllConnections();
     await new Promise((resolve) => this.server?.close(resolve));
   }
@@ -48,19 +62,34 @@ export class FakeRouters {
   /** The stand-in's own answer from `a` to `b`, for a test to compare with: seconds and metres, or null. */
   static leg(a: Point, b: Point): { seconds: number; metres: number } | null {
     if (ends(b.lat, NO_ROUTE) || ends(a.lat, NO_ROUTE)) return null;
-    const metres = haversineMiles(a, b) * 1609.344 * (ends(b.lat, ACROSS_RIVER) ? 3 : DETOUR);
+    const metres = haversineMiles(FakeRouters.moved(a), FakeRouters.moved(b)) * 1609.344 * (ends(b.lat, ACROSS_RIVER) ? 3 : DETOUR);
     return { seconds: metres / (ROAD_KMH / 3.6), metres };
+  }
+
+  /** Where the stand-in moves a point onto its nearest road. */
+  static moved(p: Point): Point {
+    if (ends(p.lat, OFF_ROAD)) return { lat: p.lat + OFF_ROAD_METRES / 111_195, lng: p.lng };
+    return { lat: Math.round(p.lat / ROAD_EVERY) * ROAD_EVERY, lng: p.lng };
+  }
+
+  /** How far, in metres, the stand-in moves a point onto its nearest road. */
+  static snapMetres(p: Point): number {
+    return haversineMiles(p, FakeRouters.moved(p)) * 1609.344;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.url);
-    const engine = url.pathname.startsWith('/table/v1/driving/') ? 'osrm' : url.pathname === '/sources_to_targets' ? 'valhalla' : undefined;
+    const engine = url.pathname.startsWith('/table/v1/driving/')
+      ? 'osrm'
+      : url.pathname === '/sources_to_targets' || (url.pathname === '/locate' && this.valhalla === 'before-3.7')
+        ? 'valhalla'
+        : undefined;
     let text = '';
     for await (const chunk of req) text += String(chunk);
     if (!engine) return send(res, 404, { error: 'no such service' });
     const body: unknown = text ? JSON.parse(text) : undefined;
     this.requests.push({ engine, url: req.url ?? '', body });
-    if (this.behaviour === 'slow') await new Promise((resolve) => setTimeout(resolve, 3000));
+    if (this.behaviour === 'slow') await new Promise((resolve) => this.waits.add(setTimeout(resolve, 3000)));
     if (this.behaviour.startsWith('status:')) return send(res, Number(this.behaviour.slice(7)), { error: 'refused' });
     if (this.behaviour === 'not-json') {
       res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -68,7 +97,8 @@ export class FakeRouters {
     }
     if (this.behaviour === 'malformed')
       return send(res, 200, engine === 'osrm' ? { code: 'Ok', durations: [[0]] } : { sources_to_targets: [[{ time: 'soon' }]] });
-    return engine === 'osrm' ? this.osrm(url, res) : this.valhalla(body as ValhallaRequest, res);
+    if (url.pathname === '/locate') return this.locate(body as { locations: ValhallaLocation[] }, res);
+    return engine === 'osrm' ? this.osrm(url, res) : this.matrix(body as ValhallaRequest, res);
   }
 
   private osrm(url: URL, res: ServerResponse): void {
@@ -78,7 +108,10 @@ export class FakeRouters {
         const [lng, lat] = pair.split(',').map(Number);
         return { lat, lng };
       });
-    const snap = (p: Point) => ({ location: [p.lng, p.lat], name: 'Road', distance: ends(p.lat, OFF_ROAD) ? 8000 : 3.5 });
+    const snap = (p: Point) => {
+      const at = FakeRouters.moved(p);
+      return { location: [round(at.lng, 6), round(at.lat, 6)], name: 'Road', distance: round(FakeRouters.snapMetres(p), 1) };
+    };
     const origin = points[0];
     const legs = points.map((p, i) => (i === 0 ? { seconds: 0, metres: 0 } : FakeRouters.leg(origin, p)));
     send(res, 200, {
@@ -90,31 +123,60 @@ export class FakeRouters {
     });
   }
 
-  private valhalla(request: ValhallaRequest, res: ServerResponse): void {
+  private matrix(request: ValhallaRequest, res: ServerResponse): void {
     const locations = [...request.sources, ...request.targets];
-    if (locations.some((l) => ends(l.lat, OFF_ROAD) && (l.search_cutoff ?? 35_000) < 8000))
+    const found = (l: ValhallaLocation) => FakeRouters.snapMetres({ lat: l.lat, lng: l.lon }) <= (l.search_cutoff ?? 35_000);
+    if (this.valhalla === 'before-3.7' && !locations.every(found))
       return send(res, 400, { error_code: 171, error: 'No suitable edges near location', status_code: 400, status: 'Bad Request' });
     const origin = { lat: request.sources[0].lat, lng: request.sources[0].lon };
+    const moved = (l: ValhallaLocation) => {
+      const at = FakeRouters.moved({ lat: l.lat, lng: l.lon });
+      return found(l) ? { lat: round(at.lat, 6), lon: round(at.lng, 6) } : null;
+    };
     send(res, 200, {
       sources_to_targets: [
         request.targets.map((t, i) => {
-          const leg = FakeRouters.leg(origin, { lat: t.lat, lng: t.lon });
+          const leg = found(request.sources[0]) && found(t) ? FakeRouters.leg(origin, { lat: t.lat, lng: t.lon }) : null;
           return { from_index: 0, to_index: i, time: leg ? Math.round(leg.seconds) : null, distance: leg ? Math.round(leg.metres) / 1000 : null };
         }),
       ],
-      sources: [request.sources],
-      targets: [request.targets],
+      ...(request.verbose === false ? {} : { sources: request.sources.map(moved), targets: request.targets.map(moved) }),
       units: 'kilometers',
     });
   }
+
+  private locate(request: { locations: ValhallaLocation[] }, res: ServerResponse): void {
+    send(
+      res,
+      200,
+      request.locations.map((l) => {
+        const at = FakeRouters.moved({ lat: l.lat, lng: l.lon });
+        const found = FakeRouters.snapMetres({ lat: l.lat, lng: l.lon }) <= (l.search_cutoff ?? 35_000);
+        return {
+          input_lat: l.lat,
+          input_lon: l.lon,
+          edges: found ? [{ way_id: 1, correlated_lat: at.lat, correlated_lon: at.lng, side_of_street: 'neither', percent_along: 0.5 }] : null,
+          nodes: found ? [] : null,
+        };
+      }),
+    );
+  }
+}
+
+interface ValhallaLocation {
+  lat: number;
+  lon: number;
+  search_cutoff?: number;
 }
 
 interface ValhallaRequest {
-  sources: Array<{ lat: number; lon: number; search_cutoff?: number }>;
-  targets: Array<{ lat: number; lon: number; search_cutoff?: number }>;
+  sources: ValhallaLocation[];
+  targets: ValhallaLocation[];
   costing: string;
+  verbose?: boolean;
 }
 
+const round = (value: number, decimals: number) => Math.round(value * 10 ** decimals) / 10 ** decimals;
 const ends = (lat: number, digits: number) => Math.abs(Math.abs(lat % 1) - digits) < 1e-9;
 
 function send(res: ServerResponse, status: number, body: unknown): void {
