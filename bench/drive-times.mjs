@@ -14,12 +14,16 @@
 // first search 4, its engine's pool), ROUNDS times (default 2), alternating. The engine's outcomes
 // are read from each process's metrics (plant_store_router_requests_total), so that a run that fell
 // back to the straight line says so. ROUTER_TIMEOUT_MS is the default 800.
+//
+// DRIVE_COMPARE=<commit> builds that commit in a git worktree and runs its two drive-time scenarios
+// too, on the same roads and stores, in the same alternation: a change on the drive-time path
+// measured against the one before it, as `this / commit` req/s per round.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ROOT, cli, fmt, freePort, freshDatabase, load, startProcess } from './lib.mjs';
+import { ROOT, checkoutCommit, cli, fmt, freePort, freshDatabase, load, startProcess } from './lib.mjs';
 
 const STORES = Number(process.env.STORES ?? 10_000);
 const DURATION = Number(process.env.DURATION ?? 10);
@@ -87,18 +91,25 @@ const env = {
 };
 const stores = await storesDatabase(env);
 const headers = { authorization: `Bearer ${stores.token}`, 'content-type': 'application/json' };
-const main = `${ROOT}dist/main.js`;
 const logDir = mkdtempSync(join(tmpdir(), 'plant-store-drive-logs-'));
-const start = async (extra) => {
+const start = async (root, extra, name) => {
   const metricsPort = await freePort();
   const service = await startProcess(
-    main,
+    `${root}dist/main.js`,
     { ...env, ...extra, DATABASE_URL: stores.url, METRICS_PORT: String(metricsPort) },
-    { logFile: join(logDir, `${Object.keys(extra).join('-') || 'cached'}.log`) },
+    { logFile: join(logDir, `${name}.log`) },
   );
   return { ...service, metricsUrl: `http://127.0.0.1:${metricsPort}` };
 };
-const services = { uncached: await start({ ROUTER_CACHE_SECONDS: '0' }), cached: await start({}) };
+const services = { uncached: await start(ROOT, { ROUTER_CACHE_SECONDS: '0' }, 'uncached'), cached: await start(ROOT, {}, 'cached') };
+let commit;
+if (process.env.DRIVE_COMPARE) {
+  commit = execFileSync('git', ['rev-parse', '--verify', `${process.env.DRIVE_COMPARE}^{commit}`], { cwd: ROOT, encoding: 'utf8' }).trim().slice(0, 7);
+  const dir = checkoutCommit(commit);
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  services.uncachedBefore = await start(`${dir}/`, { ROUTER_CACHE_SECONDS: '0' }, 'uncached-before');
+  services.cachedBefore = await start(`${dir}/`, {}, 'cached-before');
+}
 
 const places = random(7);
 const body = (point, travel) => JSON.stringify({ customer_address: { zip: '69001', ...point }, max_distance: 5, ...(travel && { travel_mode: 'driving' }) });
@@ -110,14 +121,20 @@ const scenarios = [
   { name: 'repeated search (travel_mode, cached)', service: 'cached', connections: CONNECTIONS, points: four, travel: true },
   { name: 'plain search (same places, no travel_mode)', service: 'cached', connections: CONNECTIONS, points: four, travel: false },
 ];
-// One of each first: the cache holds the four places' legs, and the header says the engine answered.
-for (const point of four) {
-  const res = await fetch(`${services.cached.url}/locations/nearest`, { method: 'POST', headers, body: body(point, true) });
-  const answer = await res.json();
-  console.log(
-    `warm-up: ${res.status} Travel-Source ${res.headers.get('travel-source')}, ${answer.locations.length} stores, first ${answer.locations[0]?.travel_time} min`,
+if (commit)
+  scenarios.push(
+    { ...scenarios[0], name: `first search, ${commit}`, service: 'uncachedBefore', before: 0 },
+    { ...scenarios[1], name: `repeated search, ${commit}`, service: 'cachedBefore', before: 1 },
   );
-}
+// One of each first: the cache holds the four places' legs, and the header says the engine answered.
+for (const service of [services.cached, services.cachedBefore].filter(Boolean))
+  for (const point of four) {
+    const res = await fetch(`${service.url}/locations/nearest`, { method: 'POST', headers, body: body(point, true) });
+    const answer = await res.json();
+    console.log(
+      `warm-up: ${res.status} Travel-Source ${res.headers.get('travel-source')}, ${answer.locations.length} stores, first ${answer.locations[0]?.travel_time} min`,
+    );
+  }
 
 const results = Object.fromEntries(scenarios.map((s) => [s.name, []]));
 const engine = Object.fromEntries(scenarios.map((s) => [s.name, {}]));
@@ -148,8 +165,6 @@ for (const { name, connections } of scenarios) {
     `| ${name} | ${connections} | ${fmt(mean(list, 'rps'))} | ${fmt(mean(list, 'p50'), 1)} | ${Math.max(...list.map((r) => r.p99))} | ${errors} | ${used || 'none'} |`,
   );
 }
-const repeated = mean(results[scenarios[1].name], 'rps');
-const plain = mean(results[scenarios[2].name], 'rps');
-console.log(
-  `\nrepeated / plain: ${fmt(repeated / plain, 2)} (rounds: ${results[scenarios[1].name].map((r, i) => fmt(r.rps / results[scenarios[2].name][i].rps, 2)).join(', ')})`,
-);
+const ratio = (a, b) => `${fmt(mean(results[a], 'rps') / mean(results[b], 'rps'), 2)} (rounds: ${results[a].map((r, i) => fmt(r.rps / results[b][i].rps, 2)).join(', ')})`;
+console.log(`\nrepeated / plain: ${ratio(scenarios[1].name, scenarios[2].name)}`);
+for (const { name, before } of scenarios.filter((s) => s.before !== undefined)) console.log(`${scenarios[before].name}, this / ${commit}: ${ratio(scenarios[before].name, name)}`);
