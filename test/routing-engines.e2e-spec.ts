@@ -173,6 +173,19 @@ describe.each(['osrm', 'valhalla'] as const)('POST /locations/nearest with trave
         expect(later.body.locations.at(-1)).toMatchObject({ name: 'In a Field', travel_time: null });
       });
 
+      it('takes Valhalla before 3.4, which sends the points as given rather than where it moved them, at its search_cutoff', async () => {
+        fake.valhalla = 'before-3.4';
+        const res = await search({ max_distance: 20 }, { lat: 39.3203, lng: -94.63 });
+        expect([res.status, res.headers['travel-source']]).toEqual([200, 'valhalla']);
+        expect(res.body.locations.map((l) => [l.name, l.travel_time === null])).toEqual([
+          ['Down the Road', false],
+          ['Across the River', false],
+          ['Further Down', false],
+          ['Dead End', true],
+          ['In a Field', true],
+        ]);
+      });
+
       it('takes every store as unreachable when /locate finds no road near the customer', async () => {
         const res = await search({ max_distance: 40 }, { lat: 39.555, lng: -94.66 });
         expect([res.status, res.headers['travel-source']]).toEqual([200, 'valhalla']);

@@ -327,10 +327,15 @@ class ValhallaEngine extends HttpRouterEngine {
       if (lat === undefined || lng === undefined) throw new RouterFailure('malformed', 'valhalla: a moved point without a position');
       return movedMetres(from, { lat, lng }) > this.snapMetres ? null : { key: pointKey(lat, lng) };
     };
-    // Valhalla before 3.4 sends no moved points: its search_cutoff alone is the snap distance then.
+    // Valhalla before 3.4 sends the points as given (`[[{lat, lon}, …]]`), not where it moved them:
+    // its search_cutoff alone is the snap distance then.
     type Moved = { lat?: unknown; lon?: unknown } | null;
-    const sources = Array.isArray(body!.sources) ? (body!.sources as Moved[]) : undefined;
-    const moves = Array.isArray(body!.targets) && body!.targets.length === asked.length ? (body!.targets as Moved[]) : undefined;
+    const said = (list: unknown, length: number) =>
+      Array.isArray(list) && list.length === length && list.every((at) => at === null || (typeof at === 'object' && !Array.isArray(at)))
+        ? (list as Moved[])
+        : undefined;
+    const sources = said(body!.sources, 1);
+    const moves = said(body!.targets, asked.length);
     const start = sources ? moved(sources[0], origin) : undefined;
     if (start === null) return { origin: null, legs };
     for (const cell of row as Array<{ time?: unknown; distance?: unknown; to_index?: unknown } | null>) {

@@ -30,7 +30,9 @@ export const OFF_ROAD_METRES = 8000;
  * in kilometres, and, asked `verbose`, `sources` and `targets` with where each point was moved
  * (null for a point with no road within its `search_cutoff`, whose cells are null), as Valhalla 3.7
  * and later answer; as `valhalla: 'before-3.7'` it refuses the whole request instead (400, error
- * code 171), and answers `POST /locate` (`edges` null for a point with no road within its cutoff).
+ * code 171), and answers `POST /locate` (`edges` null for a point with no road within its cutoff);
+ * as `'before-3.4'` it does that too, and its `sources` and `targets` are the points as given, in
+ * one more array (`[[{lat, lon}, …]]`).
  * Its roads: every point is moved north or south onto the nearest of its east-west roads, except
  * one whose latitude ends in OFF_ROAD, OFF_ROAD_METRES from any; the way between two moved points is
  * the straight line times DETOUR at ROAD_KMH (three times across the river), and there is no route
@@ -39,7 +41,7 @@ export const OFF_ROAD_METRES = 8000;
  */
 export class FakeRouters {
   behaviour: RouterBehaviour = 'ok';
-  valhalla: 'current' | 'before-3.7' = 'current';
+  valhalla: 'current' | 'before-3.7' | 'before-3.4' = 'current';
   readonly requests: Array<{ engine: 'osrm' | 'valhalla'; url: string; body?: unknown }> = [];
   private server?: Server;
   /** The slow answers' timers, cleared at stop so that none holds the process. */
@@ -81,7 +83,7 @@ export class FakeRouters {
     const url = new URL(req.url ?? '/', this.url);
     const engine = url.pathname.startsWith('/table/v1/driving/')
       ? 'osrm'
-      : url.pathname === '/sources_to_targets' || (url.pathname === '/locate' && this.valhalla === 'before-3.7')
+      : url.pathname === '/sources_to_targets' || (url.pathname === '/locate' && this.valhalla !== 'current')
         ? 'valhalla'
         : undefined;
     let text = '';
@@ -126,7 +128,7 @@ export class FakeRouters {
   private matrix(request: ValhallaRequest, res: ServerResponse): void {
     const locations = [...request.sources, ...request.targets];
     const found = (l: ValhallaLocation) => FakeRouters.snapMetres({ lat: l.lat, lng: l.lon }) <= (l.search_cutoff ?? 35_000);
-    if (this.valhalla === 'before-3.7' && !locations.every(found))
+    if (this.valhalla !== 'current' && !locations.every(found))
       return send(res, 400, { error_code: 171, error: 'No suitable edges near location', status_code: 400, status: 'Bad Request' });
     const origin = { lat: request.sources[0].lat, lng: request.sources[0].lon };
     const moved = (l: ValhallaLocation) => {
@@ -140,7 +142,11 @@ export class FakeRouters {
           return { from_index: 0, to_index: i, time: leg ? Math.round(leg.seconds) : null, distance: leg ? Math.round(leg.metres) / 1000 : null };
         }),
       ],
-      ...(request.verbose === false ? {} : { sources: request.sources.map(moved), targets: request.targets.map(moved) }),
+      ...(request.verbose === false
+        ? {}
+        : this.valhalla === 'before-3.4'
+          ? { sources: [request.sources.map(({ lat, lon }) => ({ lat, lon }))], targets: [request.targets.map(({ lat, lon }) => ({ lat, lon }))] }
+          : { sources: request.sources.map(moved), targets: request.targets.map(moved) }),
       units: 'kilometers',
     });
   }
