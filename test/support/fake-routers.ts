@@ -42,6 +42,8 @@ export const OFF_ROAD_METRES = 8000;
 export class FakeRouters {
   behaviour: RouterBehaviour = 'ok';
   valhalla: 'current' | 'before-3.7' | 'before-3.4' = 'current';
+  /** Answers recorded from a real server, by request path: when set, the stand-in answers these and nothing else (404). */
+  replay?: Map<string, { status: number; body: unknown }>;
   readonly requests: Array<{ engine: 'osrm' | 'valhalla'; url: string; body?: unknown }> = [];
   private server?: Server;
   /** The slow answers' timers, cleared at stop so that none holds the process. */
@@ -91,6 +93,10 @@ export class FakeRouters {
     if (!engine) return send(res, 404, { error: 'no such service' });
     const body: unknown = text ? JSON.parse(text) : undefined;
     this.requests.push({ engine, url: req.url ?? '', body });
+    if (this.replay) {
+      const recorded = this.replay.get(req.url ?? '');
+      return recorded ? send(res, recorded.status, recorded.body) : send(res, 404, { code: 'NotRecorded' });
+    }
     if (this.behaviour === 'slow') await new Promise((resolve) => this.waits.add(setTimeout(resolve, 3000)));
     if (this.behaviour.startsWith('status:')) return send(res, Number(this.behaviour.slice(7)), { error: 'refused' });
     if (this.behaviour === 'not-json') {
