@@ -104,7 +104,9 @@ const start = async (root, extra, name) => {
 const services = { uncached: await start(ROOT, { ROUTER_CACHE_SECONDS: '0' }, 'uncached'), cached: await start(ROOT, {}, 'cached') };
 let commit;
 if (process.env.DRIVE_COMPARE) {
-  commit = execFileSync('git', ['rev-parse', '--verify', `${process.env.DRIVE_COMPARE}^{commit}`], { cwd: ROOT, encoding: 'utf8' }).trim().slice(0, 7);
+  commit = execFileSync('git', ['rev-parse', '--verify', `${process.env.DRIVE_COMPARE}^{commit}`], { cwd: ROOT, encoding: 'utf8' })
+    .trim()
+    .slice(0, 7);
   const dir = checkoutCommit(commit);
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
   services.uncachedBefore = await start(`${dir}/`, { ROUTER_CACHE_SECONDS: '0' }, 'uncached-before');
@@ -165,6 +167,8 @@ for (const { name, connections } of scenarios) {
     `| ${name} | ${connections} | ${fmt(mean(list, 'rps'))} | ${fmt(mean(list, 'p50'), 1)} | ${Math.max(...list.map((r) => r.p99))} | ${errors} | ${used || 'none'} |`,
   );
 }
-const ratio = (a, b) => `${fmt(mean(results[a], 'rps') / mean(results[b], 'rps'), 2)} (rounds: ${results[a].map((r, i) => fmt(r.rps / results[b][i].rps, 2)).join(', ')})`;
+const ratio = (a, b) =>
+  `${fmt(mean(results[a], 'rps') / mean(results[b], 'rps'), 2)} (rounds: ${results[a].map((r, i) => fmt(r.rps / results[b][i].rps, 2)).join(', ')})`;
 console.log(`\nrepeated / plain: ${ratio(scenarios[1].name, scenarios[2].name)}`);
-for (const { name, before } of scenarios.filter((s) => s.before !== undefined)) console.log(`${scenarios[before].name}, this / ${commit}: ${ratio(scenarios[before].name, name)}`);
+for (const { name, before } of scenarios.filter((s) => s.before !== undefined))
+  console.log(`${scenarios[before].name}, this / ${commit}: ${ratio(scenarios[before].name, name)}`);

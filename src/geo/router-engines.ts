@@ -308,7 +308,11 @@ class ValhallaEngine extends HttpRouterEngine {
     if (asked.length === 0) return { origin: undefined, legs };
     let body: ValhallaMatrix;
     try {
-      body = await this.matrix(origin, asked.map((i) => targets[i]), signal);
+      body = await this.matrix(
+        origin,
+        asked.map((i) => targets[i]),
+        signal,
+      );
     } catch (error) {
       if (!(error instanceof RouterFailure && error.code === NO_ROAD_NEAR)) throw error;
       const onRoad = await this.locate([origin, ...asked.map((i) => targets[i])], signal);
@@ -316,7 +320,11 @@ class ValhallaEngine extends HttpRouterEngine {
       for (const [j, i] of asked.entries()) if (!onRoad[j + 1]) this.offRoad?.set(pointKey(targets[i].lat, targets[i].lng), true);
       asked = asked.filter((_, j) => onRoad[j + 1]);
       if (asked.length === 0) return { origin: undefined, legs };
-      body = await this.matrix(origin, asked.map((i) => targets[i]), signal);
+      body = await this.matrix(
+        origin,
+        asked.map((i) => targets[i]),
+        signal,
+      );
     }
     const row = Array.isArray(body?.sources_to_targets) ? (body.sources_to_targets[0] as unknown) : undefined;
     if (!Array.isArray(row) || row.length !== asked.length) throw new RouterFailure('malformed', 'valhalla: not a row of every target');
