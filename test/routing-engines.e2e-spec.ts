@@ -154,6 +154,15 @@ describe.each(['osrm', 'valhalla'] as const)('POST /locations/nearest with trave
         fake.valhalla = 'current';
       });
 
+      it('asks /locate too when the verbose answer fails on such a point (500, error 499), as Valhalla 3.7’s serializer reads', async () => {
+        fake.valhalla = 'fails-on-null';
+        const res = await search({ max_distance: 40 }, { lat: 39.555, lng: -94.67 });
+        expect([res.status, res.headers['travel-source']]).toEqual([200, 'valhalla']);
+        expect(fake.requests.map((r) => r.url)).toEqual(['/sources_to_targets', '/locate']);
+        expect(res.body.locations.length).toBeGreaterThan(0);
+        expect(res.body.locations.every((l) => l.travel_time === null && l.travel_distance === null)).toBe(true);
+      });
+
       it('asks /locate which points have none, asks again without them, and leaves them out of later requests', async () => {
         const res = await search({ max_distance: 20 }, { lat: 39.3201, lng: -94.61 });
         expect([res.status, res.headers['travel-source']]).toEqual([200, 'valhalla']);
@@ -200,6 +209,8 @@ describe.each(['osrm', 'valhalla'] as const)('POST /locations/nearest with trave
     ['status:503', 'error'],
     ['malformed', 'malformed'],
     ['not-json', 'malformed'],
+    // Valhalla's answer to an exception of its own; /locate finds every point on a road, so it is the engine's failure.
+    ['unknown-error', 'error'],
     ['slow', 'timeout'],
   ])('answers the straight-line order, 200, when the engine answers %s (outcome %s)', async (behaviour, outcome) => {
     fake.behaviour = behaviour;

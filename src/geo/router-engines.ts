@@ -174,8 +174,8 @@ const finite = (value: unknown): number | undefined => (typeof value === 'number
 
 /**
  * The HTTP engines share the request: the caller's abort signal for the timeout, and a JSON body.
- * 429 is `rate_limited`, any other non-2xx `error` (of the body only a 400's `error_code` is read:
- * an engine's message may echo the positions).
+ * 429 is `rate_limited`, any other non-2xx `error` (of its body only Valhalla's `error_code` is
+ * read: an engine's message may echo the positions).
  */
 abstract class HttpRouterEngine implements RouterEngine {
   abstract readonly name: 'osrm' | 'valhalla';
@@ -201,14 +201,10 @@ abstract class HttpRouterEngine implements RouterEngine {
       await response.body?.cancel();
       throw new RouterFailure('rate_limited', `${this.name}: 429, too many requests`);
     }
-    if (response.status === 400) {
-      // Only the engine's error code is read: its message may echo the positions.
-      const code = finite(((await response.json().catch(() => undefined)) as { error_code?: unknown } | undefined)?.error_code);
-      throw new RouterFailure('error', `${this.name}: HTTP 400${code === undefined ? '' : `, error ${code}`}`, code);
-    }
     if (!response.ok) {
-      await response.body?.cancel();
-      throw new RouterFailure('error', `${this.name}: HTTP ${response.status}`);
+      // Only the engine's error code is read: its message may echo the positions.
+      const code = finite(((await response.json().catch(() => undefined)) as { error_code?: unknown } | null | undefined)?.error_code);
+      throw new RouterFailure('error', `${this.name}: HTTP ${response.status}${code === undefined ? '' : `, error ${code}`}`, code);
     }
     try {
       return await response.json();
@@ -276,8 +272,12 @@ class OsrmEngine extends HttpRouterEngine {
   }
 }
 
-/** Valhalla's error for a point with no road within its `search_cutoff`. */
-const NO_ROAD_NEAR = 171;
+/**
+ * The errors of Valhalla's matrix that a point with no road within its `search_cutoff` causes:
+ * before 3.7, 171 ("No suitable edges near location", 400); from 3.7 on, as its source reads, the
+ * verbose answer's serializer fails on the null it writes for such a point (499, "Unknown", 500).
+ */
+const NO_ROAD_NEAR = new Set([171, 499]);
 
 type ValhallaMatrix = { sources_to_targets?: unknown; sources?: unknown; targets?: unknown } | null;
 
@@ -287,7 +287,8 @@ type ValhallaMatrix = { sources_to_targets?: unknown; sources?: unknown; targets
  * snap distance, and since Valhalla 3.4 the answer's `sources` and `targets` say where each point
  * was moved onto a road (null: none within the cutoff), from which the engine measures the move
  * itself, as it takes OSRM's. Valhalla before 3.7 refuses the whole request instead when a point
- * has no road within its cutoff (400, error 171, not saying which): the engine then asks `/locate`
+ * has no road within its cutoff (400, error 171, not saying which), and 3.7's verbose answer may
+ * fail on such a point (500, error 499; see NO_ROAD_NEAR): the engine then asks `/locate`
  * for every point, takes the ones it finds no road for as unreachable, and asks the matrix again
  * for the rest, all within the one timeout. It keeps those stores' points (ROUTER_CACHE_SECONDS,
  * the time a reloaded road network takes to show) and leaves them out of later requests, so that
@@ -314,8 +315,10 @@ class ValhallaEngine extends HttpRouterEngine {
         signal,
       );
     } catch (error) {
-      if (!(error instanceof RouterFailure && error.code === NO_ROAD_NEAR)) throw error;
+      if (!(error instanceof RouterFailure && error.code !== undefined && NO_ROAD_NEAR.has(error.code))) throw error;
       const onRoad = await this.locate([origin, ...asked.map((i) => targets[i])], signal);
+      // Every point on a road: the matrix failed for a reason of its own.
+      if (onRoad.every(Boolean)) throw error;
       if (!onRoad[0]) return { origin: null, legs };
       for (const [j, i] of asked.entries()) if (!onRoad[j + 1]) this.offRoad?.set(pointKey(targets[i].lat, targets[i].lng), true);
       asked = asked.filter((_, j) => onRoad[j + 1]);

@@ -14,7 +14,7 @@ export const NO_ROUTE = 0.2777;
 export const ACROSS_RIVER = 0.333;
 
 /** What the stand-in does with the next requests. */
-export type RouterBehaviour = 'ok' | 'slow' | 'status:429' | 'status:503' | 'malformed' | 'not-json';
+export type RouterBehaviour = 'ok' | 'slow' | 'status:429' | 'status:503' | 'malformed' | 'not-json' | 'unknown-error';
 
 /** The stand-in's roads run east-west every ten-thousandth of a degree of latitude (about 11 m). */
 const ROAD_EVERY = 1e-4;
@@ -29,8 +29,10 @@ export const OFF_ROAD_METRES = 8000;
  * (`POST /sources_to_targets`): `sources_to_targets` rows of `{from_index, to_index, time, distance}`
  * in kilometres, and, asked `verbose`, `sources` and `targets` with where each point was moved
  * (null for a point with no road within its `search_cutoff`, whose cells are null), as Valhalla 3.7
- * and later answer; as `valhalla: 'before-3.7'` it refuses the whole request instead (400, error
- * code 171), and answers `POST /locate` (`edges` null for a point with no road within its cutoff);
+ * and later answer; as `valhalla: 'fails-on-null'` its verbose answer fails on such a point (500,
+ * error 499), as Valhalla 3.7's serializer reads; as `'before-3.7'` it refuses the whole request
+ * instead (400, error code 171). It answers `POST /locate` (`edges` null for a point with no road
+ * within its cutoff);
  * as `'before-3.4'` it does that too, and its `sources` and `targets` are the points as given, in
  * one more array (`[[{lat, lon}, …]]`).
  * Its roads: every point is moved north or south onto the nearest of its east-west roads, except
@@ -41,7 +43,7 @@ export const OFF_ROAD_METRES = 8000;
  */
 export class FakeRouters {
   behaviour: RouterBehaviour = 'ok';
-  valhalla: 'current' | 'before-3.7' | 'before-3.4' = 'current';
+  valhalla: 'current' | 'fails-on-null' | 'before-3.7' | 'before-3.4' = 'current';
   /** Answers recorded from a real server, by request path: when set, the stand-in answers these and nothing else (404). */
   replay?: Map<string, { status: number; body: unknown }>;
   readonly requests: Array<{ engine: 'osrm' | 'valhalla'; url: string; body?: unknown }> = [];
@@ -85,7 +87,7 @@ export class FakeRouters {
     const url = new URL(req.url ?? '/', this.url);
     const engine = url.pathname.startsWith('/table/v1/driving/')
       ? 'osrm'
-      : url.pathname === '/sources_to_targets' || (url.pathname === '/locate' && this.valhalla !== 'current')
+      : url.pathname === '/sources_to_targets' || url.pathname === '/locate'
         ? 'valhalla'
         : undefined;
     let text = '';
@@ -99,6 +101,7 @@ export class FakeRouters {
     }
     if (this.behaviour === 'slow') await new Promise((resolve) => this.waits.add(setTimeout(resolve, 3000)));
     if (this.behaviour.startsWith('status:')) return send(res, Number(this.behaviour.slice(7)), { error: 'refused' });
+    if (this.behaviour === 'unknown-error' && url.pathname !== '/locate') return send(res, 500, UNKNOWN);
     if (this.behaviour === 'not-json') {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       return void res.end('<html>busy</html>');
@@ -134,8 +137,9 @@ export class FakeRouters {
   private matrix(request: ValhallaRequest, res: ServerResponse): void {
     const locations = [...request.sources, ...request.targets];
     const found = (l: ValhallaLocation) => FakeRouters.snapMetres({ lat: l.lat, lng: l.lon }) <= (l.search_cutoff ?? 35_000);
-    if (this.valhalla !== 'current' && !locations.every(found))
+    if (this.valhalla.startsWith('before-') && !locations.every(found))
       return send(res, 400, { error_code: 171, error: 'No suitable edges near location', status_code: 400, status: 'Bad Request' });
+    if (this.valhalla === 'fails-on-null' && request.verbose !== false && !locations.every(found)) return send(res, 500, UNKNOWN);
     const origin = { lat: request.sources[0].lat, lng: request.sources[0].lon };
     const moved = (l: ValhallaLocation) => {
       const at = FakeRouters.moved({ lat: l.lat, lng: l.lon });
@@ -187,6 +191,9 @@ interface ValhallaRequest {
   costing: string;
   verbose?: boolean;
 }
+
+/** Valhalla's answer to an exception of its own (error 499, HTTP 500). */
+const UNKNOWN = { error_code: 499, error: 'Unknown', status_code: 500, status: 'Internal Server Error' };
 
 const round = (value: number, decimals: number) => Math.round(value * 10 ** decimals) / 10 ** decimals;
 const ends = (lat: number, digits: number) => Math.abs(Math.abs(lat % 1) - digits) < 1e-9;
