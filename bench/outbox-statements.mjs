@@ -5,7 +5,9 @@
 // each (default 20,000), in tables of the service's shape on a fresh database (BENCH_DATABASE_URL,
 // as npm run bench: `<name>_outbox_sql`). The shapes are those of src/plants/plants.service.ts and
 // src/events/outbox.service.ts, and of what they were before (marked "before"), so that a change
-// of a statement is measured against the one it replaces on the same minutes of the machine.
+// of a statement is measured against the one it replaces on the same minutes of the machine; and
+// shapes the service does not run (marked "candidate": the event written by a trigger, MariaDB's
+// DELETE … RETURNING), measured for a change to come.
 // docs/performance.md, "Change events at the write rate on Node 24".
 import { randomUUID } from 'node:crypto';
 import mysql from 'mysql2/promise';
@@ -21,6 +23,19 @@ await pool.query(
 );
 await pool.query(
   'CREATE TABLE event_outbox (id bigint NOT NULL AUTO_INCREMENT PRIMARY KEY, event_id varchar(36) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, subject varchar(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, payload text CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, created_at datetime(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)) ENGINE=InnoDB',
+);
+// Candidates, not what the service runs: the event written by a trigger of the plants table in the
+// write's own statement (autocommit, no transaction of four statements), the acting token in a
+// session variable set in the same round trip. A table of their own, so that the service's shapes
+// run without the triggers.
+await pool.query('CREATE TABLE plants_triggered LIKE plants');
+const EVENT_JSON = (row, type) =>
+  `CONCAT('{"specversion":"1.0","id":"', @event_id, '","source":"/plant-store-service","type":"${type}","subject":"teams/', ${row}.team, '/plants/', ${row}.id, '","time":"', LEFT(DATE_FORMAT(UTC_TIMESTAMP(3), '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z","datacontenttype":"application/json","data":{"team":', JSON_QUOTE(${row}.team), ',"id":', ${row}.id, ',"name":', JSON_QUOTE(${row}.name), ',"tag":', COALESCE(JSON_QUOTE(${row}.tag), 'null'), ',"tokenId":', @actor, '}}')`;
+await pool.query(
+  `CREATE TRIGGER plants_triggered_created AFTER INSERT ON plants_triggered FOR EACH ROW INSERT INTO event_outbox (event_id, subject, payload) VALUES (@event_id, CONCAT('plantstore.', NEW.team, '.plant.created'), ${EVENT_JSON('NEW', 'com.plantstore.plant.created')})`,
+);
+await pool.query(
+  `CREATE TRIGGER plants_triggered_deleted AFTER DELETE ON plants_triggered FOR EACH ROW INSERT INTO event_outbox (event_id, subject, payload) VALUES (@event_id, CONCAT('plantstore.', OLD.team, '.plant.deleted'), ${EVENT_JSON('OLD', 'com.plantstore.plant.deleted')})`,
 );
 const databasePid = pidOf('mariadbd') ?? pidOf('mysqld');
 if (!databasePid) throw new Error('no mariadbd or mysqld process on this machine: its CPU time is what this measures');
@@ -59,7 +74,7 @@ async function measure(op) {
 
 let base = 0;
 /** Plants base … base+N-1, inserted for a deletion shape to delete. */
-const fill = () => measure((i) => pool.query(INSERT_PLANT, ['team1', base + i, 'bench plant', 'b']));
+const fill = (table = 'plants') => measure((i) => pool.query(INSERT_PLANT.replace('plants', table), ['team1', base + i, 'bench plant', 'b']));
 const shapes = [
   { name: 'create, events off: INSERT (autocommit)', run: (id) => pool.query(INSERT_PLANT, ['team1', id, 'bench plant', 'b']) },
   {
@@ -108,6 +123,33 @@ const shapes = [
         id,
       ]),
   },
+  {
+    name: 'candidate: create, events on, by a trigger: SET @actor, @event_id; INSERT (autocommit)',
+    table: 'plants_triggered',
+    run: (id) =>
+      pool.query(`SET @actor = 2, @event_id = ?; ${INSERT_PLANT.replace('plants', 'plants_triggered')}`, [randomUUID(), 'team1', id, 'bench plant', 'b']),
+  },
+  {
+    name: 'candidate: delete, events on, by a trigger: SET @actor, @event_id; DELETE (autocommit)',
+    table: 'plants_triggered',
+    deletes: true,
+    run: (id) => pool.query(`SET @actor = 2, @event_id = ?; ${DELETE_PLANT.replace('plants', 'plants_triggered')}`, [randomUUID(), 'team1', id]),
+  },
+  {
+    name: 'candidate: delete, events on, MariaDB: START; DELETE … RETURNING name, tag, then INSERT event; COMMIT',
+    deletes: true,
+    run: async (id) => {
+      const connection = await pool.getConnection();
+      try {
+        const [[, rows]] = await connection.query(`START TRANSACTION; ${DELETE_PLANT} RETURNING name, tag`, ['team1', id]);
+        const [{ name, tag }] = rows;
+        const event = `${head}${JSON.stringify(name)},"tag":${JSON.stringify(tag)},"tokenId":2}}`;
+        await connection.query(`${INSERT_EVENT}; COMMIT`, [randomUUID(), 'plantstore.team1.plant.deleted', event]);
+      } finally {
+        connection.release();
+      }
+    },
+  },
 ];
 
 const results = new Map(shapes.map((s) => [s.name, []]));
@@ -117,10 +159,10 @@ for (let round = 1; round <= ROUNDS; round++) {
   await pool.query('TRUNCATE TABLE event_outbox');
   for (const shape of shapes) {
     base += N;
-    if (shape.deletes) await fill();
+    if (shape.deletes) await fill(shape.table);
     const first = base;
     results.get(shape.name).push(await measure((i) => shape.run(first + i)));
-    if (!shape.deletes) await pool.query('DELETE FROM plants WHERE team = ? AND id >= ?', ['team1', first]);
+    if (!shape.deletes) await pool.query(`DELETE FROM ${shape.table ?? 'plants'} WHERE team = ? AND id >= ?`, ['team1', first]);
     console.error(`  round ${round}: ${shape.name}: ${fmt(results.get(shape.name).at(-1).cpu)} µs`);
   }
   // The relay: batches of 33 (what it reads under this load, docs/performance.md), read in id order and deleted by id.
