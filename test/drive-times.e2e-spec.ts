@@ -1,6 +1,6 @@
 import { Metrics } from '../src/metrics/metrics.js';
-import { importStores, storesCsv, type StoreInput } from './support/stores.js';
-import { eastMetres, loadRoads, northMetres, RIVER_ROADS, roadsDatabase, seconds } from './support/roads.js';
+import { importStores, storesCsv } from './support/stores.js';
+import { eastMetres, loadRoads, northMetres, RIVER_ROADS, RIVER_STORES, roadsDatabase, seconds } from './support/roads.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
 /**
@@ -15,15 +15,6 @@ const MILE = 1609.344;
 
 /** The fixture's places (see its comment): the customer stands at n3 on the west bank. */
 const N3 = { lat: 40.02, lng: -100.02 };
-const STORES: StoreInput[] = [
-  { code: 'EAST', name: 'East Bank (n13)', lat: 40.02, lng: -99.98 },
-  { code: 'WEST', name: 'West Road South (n1)', lat: 39.98, lng: -100.02 },
-  { code: 'ONEWAY', name: 'One Way End (n31)', lat: 40.04, lng: -99.96 },
-  { code: 'LOOP', name: 'Loop Corner (n14)', lat: 40.04, lng: -99.98 },
-  { code: 'ISLAND', name: 'Island Lane', lat: 40.1, lng: -99.89 },
-  // Five miles from the nearest road: no road reaches it within ROUTER_SNAP_MILES.
-  { code: 'FIELD', name: 'Middle of a Field', lat: 40.02, lng: -100.12 },
-].map((store) => ({ ...store, city: 'McCook', state: 'NE', zip: '69001' }));
 
 /** By hand: the roads from n3 to each store (see test/roads.e2e-spec.ts for the pieces). */
 const BRIDGE = 2 * eastMetres(40, 0.015) + eastMetres(40, 0.01);
@@ -62,7 +53,7 @@ describe('POST /locations/nearest with travel_mode, routed by pgRouting', () => 
       // Generous: the machine may be busy; the timeout spec below sets its own.
       env: { ...ENV, ROUTER: 'pgrouting', ROUTER_DATABASE_URL: db.url, ROUTER_TIMEOUT_MS: '5000', ...env },
     });
-    await importStores(created, storesCsv(STORES));
+    await importStores(created, storesCsv(RIVER_STORES));
     tokens.set(created, await created.tokenFor('shop'));
     return created;
   };
@@ -81,7 +72,7 @@ describe('POST /locations/nearest with travel_mode, routed by pgRouting', () => 
     const res = await search(t, at(N3));
     expect([res.status, res.headers['travel-source']]).toEqual([200, 'pgrouting']);
     const expected = ['WEST', 'EAST', 'LOOP', 'ONEWAY'].map((code) => ({
-      name: STORES.find((s) => s.code === code)!.name,
+      name: RIVER_STORES.find((s) => s.code === code)!.name,
       travel_time: Math.round(seconds(ROAD_METRES[code]) / 6) / 10,
       travel_distance: Math.round((ROAD_METRES[code] / MILE) * 100) / 100,
     }));
@@ -150,7 +141,7 @@ describe('POST /locations/nearest with travel_mode, routed by pgRouting', () => 
     // A store a minute up the road from the customer.
     await importStores(
       t,
-      storesCsv([...STORES, { code: 'NEAR', name: 'Just Up the Road', lat: 40.03, lng: -100.02, city: 'McCook', state: 'NE', zip: '69001' }]),
+      storesCsv([...RIVER_STORES, { code: 'NEAR', name: 'Just Up the Road', lat: 40.03, lng: -100.02, city: 'McCook', state: 'NE', zip: '69001' }]),
     );
     expect((await search(t, place)).body.locations.map((l) => l.name)).toEqual(['Just Up the Road']);
   });

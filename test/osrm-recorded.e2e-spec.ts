@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { FakeRouters } from './support/fake-routers.js';
-import { importStores, storesCsv, type StoreInput } from './support/stores.js';
+import { RIVER_STORES } from './support/roads.js';
+import { importStores, storesCsv } from './support/stores.js';
 import { bearer, createTestApp, type TestApp } from './support/test-app.js';
 
 /**
@@ -15,14 +16,6 @@ const ENV = { TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '
 const RECORDED = JSON.parse(readFileSync(new URL('./fixtures/osrm-river-roads.json', import.meta.url), 'utf8')) as {
   answers: Array<{ url: string; status: number; body: unknown }>;
 };
-const STORES: StoreInput[] = [
-  { code: 'EAST', name: 'East Bank (n13)', lat: 40.02, lng: -99.98 },
-  { code: 'WEST', name: 'West Road South (n1)', lat: 39.98, lng: -100.02 },
-  { code: 'ONEWAY', name: 'One Way End (n31)', lat: 40.04, lng: -99.96 },
-  { code: 'LOOP', name: 'Loop Corner (n14)', lat: 40.04, lng: -99.98 },
-  { code: 'ISLAND', name: 'Island Lane', lat: 40.1, lng: -99.89 },
-  { code: 'FIELD', name: 'Middle of a Field', lat: 40.02, lng: -100.12 },
-].map((store) => ({ ...store, address: '1 Road', city: 'McCook', state: 'NE', zip: '69001' }));
 
 type Location = { name: string; travel_time: number | null; travel_distance: number | null };
 
@@ -48,7 +41,7 @@ describe('POST /locations/nearest with travel_mode, ROUTER=osrm, on a real OSRM 
     fake.replay = new Map(RECORDED.answers.map(({ url, status, body }) => [url, { status, body }]));
     t = await createTestApp({ env: { ...ENV, ROUTER: 'osrm', ROUTER_URL: fake.url, ROUTER_TIMEOUT_MS: '2000' } });
     token = await t.tokenFor('shop');
-    await importStores(t, storesCsv(STORES));
+    await importStores(t, storesCsv(RIVER_STORES));
   });
   afterAll(async () => {
     await t.close();
@@ -84,7 +77,7 @@ describe('POST /locations/nearest with travel_mode, ROUTER=osrm, on a real OSRM 
   it('from a place off the roads: every store unreachable', async () => {
     const { source, locations } = await search({ lat: 40.02, lng: -100.13 });
     expect(source).toBe('osrm');
-    expect(locations.map(([, time, distance]) => [time, distance])).toEqual(STORES.map(() => [null, null]));
+    expect(locations.map(([, time, distance]) => [time, distance])).toEqual(RIVER_STORES.map(() => [null, null]));
   });
 
   it('from either side of the west road: the same point of it, the same times', async () => {

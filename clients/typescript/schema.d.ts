@@ -1643,7 +1643,7 @@ export interface components {
              */
             breaker: "closed" | "open" | "half_open" | null;
             /**
-             * @description Travel times (one per customer place and store) in this instance's cache.
+             * @description Travel times in this instance's cache: one per store and place a customer was moved to onto a road.
              * @example 5678
              */
             cached: number;

@@ -1,16 +1,16 @@
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
-import { haversineMiles, type Point } from '../shared/great-circle.js';
+import { haversineMiles, KM_PER_MILE, type Point } from '../shared/great-circle.js';
 import type { RouterEngineName } from './router.config.js';
 
 /**
  * The engines behind ROUTER: each gives the way by road from one point (the customer's) to each of
  * several (the stores'), one request per call, a store no road reaches (none within the snap
  * distance of it or of the customer, or no route) as null, and where it moved the customer's point
- * onto a road. Everything else (a refusal, an error
- * status, an answer not in the engine's documented format) is a RouterFailure, which the router
- * counts against the engine and answers with the straight-line order. No engine logs, and no failure
- * carries a position or a URL (which holds the positions): the engine's name and what went wrong only.
+ * onto a road. Everything else (a refusal, an error status, an answer not in the engine's
+ * documented format) is a RouterFailure, which the router counts against the engine and answers
+ * with the straight-line order. No engine logs, and no failure carries a position or a URL (which
+ * holds the positions): the engine's name and what went wrong only.
  */
 
 /** The way to a store: seconds and metres by road. */
@@ -47,7 +47,7 @@ export class RouterFailure extends Error {
   constructor(
     readonly reason: 'error' | 'rate_limited' | 'malformed',
     detail: string,
-    /** The engine's own error code, where a refusal (400) carried one. */
+    /** The engine's own error code, where its error status carried one (Valhalla's `error_code`). */
     readonly code?: number,
   ) {
     super(detail);
@@ -71,16 +71,16 @@ export function createRouterEngine(
 const pointKey = (lat: number, lng: number) => `${lat.toFixed(6)},${lng.toFixed(6)}`;
 
 /** How far an engine moved a point onto a road, in metres. */
-const movedMetres = (from: Point, to: Point) => haversineMiles(from, to) * 1609.344;
+const movedMetres = (from: Point, to: Point) => haversineMiles(from, to) * KM_PER_MILE * 1000;
 
 /**
  * pgRouting over osm2pgrouting's tables (`ways`, `ways_vertices_pgr`) in `schema`: each point moved
- * onto its nearest road piece (none within `snapMetres`: unreachable), then one pgr_withPoints from
- * the customer's point to every store's, directed (one-way streets), costs in seconds (`cost_s`,
- * `reverse_cost_s`), over the road pieces in a box around them all with a margin: a route that
- * leaves the box far behind is not found (the box is half again as wide as the points' own, and at
- * least 0.1° more on each side). The customer's point moved onto its road piece (the piece and the
- * fraction along it) is the origin's key: the legs kept from it are not routed again.
+ * onto its nearest road piece (none within `snapMetres`: unreachable). The customer's moved point
+ * (the piece and the fraction along it) is the origin's key: the legs kept from it (`kept`) are not
+ * routed again. Then one pgr_withPoints from the customer's point to each other store's, directed
+ * (one-way streets), costs in seconds (`cost_s`, `reverse_cost_s`), over the road pieces in a box
+ * around those points with a margin: a route that leaves the box far behind is not found (the box
+ * is half again as wide as the points' own, and at least 0.1° more on each side).
  */
 class PgRoutingEngine implements RouterEngine {
   readonly name = 'pgrouting' as const;

@@ -14,7 +14,7 @@ import {
 } from 'cockatiel';
 import { LRUCache } from 'lru-cache';
 import { Metrics } from '../metrics/metrics.js';
-import type { Point } from '../shared/great-circle.js';
+import { KM_PER_MILE, type Point } from '../shared/great-circle.js';
 import { routerConfig, type RouterEngineName } from './router.config.js';
 import { breakerState } from './address-geocoder.js';
 import { createRouterEngine, RouterFailure, type Leg, type RouterEngine, type Table } from './router-engines.js';
@@ -38,10 +38,11 @@ export interface RouteTarget {
   point: Point;
 }
 
-const METRES_PER_MILE = 1609.344;
-
 /** Where a customer with no road within ROUTER_SNAP_MILES is "moved": every leg from there is null. */
 const OFF_ROAD = 'off-road';
+
+/** A leg's key: catalogue version, where the customer was moved onto a road, store code. */
+const legKey = (version: number, at: string, store: string) => `${version}:${at}:${store}`;
 
 /**
  * The travel times of POST /locations/nearest's `travel_mode`, through the engine of ROUTER, from the
@@ -80,7 +81,7 @@ export class Router implements OnApplicationShutdown {
     this.engine = createRouterEngine(settings.ROUTER, {
       url: settings.ROUTER === 'pgrouting' ? settings.ROUTER_DATABASE_URL! : settings.ROUTER_URL!,
       schema: settings.ROUTER_SCHEMA,
-      snapMetres: settings.ROUTER_SNAP_MILES * METRES_PER_MILE,
+      snapMetres: settings.ROUTER_SNAP_MILES * KM_PER_MILE * 1000,
       timeoutMs: settings.ROUTER_TIMEOUT_MS,
       cacheSeconds: settings.ROUTER_CACHE_SECONDS,
     });
@@ -162,7 +163,7 @@ export class Router implements OnApplicationShutdown {
     this.origins?.set(from, at);
     missing.forEach((i, j) => {
       legs[i] = found.legs[j];
-      if (at !== OFF_ROAD) this.cache?.set(`${version}:${at}:${targets[i].key}`, found.legs[j] ?? 'none');
+      if (at !== OFF_ROAD) this.cache?.set(legKey(version, at, targets[i].key), found.legs[j] ?? 'none');
     });
     return { source: engine.name, legs: legs as Array<Leg | null> };
   }
@@ -170,7 +171,7 @@ export class Router implements OnApplicationShutdown {
   /** The leg kept from moved point `at` to store `key` for catalogue `version`: null for none, undefined when not kept. */
   private kept(version: number, at: string, key: string): Leg | null | undefined {
     if (at === OFF_ROAD) return null;
-    const leg = this.cache?.get(`${version}:${at}:${key}`);
+    const leg = this.cache?.get(legKey(version, at, key));
     return leg === 'none' ? null : leg;
   }
 

@@ -57,7 +57,12 @@ export class RouterStatusView {
     example: 'closed',
   })
   breaker: string | null;
-  @ApiProperty({ description: "Travel times (one per customer place and store) in this instance's cache.", type: 'integer', example: 5678 }) cached: number;
+  @ApiProperty({
+    description: "Travel times in this instance's cache: one per store and place a customer was moved to onto a road.",
+    type: 'integer',
+    example: 5678,
+  })
+  cached: number;
 }
 
 @ApiSchema({ name: 'AdminStatus', description: "The service as an operator's console shows it at a glance." })

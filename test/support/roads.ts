@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import type { StoreInput } from './stores.js';
 
 /**
  * Road networks for the drive-time specs: scripts/load-roads.sh on the machine's PostgreSQL (with
@@ -12,6 +13,17 @@ export const LOAD_ROADS = fileURLToPath(new URL('../../scripts/load-roads.sh', i
 export const RIVER_ROADS = fileURLToPath(new URL('../fixtures/river-roads.osm', import.meta.url));
 export const POSTGRES = { host: '127.0.0.1', port: 5432, user: 'postgres' };
 export const run = promisify(execFile);
+
+/** Stores at the places of test/fixtures/river-roads.osm (see its comment): the drive-time specs' catalogue. */
+export const RIVER_STORES: StoreInput[] = [
+  { code: 'EAST', name: 'East Bank (n13)', lat: 40.02, lng: -99.98 },
+  { code: 'WEST', name: 'West Road South (n1)', lat: 39.98, lng: -100.02 },
+  { code: 'ONEWAY', name: 'One Way End (n31)', lat: 40.04, lng: -99.96 },
+  { code: 'LOOP', name: 'Loop Corner (n14)', lat: 40.04, lng: -99.98 },
+  { code: 'ISLAND', name: 'Island Lane', lat: 40.1, lng: -99.89 },
+  // Five miles from the nearest road: no road reaches it within ROUTER_SNAP_MILES.
+  { code: 'FIELD', name: 'Middle of a Field', lat: 40.02, lng: -100.12 },
+].map((store) => ({ ...store, city: 'McCook', state: 'NE', zip: '69001' }));
 
 /** A database of its own on the machine's PostgreSQL; `drop` ends every connection to it. */
 export async function roadsDatabase(prefix: string): Promise<{ name: string; url: string; client: pg.Client; drop: () => Promise<void> }> {
