@@ -16,6 +16,7 @@ import { StoreTimeZone1764400000000 } from './migrations/1764400000000-store-tim
 import { StoreChanges1764500000000 } from './migrations/1764500000000-store-changes.js';
 import { StoreSpecialDays1764600000000 } from './migrations/1764600000000-store-special-days.js';
 import { Holidays1764700000000 } from './migrations/1764700000000-holidays.js';
+import { PlantEventTriggers1764800000000 } from './migrations/1764800000000-plant-event-triggers.js';
 
 export const migrations = [
   InitialSchema1763700000000,
@@ -29,6 +30,7 @@ export const migrations = [
   StoreChanges1764500000000,
   StoreSpecialDays1764600000000,
   Holidays1764700000000,
+  PlantEventTriggers1764800000000,
 ];
 
 /**

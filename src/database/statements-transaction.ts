@@ -17,8 +17,12 @@ export interface Statement {
  * A failing statement stops the rest, and the transaction it left open is rolled back before the
  * connection goes back to the pool. On SQLite (no network, a transaction under the process's
  * lock, sqlite-transactions.ts) they run one by one in TypeORM's transaction.
+ *
+ * `transaction: false` (MySQL/MariaDB): the same single round trip without the transaction, each
+ * statement autocommitted; a failing one stops the rest. For statements that need no common
+ * transaction, such as session variables and the write whose trigger reads them.
  */
-export async function runStatements(dataSource: DataSource, statements: Statement[]): Promise<number[]> {
+export async function runStatements(dataSource: DataSource, statements: Statement[], { transaction = true } = {}): Promise<number[]> {
   if (dataSource.options.type === 'better-sqlite3') {
     return dataSource.transaction(async (manager) => {
       const affected: number[] = [];
@@ -28,7 +32,7 @@ export async function runStatements(dataSource: DataSource, statements: Statemen
   }
   const runner = dataSource.createQueryRunner();
   try {
-    const sql = ['START TRANSACTION', ...statements.map((s) => s.sql), 'COMMIT'].join(';\n');
+    const sql = (transaction ? ['START TRANSACTION', ...statements.map((s) => s.sql), 'COMMIT'] : statements.map((s) => s.sql)).join(';\n');
     let results: Array<{ affectedRows?: number }>;
     try {
       results = (
@@ -40,10 +44,10 @@ export async function runStatements(dataSource: DataSource, statements: Statemen
       ).raw;
     } catch (error) {
       // Nothing after the failing statement ran, COMMIT included: undo what ran before it.
-      await runner.query('ROLLBACK').catch(() => undefined);
+      if (transaction) await runner.query('ROLLBACK').catch(() => undefined);
       throw error;
     }
-    return results.slice(1, -1).map((result) => result.affectedRows ?? 0);
+    return (transaction ? results.slice(1, -1) : results).map((result) => result.affectedRows ?? 0);
   } finally {
     await runner.release();
   }

@@ -43,6 +43,16 @@ export interface HolidayChange {
 export type Actor = number | string;
 
 const INSERT = 'INSERT INTO event_outbox (event_id, subject, payload) VALUES (?, ?, ?)';
+/** What the plants table's triggers read (migration PlantEventTriggers): the plant the event is of, then the event's pieces. */
+const SET_PLANT_EVENT =
+  'SET @plant_event_team = ?, @plant_event_plant = ?, @plant_event_id = ?, @plant_event_subject = ?, @plant_event_head = ?, @plant_event_tail = ?';
+const FORGET = 'SET @plant_event_team = NULL';
+
+/** A plant write with its event: statements for one round trip, the write last; `transaction` false: each autocommits (the event is the write's trigger's). */
+export interface PlantWrite {
+  statements: Statement[];
+  transaction: boolean;
+}
 
 /**
  * The transactional outbox: each change event is one row written with the manager of
@@ -67,6 +77,7 @@ export class OutboxService {
   /** Rows in the outbox, as last counted, plus those written here since and minus those published. */
   private backlog = 0;
   private countedAt = -Infinity;
+  private triggers?: Promise<boolean>;
 
   constructor(
     @Inject(eventsConfig.KEY) events: ConfigType<typeof eventsConfig>,
@@ -106,41 +117,88 @@ export class OutboxService {
   }
 
   /**
-   * The outbox row of a plant's creation, as a statement for the creating transaction
-   * (runStatements); call `recorded(1)` once it committed. Refuses with 503 when the outbox is full.
+   * A plant's creation with its event: the statements for one round trip (runStatements), `write`
+   * (the plant's INSERT) last, whose changed rows are the events written (give them to `recorded`
+   * once it ran). Refuses with 503 when the outbox is full.
    */
-  async plantCreatedStatement(plant: PlantChange, actor: Actor): Promise<Statement> {
-    await this.checkRoom(this.dataSource.manager);
-    const event = this.event(EVENT_TYPES.plantCreated, plantSubject(plant), { ...plantData(plant), tokenId: actor });
-    return { sql: INSERT, params: [event.id, `${this.prefix}.${plant.team}.plant.created`, JSON.stringify(event)] };
+  plantCreatedWrite(plant: PlantChange, actor: Actor, write: Statement): Promise<PlantWrite> {
+    return this.plantWrite('created', plant.team, plant.id, actor, write, plant);
+  }
+
+  /** A plant's deletion with its event, as plantCreatedWrite (`write`: the plant's DELETE). */
+  plantDeletedWrite(team: string, id: number, actor: Actor, write: Statement): Promise<PlantWrite> {
+    return this.plantWrite('deleted', team, id, actor, write);
   }
 
   /**
-   * The outbox row of a plant's deletion, read from the plant's row by the statement itself
-   * (`INSERT … SELECT`, before the DELETE in the same transaction): no read of the plant in a
-   * round trip of its own, and no row when there is no such plant. Its name and tag are quoted
-   * into the JSON by the database (JSON_QUOTE, json_quote on SQLite).
-   *
-   * On MySQL/MariaDB the read locks the plant's row for the DELETE after it (`… FOR UPDATE`, which
-   * both accept in an INSERT … SELECT): of two deletes of one plant the second waits and then finds
-   * nothing, where the shared lock INSERT … SELECT takes by default would make them deadlock on
-   * the upgrade. One statement where a separate `SELECT … FOR UPDATE` made two: the separate one
-   * cost MariaDB 55–170 µs of CPU per deletion (`npm run bench:outbox-sql`, docs/performance.md).
+   * Before a plant write of a transaction that writes its event itself (`plantCreated`, the
+   * idempotent creates): a failed write of this connection's before may have left the
+   * triggers' variables naming the same plant (see plantWrite).
    */
-  async plantDeletedStatement(team: string, id: number, actor: Actor): Promise<Statement> {
+  async forgetPlantEvent(manager: EntityManager): Promise<void> {
+    if (this.enabled && (await this.usesTriggers())) await manager.query(FORGET);
+  }
+
+  /**
+   * The event is JSON made here around the plant's name and tag (`head` … `tail`, the keys in the
+   * order of a creation's), which the database quotes in (JSON_QUOTE, json_quote on SQLite) from
+   * the row as written or deleted. Two ways to write it, the same event either way:
+   *
+   * - **Triggers** of the plants table (MySQL/MariaDB, migration PlantEventTriggers): the event's
+   *   pieces go into session variables in the write's round trip (`SET …; INSERT` or `DELETE`),
+   *   and the write is one autocommit statement, its event written by the trigger for the row the
+   *   variables name. A deletion's event comes from the row the DELETE removes: no read of its
+   *   own. Every plant write of this service on a pooled connection either sets the variables or
+   *   clears them first (forgetPlantEvent), so that those of an earlier write that failed can
+   *   never name its plant.
+   * - **A transaction** of the event's INSERT and the write, where there are no triggers (SQLite;
+   *   an account that may not create them). A deletion's event is read from the plant's row by
+   *   its INSERT … SELECT, before the DELETE; on MySQL/MariaDB that read locks the row
+   *   (`… FOR UPDATE`, accepted by both in an INSERT … SELECT), so that of two deletes of one
+   *   plant the second waits and then finds nothing, where INSERT … SELECT's shared lock would
+   *   make them deadlock on the upgrade.
+   *
+   * Triggers took 60–250 µs of the database's CPU off each deletion and a little off each
+   * creation (`npm run bench:outbox-sql`, docs/performance.md).
+   */
+  private async plantWrite(kind: 'created' | 'deleted', team: string, id: number, actor: Actor, write: Statement, plant?: PlantChange): Promise<PlantWrite> {
     await this.checkRoom(this.dataSource.manager);
-    const event = this.event(EVENT_TYPES.plantDeleted, plantSubject({ team, id }), { team, id });
-    // `…,"data":{"team":…,"id":…` + `,"name":<name>,"tag":<tag>,"tokenId":<actor>}}`: the keys in the order of a creation's.
+    const event = this.event(kind === 'created' ? EVENT_TYPES.plantCreated : EVENT_TYPES.plantDeleted, plantSubject({ team, id }), { team, id });
     const head = `${JSON.stringify(event).slice(0, -2)},"name":`;
     const tail = `,"tokenId":${JSON.stringify(actor)}}}`;
+    const subject = `${this.prefix}.${team}.plant.${kind}`;
+    if (await this.usesTriggers()) {
+      return { transaction: false, statements: [{ sql: SET_PLANT_EVENT, params: [team, id, event.id, subject, head, tail] }, write] };
+    }
+    if (plant) {
+      const payload = `${head}${JSON.stringify(plant.name)},"tag":${JSON.stringify(plant.tag)}${tail}`;
+      return { transaction: true, statements: [{ sql: INSERT, params: [event.id, subject, payload] }, write] };
+    }
     const mysql = this.dataSource.options.type !== 'better-sqlite3';
     const payload = mysql
       ? "CONCAT(?, JSON_QUOTE(name), ',\"tag\":', COALESCE(JSON_QUOTE(tag), 'null'), ?)"
       : '? || json_quote(name) || \',"tag":\' || json_quote(tag) || ?';
-    return {
-      sql: `INSERT INTO event_outbox (event_id, subject, payload) SELECT ?, ?, ${payload} FROM plants WHERE team = ? AND id = ?${mysql ? ' FOR UPDATE' : ''}`,
-      params: [event.id, `${this.prefix}.${team}.plant.deleted`, head, tail, team, id],
-    };
+    const read = `INSERT INTO event_outbox (event_id, subject, payload) SELECT ?, ?, ${payload} FROM plants WHERE team = ? AND id = ?${mysql ? ' FOR UPDATE' : ''}`;
+    return { transaction: true, statements: [{ sql: read, params: [event.id, subject, head, tail, team, id] }, write] };
+  }
+
+  /**
+   * Whether this database's plants table writes the events (both triggers there). Read once:
+   * triggers created or dropped later (by undoing and running their migration again) take a
+   * restart. A failed read is read again by the next write.
+   */
+  private usesTriggers(): Promise<boolean> {
+    if (this.dataSource.options.type === 'better-sqlite3') return Promise.resolve(false);
+    this.triggers ??= this.dataSource
+      .query<Array<{ n: number | string }>>(
+        "SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'plants' AND TRIGGER_NAME IN ('plant_created_event', 'plant_deleted_event')",
+      )
+      .then(([row]) => Number(row.n) === 2)
+      .catch((error: unknown) => {
+        this.triggers = undefined;
+        throw error;
+      });
+    return this.triggers;
   }
 
   /** `rows` events were committed by statements of this service's making: counted, and the relay told. */

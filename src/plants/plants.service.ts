@@ -82,17 +82,14 @@ export class PlantsService {
     return { plants, nextAfter: plants[limit - 1].id };
   }
 
-  /**
-   * With change events on, the event (made from the plant's row by the database, which locks it:
-   * plantDeletedStatement) and the delete are one transaction in one round trip (runStatements).
-   */
+  /** With change events on, the delete and its event in one round trip (OutboxService.plantDeletedWrite). */
   async remove(team: string, id: number, actor: Actor = 'system'): Promise<void> {
     let deleted: boolean;
     if (this.outbox.enabled) {
-      const event = await this.outbox.plantDeletedStatement(team, id, actor);
-      const affected = await retryWriteConflicts(() => runStatements(this.plants.manager.connection, [event, { sql: DELETE_PLANT, params: [team, id] }]));
+      const { statements, transaction } = await this.outbox.plantDeletedWrite(team, id, actor, { sql: DELETE_PLANT, params: [team, id] });
+      const affected = await retryWriteConflicts(() => runStatements(this.plants.manager.connection, statements, { transaction }));
       deleted = affected.at(-1)! > 0;
-      this.outbox.recorded(affected.at(-2)!);
+      this.outbox.recorded(affected.at(-1)!);
     } else {
       deleted = Boolean((await retryWriteConflicts(() => this.plants.delete({ team, id }))).affected);
     }
@@ -118,15 +115,15 @@ export class PlantsService {
     }
   }
 
-  /** With change events on, the plant and its event are one transaction (the outbox) in one round trip (runStatements). */
+  /** With change events on, the plant and its event in one round trip (OutboxService.plantCreatedWrite). */
   private async insert(team: string, id: number, { name, tag }: NewPlant, actor: Actor): Promise<Plant> {
     const plant = this.plants.create({ team, id, name, tag: tag ?? null });
     if (!this.outbox.enabled) {
       await this.plants.manager.createQueryBuilder().insert().into(Plant).values(plant).updateEntity(false).execute();
     } else {
-      const event = await this.outbox.plantCreatedStatement(plant, actor);
-      await runStatements(this.plants.manager.connection, [{ sql: INSERT_PLANT, params: [team, id, plant.name, plant.tag] }, event]);
-      this.outbox.recorded(1);
+      const write = { sql: INSERT_PLANT, params: [team, id, plant.name, plant.tag] };
+      const { statements, transaction } = await this.outbox.plantCreatedWrite(plant, actor, write);
+      this.outbox.recorded((await runStatements(this.plants.manager.connection, statements, { transaction })).at(-1)!);
     }
     return plant;
   }
