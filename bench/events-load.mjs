@@ -22,6 +22,8 @@ const HANDOVER = process.env.EVENTS_HANDOVER;
 if (HANDOVER && HANDOVER !== 'stop' && HANDOVER !== 'rolling') throw new Error(`EVENTS_HANDOVER=${HANDOVER}: stop or rolling`);
 const SECONDS = Number(process.env.EVENTS_SECONDS ?? (HANDOVER ? 15 : 60));
 const ROUNDS = Number(process.env.ROUNDS ?? 1);
+/** WARMUP_SECONDS (default 5): a run of writes against each service before the measured ones, not counted. */
+const WARMUP_SECONDS = Number(process.env.WARMUP_SECONDS ?? 5);
 const natsUrl = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
 
 console.error('building…');
@@ -107,7 +109,7 @@ const outboxRows = async () => Number((await db.query('SELECT COUNT(*) AS n FROM
 const databasePid = pidOf('mariadbd') ?? pidOf('mysqld');
 const database = databasePid ? await databaseProbe(db, databasePid) : undefined;
 for (const [i, build] of builds.entries()) {
-  build.stream = `${stream}${i}`;
+  build.stream = `${stream}_${i}`;
   const log = (name) => ({ logFile: join(logDir, `${name}-${i}.log`), nodeArgs });
   build.on = await startProcess(
     `${build.root}dist/main.js`,
@@ -116,6 +118,7 @@ for (const [i, build] of builds.entries()) {
   );
   build.off = await startProcess(`${build.root}dist/main.js`, env, log('off'));
   build.writes = benchScenarios({ tokens, duration: SECONDS, firstId: build.firstId }).find((s) => s.name.startsWith('POST + DELETE'));
+  build.warmup = benchScenarios({ tokens, duration: WARMUP_SECONDS, firstId: build.firstId + 400_000_000 }).find((s) => s.name.startsWith('POST + DELETE'));
   build.results = [];
 }
 for (let round = 1; round <= (compare ? ROUNDS : 1); round++) {
@@ -128,6 +131,9 @@ for (let round = 1; round <= (compare ? ROUNDS : 1); round++) {
         natsUrl,
         stream: build.stream,
         rounds: compare ? 1 : ROUNDS,
+        warmup: round === 1 && WARMUP_SECONDS > 0 ? build.warmup : undefined,
+        offFirst: round % 2 === 0,
+        last: !compare || round === ROUNDS,
         outboxRows,
         label: compare ? `MySQL, ${build.name}` : 'MySQL',
         database,

@@ -10,13 +10,32 @@ import { cpuSeconds, fmt, pidOf, pinCpus } from './lib.mjs';
 
 /**
  * `on` / `off`: { url, pid, writes } where `writes.run(url)` is one autocannon run of `seconds`;
+ * `warmup` (optional): { run(url) }, a shorter run of the same writes against each service first,
+ * not measured (the first run of a process is its JIT's and its pool's, and the relay's first
+ * connection to the broker). The runs of each round alternate which of the two goes first (with
+ * `offFirst` for the first round), so that a machine getting faster or slower over a round
+ * favours neither. `last` false: this run's stream is kept for a later call (a comparison's
+ * rounds); streams of runs that are no longer running are removed either way.
  * `outboxRows()`: the rows waiting now. Returns req/s on and off, the backlog samples and
  * at the end of each round, the delays (ms) of every event received, and the CPU time per write
  * of each process taking part (where the cost of the events goes, on a machine they all share):
  * the service under load, the `servers` found running by name, and this process. `database`
  * (bench/database-probe.mjs, optional): where the database server's time went in each run.
  */
-export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outboxRows, label, servers = ['mariadbd', 'nats-server'], database }) {
+export async function writesWithEvents({
+  on,
+  off,
+  natsUrl,
+  stream,
+  rounds,
+  outboxRows,
+  label,
+  servers = ['mariadbd', 'nats-server'],
+  database,
+  warmup,
+  offFirst = false,
+  last = true,
+}) {
   const shared = servers.map((name) => ({ name, pid: pidOf(name) })).filter((p) => p.pid);
   /** CPU seconds used during `run()` by the service under load, each shared server, and this process (autocannon, the consumer's thread). */
   const measured = async (service, run) => {
@@ -31,7 +50,7 @@ export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outbo
     used['bench (load + consumer)'] = (user + system) / 1e6;
     return { ...result, cpu: used, db };
   };
-  await removeBenchStreams(natsUrl);
+  await removeBenchStreams(natsUrl, { keepOwn: true });
   // Before the consumer's thread starts: a new thread takes its process's CPUs.
   const pinned = pinCpus({ services: [on.pid, off.pid], servers: shared.map((p) => p.pid) });
   if (pinned) console.error(`  BENCH_PIN: ${pinned.description}`);
@@ -40,7 +59,19 @@ export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outbo
   consumer.once('error', (error) => console.error('the events consumer failed:', error));
   const runs = { on: [], off: [] };
   const backlog = [];
+  if (warmup) {
+    console.error(`  ${label}: warming up both services…`);
+    await warmup.run(on.url);
+    await warmup.run(off.url);
+    for (let i = 0; i < 300 && (await outboxRows()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  }
+  const runOff = async (round) => {
+    runs.off.push(await measured(off, () => off.writes.run(off.url)));
+    console.error(`  ${label} round ${round}: events off ${fmt(runs.off.at(-1).rps)} req/s`);
+  };
   for (let round = 1; round <= rounds; round++) {
+    const offNow = (round % 2 === 1) === offFirst;
+    if (offNow) await runOff(round);
     const samples = [];
     const started = Date.now();
     const sampler = setInterval(
@@ -61,24 +92,29 @@ export async function writesWithEvents({ on, off, natsUrl, stream, rounds, outbo
     console.error(`  ${label} round ${round}: events on ${fmt(result.rps)} req/s, ${atEnd} events in the outbox at the end`);
     // The next run starts from an empty outbox (what the backlog at the end says is about this run).
     for (let i = 0; i < 300 && (await outboxRows()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
-    runs.off.push(await measured(off, () => off.writes.run(off.url)));
-    console.error(`  ${label} round ${round}: events off ${fmt(runs.off.at(-1).rps)} req/s`);
+    if (!offNow) await runOff(round);
   }
   const delays = await ask({ report: true });
   consumer.postMessage({ stop: true });
   pinned?.restore();
-  await removeBenchStreams(natsUrl);
+  if (last) await removeBenchStreams(natsUrl, { only: stream });
   return { runs, backlog, delays, pinned: pinned?.description };
 }
 
 /**
- * The streams of benchmark runs (`BENCH<pid>`) on the broker, left by this run or a killed one:
- * each takes `<prefix>.>`, and JetStream refuses a second stream with overlapping subjects.
+ * The streams of benchmark runs (`BENCH<pid>`, `BENCH<pid>_<build>`) on the broker, left by this
+ * run or a killed one: each takes `<prefix>.>`, and JetStream refuses a second stream with
+ * overlapping subjects. `keepOwn`: not this process's; `only`: that one stream.
  */
-export async function removeBenchStreams(natsUrl) {
+export async function removeBenchStreams(natsUrl, { keepOwn = false, only } = {}) {
   const nc = await connect({ servers: natsUrl });
   const manager = await jetstreamManager(nc);
-  for await (const name of manager.streams.names()) if (/^BENCH\d+$/.test(name)) await manager.streams.delete(name);
+  for await (const name of manager.streams.names()) {
+    if (!/^BENCH\d+(_\d+)?$/.test(name) || (only && name !== only)) continue;
+    // `BENCH<pid>` or `BENCH<pid>_<build>`: a stream of this process is kept while it runs.
+    if (keepOwn && name.split('_')[0] === `BENCH${process.pid}`) continue;
+    await manager.streams.delete(name);
+  }
   await nc.close();
 }
 

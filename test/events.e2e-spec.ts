@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import mysql from 'mysql2/promise';
 import ts from 'typescript';
 import { ConsoleLogger } from '@nestjs/common';
 import { EVENT_SOURCE } from '../src/events/outbox.service.js';
@@ -226,6 +227,8 @@ describe('change events through the outbox to NATS JetStream', () => {
 
       const rows = await t.dataSource.query<Array<{ payload: string }>>('SELECT payload FROM event_outbox ORDER BY id');
       const events = rows.map((row) => JSON.parse(row.payload) as { type: string; data: Record<string, unknown> });
+      // Made by the plants table's triggers on MySQL (the database quotes the name), by the service on SQLite: the same either way.
+      expect(events.find((e) => e.type.endsWith('.created'))!.data).toEqual({ team: 'acme', id: 1, ...odd, tokenId: expect.any(Number) });
       const deleted = events.filter((e) => e.type.endsWith('.deleted')).map((e) => e.data);
       expect(deleted).toEqual([
         { team: 'acme', id: 1, ...odd, tokenId: expect.any(Number) },
@@ -287,6 +290,110 @@ describe('change events through the outbox to NATS JetStream', () => {
       await down.close();
     }
   });
+
+  if (engine === 'mysql') {
+    it("on MySQL the plants table's triggers write a plant's event: only for the plant its session named, and once", async () => {
+      const down = await TestNats.create({ start: false });
+      const t = await createTestApp({ env: env(down) });
+      const session = t.dataSource.createQueryRunner();
+      try {
+        const triggers = await t.dataSource.query<Array<{ name: string }>>(
+          'SELECT TRIGGER_NAME AS name FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() ORDER BY TRIGGER_NAME',
+        );
+        expect(triggers.map((row) => row.name)).toEqual(['plant_created_event', 'plant_deleted_event']);
+        const token = await t.tokenFor('acme');
+        await t.http.post('/plants').set(bearer(token)).send({ id: 1, name: 'Fern' }).expect(201);
+        await expect(outboxRows(t)).resolves.toBe(1);
+
+        // Writes that name no plant write no event: an operator's own SQL, a process with events off.
+        await session.query("INSERT INTO plants (team, id, name, tag) VALUES ('acme', 2, 'By hand', NULL)");
+        await session.query(
+          "SET @plant_event_team = 'acme', @plant_event_plant = 3, @plant_event_id = 'e-3', @plant_event_subject = 's-3', @plant_event_head = '{\"name\":', @plant_event_tail = '}'",
+        );
+        await session.query("INSERT INTO plants (team, id, name, tag) VALUES ('acme', 4, 'Not the one named', NULL)");
+        await session.query("INSERT INTO plants (team, id, name, tag) VALUES ('ACME', 3, 'Another team', NULL)");
+        await expect(outboxRows(t)).resolves.toBe(1);
+        await session.query(`INSERT INTO plants (team, id, name, tag) VALUES ('acme', 3, 'Named "3"', 'x')`);
+        const [row] = await t.dataSource.query<Array<{ event_id: string; subject: string; payload: string }>>(
+          'SELECT event_id, subject, payload FROM event_outbox ORDER BY id DESC LIMIT 1',
+        );
+        expect({ ...row, payload: JSON.parse(row.payload) as unknown }).toEqual({ event_id: 'e-3', subject: 's-3', payload: { name: 'Named "3"', tag: 'x' } });
+        // Forgotten once written: the same session's delete of that plant writes nothing.
+        await session.query("DELETE FROM plants WHERE team = 'acme' AND id = 3");
+        await expect(outboxRows(t)).resolves.toBe(2);
+
+        await t.http.delete('/plants/1').set(bearer(token)).expect(204);
+        const payloads = await t.dataSource.query<Array<{ payload: string }>>('SELECT payload FROM event_outbox ORDER BY id');
+        const fern = { team: 'acme', id: 1, name: 'Fern', tag: null, tokenId: expect.any(Number) };
+        expect(payloads.map((r) => JSON.parse(r.payload) as unknown)).toEqual([
+          expect.objectContaining({ type: 'com.plantstore.plant.created', data: fern }),
+          { name: 'Named "3"', tag: 'x' },
+          expect.objectContaining({ type: 'com.plantstore.plant.deleted', data: fern }),
+        ]);
+      } finally {
+        await session.release();
+        await t.close();
+        await down.close();
+      }
+    });
+
+    it("an account that may not create triggers: the migration warns, and each event is written in its write's transaction instead", async () => {
+      const base = new URL(process.env.TEST_DATABASE_URL!);
+      const suffix = randomBytes(4).toString('hex');
+      const name = `${base.pathname.slice(1)}_${suffix}`;
+      const user = `no_triggers_${suffix}`;
+      const admin = await mysql.createConnection({
+        host: base.hostname,
+        port: Number(base.port || 3306),
+        user: decodeURIComponent(base.username),
+        password: decodeURIComponent(base.password),
+      });
+      await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+      await admin.query(`CREATE USER '${user}'@'%' IDENTIFIED BY 'secret-${suffix}'`);
+      await admin.query(`GRANT ALL PRIVILEGES ON \`${name}\`.* TO '${user}'@'%'`);
+      await admin.query(`REVOKE TRIGGER ON \`${name}\`.* FROM '${user}'@'%'`);
+      const url = new URL(base);
+      Object.assign(url, { username: user, password: `secret-${suffix}`, pathname: `/${name}` });
+      const database = { env: { DATABASE_URL: url.toString() }, drop: () => Promise.resolve() };
+      const down = await TestNats.create({ start: false });
+      // A server of its own: the migration's warning is in its log.
+      const server = await startServer(database, env(down));
+      try {
+        // The log is written asynchronously: it may reach the pipe after the server is ready.
+        const warning = 'the database account may not create triggers (ER_TABLEACCESS_DENIED_ERROR)';
+        for (let i = 0; i < 100 && !server.output().includes(warning); i++) await new Promise((r) => setTimeout(r, 100));
+        expect(server.output()).toContain(warning);
+        const [[{ n }]] = await admin.query<mysql.RowDataPacket[]>('SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?', [name]);
+        expect(Number(n)).toBe(0);
+        const token = (await runCli(database, ['tokens', 'create', '--team', 'acme'])).stdout.trim();
+        const odd = { name: 'Say "hi" \\ to 🌵', tag: 'a"b' };
+        await server.http
+          .post('/plants')
+          .set(bearer(token))
+          .send({ id: 1, ...odd })
+          .expect(201);
+        await server.http.post('/plants').set(bearer(token)).send({ id: 2, name: 'Raced' }).expect(201);
+        await server.http.delete('/plants/1').set(bearer(token)).expect(204);
+        const raced = await Promise.all([1, 2].map(() => server.http.delete('/plants/2').set(bearer(token))));
+        expect(raced.map((r) => r.status).sort()).toEqual([204, 404]);
+        const [rows] = await admin.query<mysql.RowDataPacket[]>(`SELECT payload FROM \`${name}\`.event_outbox ORDER BY id`);
+        expect(rows.map((row) => JSON.parse(row.payload as string) as { type: string; data: object }).map((e) => [e.type.split('.').pop(), e.data])).toEqual([
+          ['created', { team: 'acme', id: 1, ...odd, tokenId: expect.any(Number) }],
+          ['created', { team: 'acme', id: 2, name: 'Raced', tag: null, tokenId: expect.any(Number) }],
+          ['deleted', { team: 'acme', id: 1, ...odd, tokenId: expect.any(Number) }],
+          ['deleted', { team: 'acme', id: 2, name: 'Raced', tag: null, tokenId: expect.any(Number) }],
+        ]);
+        const [[{ plants }]] = await admin.query<mysql.RowDataPacket[]>(`SELECT COUNT(*) AS plants FROM \`${name}\`.plants`);
+        expect(Number(plants)).toBe(0);
+      } finally {
+        await server.stop();
+        await down.close();
+        await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+        await admin.query(`DROP USER IF EXISTS '${user}'@'%'`);
+        await admin.end();
+      }
+    });
+  }
 
   it('starts and serves with the broker down: ready stays 200, events wait in the outbox (metric and warning), then drain in order once it is up', async () => {
     const down = await TestNats.create({ start: false });
