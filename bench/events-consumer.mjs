@@ -25,18 +25,18 @@ parentPort.on('message', (message) => {
   if (message.stop) void nc.close().then(() => process.exit(0));
 });
 
-// The relay creates the stream when it first connects: an ordered consumer of all its messages once it exists.
+// The relay creates the stream when it first connects: an ordered consumer of the messages stored
+// from now on once it exists (a comparison's stream holds those of its earlier rounds too).
+let last;
 for (;;) {
   try {
-    await jetstream(nc)
-      .jetstreamManager()
-      .then((m) => m.streams.info(stream));
+    last = (await (await jetstream(nc).jetstreamManager()).streams.info(stream)).state.last_seq;
     break;
   } catch {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
-const consumer = await js.consumers.get(stream, { deliver_policy: 'all' });
+const consumer = await js.consumers.get(stream, { deliver_policy: 'by_start_sequence', opt_start_seq: last + 1 });
 // Pulls of 1,000 (a new one when 250 have arrived) instead of the client's 100 (every 25): the
 // consumer is the bench's instrument, and its pulls cost the broker and this machine's shared cores.
 for await (const message of await consumer.consume({ max_messages: 1000 })) {
