@@ -51,6 +51,13 @@ export async function writesWithEvents({
     return { ...result, cpu: used, db };
   };
   await removeBenchStreams(natsUrl, { keepOwn: true });
+  // Before the consumer starts: it takes the events stored from its start on, and a warm-up's deletions would be ones whose creation it never saw.
+  if (warmup) {
+    console.error(`  ${label}: warming up both services…`);
+    await warmup.run(on.url);
+    await warmup.run(off.url);
+    for (let i = 0; i < 300 && (await outboxRows()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  }
   // Before the consumer's thread starts: a new thread takes its process's CPUs.
   const pinned = pinCpus({ services: [on.pid, off.pid], servers: shared.map((p) => p.pid) });
   if (pinned) console.error(`  BENCH_PIN: ${pinned.description}`);
@@ -59,12 +66,6 @@ export async function writesWithEvents({
   consumer.once('error', (error) => console.error('the events consumer failed:', error));
   const runs = { on: [], off: [] };
   const backlog = [];
-  if (warmup) {
-    console.error(`  ${label}: warming up both services…`);
-    await warmup.run(on.url);
-    await warmup.run(off.url);
-    for (let i = 0; i < 300 && (await outboxRows()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
-  }
   const runOff = async (round) => {
     runs.off.push(await measured(off, () => off.writes.run(off.url)));
     console.error(`  ${label} round ${round}: events off ${fmt(runs.off.at(-1).rps)} req/s`);

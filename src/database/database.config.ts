@@ -84,7 +84,7 @@ export class DatabaseSettings {
   @MinLength(1)
   DATA_DIR = './data';
 
-  /** Connections in the MySQL pool of the requests (1–1000); with change events on, the relay has two of its own besides. */
+  /** Connections in the MySQL pool (1–1000). */
   @IntegerSetting(1, 1000)
   DB_POOL_SIZE = 10;
 

@@ -5,7 +5,7 @@ import { type ConfigType } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { requestFields } from '../common/request-fields.js';
 import { ShutdownState } from '../common/shutdown-state.js';
 import { serverConfig } from '../common/server.config.js';
@@ -41,13 +41,6 @@ const POKE_DELAY_MS = 10;
 const DRAINING_INTERVAL_MS = 100;
 /** The lease's release at shutdown is one UPDATE: given this long at most, even when the grace time is spent. */
 const RELEASE_TIMEOUT_MS = 2000;
-/**
- * The relay's own connections on MySQL/MariaDB (a read or the lease, and the DELETE running
- * beside it), apart from the requests' pool of DB_POOL_SIZE: under write load that pool is busy
- * and has requests waiting, and the relay's statements queued behind them (and took connections
- * from them) where the writes with events were already holding theirs longer.
- */
-const RELAY_CONNECTIONS = 2;
 
 interface OutboxRow {
   id: number | string;
@@ -142,8 +135,6 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
    * it overlaps; they are read (and sent again, a duplicate the broker drops) only if it fails.
    */
   private deleting?: { ids: Array<number | string>; done: Promise<void> };
-  /** Where the relay's statements go: its own pool on MySQL/MariaDB (RELAY_CONNECTIONS), opened at start; the one SQLite connection. */
-  private db: DataSource;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -154,7 +145,6 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     @Inject(serverConfig.KEY) server: ConfigType<typeof serverConfig>,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
-    this.db = dataSource;
     this.servers = (events.EVENTS_NATS_URL ?? '')
       .split(',')
       .map((s) => s.trim())
@@ -173,26 +163,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     };
   }
 
-  async onApplicationBootstrap(): Promise<void> {
+  onApplicationBootstrap(): void {
     if (!this.outbox.enabled) return;
-    if (this.mysql) {
-      // The same settings (session, Galera's causal reads, timeouts, TLS) with a pool of its own; no entities, no migrations.
-      // Opened as the database has just answered the requests' pool; should it fail anyway, the relay shares that pool as it did before.
-      const options = this.dataSource.options;
-      try {
-        this.db = await new DataSource({
-          ...options,
-          poolSize: RELAY_CONNECTIONS,
-          extra: { ...options.extra, maxIdle: RELAY_CONNECTIONS, queueLimit: 0 },
-          entities: [],
-          migrations: [],
-          subscribers: [],
-          migrationsRun: false,
-        } as DataSourceOptions).initialize();
-      } catch (error) {
-        this.logger.warn(`the relay's own database connections could not be opened (${messageOf(error)}): it uses the requests' pool`);
-      }
-    }
     this.timer = setInterval(() => void this.round(true), this.interval).unref();
     void this.shutdown.begun.then(() => {
       if (this.stopped || this.interval <= DRAINING_INTERVAL_MS) return;
@@ -242,7 +214,6 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     await this.running;
     await this.deleting?.done;
     await this.connection?.drain().catch(() => undefined);
-    if (this.db !== this.dataSource) await this.db.destroy().catch(() => undefined);
   }
 
   /**
@@ -280,7 +251,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         // The rows of a DELETE still running are skipped by the database, whether or not it has removed them yet.
         const skip = this.deleting?.ids ?? [];
         const unless = skip.length === 0 ? '' : `WHERE id NOT IN (${placeholders(skip)}) `;
-        const rows = await this.db.query<OutboxRow[]>(`SELECT id, event_id, subject, payload FROM event_outbox ${unless}ORDER BY id LIMIT ${BATCH}`, skip);
+        const rows = await this.dataSource.query<OutboxRow[]>(
+          `SELECT id, event_id, subject, payload FROM event_outbox ${unless}ORDER BY id LIMIT ${BATCH}`,
+          skip,
+        );
         if (rows.length === 0) break;
         const acked = await this.publish(publisher, rows);
         if (acked > 0) await this.remove(rows.slice(0, acked));
@@ -301,7 +275,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     await this.deleting?.done;
     const ids = rows.map((row) => row.id);
     // By id, not `id <= last`: a transaction that took a lower id may commit after the read.
-    const done = this.db
+    const done = this.dataSource
       .query(`DELETE FROM event_outbox WHERE id IN (${placeholders(ids)})`, ids)
       .then(
         () => this.outbox.removed(ids.length),
@@ -333,10 +307,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   /** The rows waiting and the age of the oldest, into the metrics and the outbox's full check. */
   private async count(): Promise<{ rows: number; ageSeconds: number }> {
     this.lastCount = performance.now();
-    const [row] = await this.db.query<Array<{ n: number | string }>>('SELECT COUNT(*) AS n FROM event_outbox');
+    const [row] = await this.dataSource.query<Array<{ n: number | string }>>('SELECT COUNT(*) AS n FROM event_outbox');
     const rows = Number(row.n);
     // The oldest row is the first by id: its payload's time, not MIN(created_at) over the table.
-    const [oldest] = rows === 0 ? [] : await this.db.query<Array<{ payload: string }>>('SELECT payload FROM event_outbox ORDER BY id LIMIT 1');
+    const [oldest] = rows === 0 ? [] : await this.dataSource.query<Array<{ payload: string }>>('SELECT payload FROM event_outbox ORDER BY id LIMIT 1');
     const ageSeconds = oldest ? Math.max(0, (Date.now() - eventTime(oldest.payload)) / 1000) : 0;
     this.outbox.counted(rows);
     this.metrics.eventsBacklogRows.set(rows);
@@ -350,7 +324,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     const now = this.mysql ? 'CURRENT_TIMESTAMP(3)' : "strftime('%Y-%m-%d %H:%M:%f', 'now')";
     const until = this.mysql ? `CURRENT_TIMESTAMP(3) + INTERVAL ${LEASE_SECONDS} SECOND` : `strftime('%Y-%m-%d %H:%M:%f', 'now', '+${LEASE_SECONDS} seconds')`;
     const asked = performance.now();
-    const runner = this.db.createQueryRunner();
+    const runner = this.dataSource.createQueryRunner();
     try {
       const result = await runner.query(
         `UPDATE event_relay_lease SET owner = ?, expires_at = ${until} WHERE id = 1 AND (owner = ? OR owner IS NULL OR expires_at < ${now})`,
@@ -376,7 +350,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     const now = this.mysql ? 'CURRENT_TIMESTAMP(3)' : "strftime('%Y-%m-%d %H:%M:%f', 'now')";
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.db.query(`UPDATE event_relay_lease SET owner = NULL, expires_at = ${now} WHERE id = 1 AND owner = ?`, [this.owner]);
+        await this.dataSource.query(`UPDATE event_relay_lease SET owner = NULL, expires_at = ${now} WHERE id = 1 AND owner = ?`, [this.owner]);
         this.leaseRenewed = -Infinity;
         return true;
       } catch (error) {
