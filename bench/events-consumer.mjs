@@ -37,6 +37,7 @@ for (;;) {
   }
 }
 const consumer = await js.consumers.get(stream, { deliver_policy: 'by_start_sequence', opt_start_seq: last + 1 });
+parentPort.postMessage({ ready: true });
 // Pulls of 1,000 (a new one when 250 have arrived) instead of the client's 100 (every 25): the
 // consumer is the bench's instrument, and its pulls cost the broker and this machine's shared cores.
 for await (const message of await consumer.consume({ max_messages: 1000 })) {

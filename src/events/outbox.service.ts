@@ -132,7 +132,7 @@ export class OutboxService {
 
   /**
    * Before a plant write of a transaction that writes its event itself (`plantCreated`, the
-   * idempotent creates): a failed write of this connection's before may have left the
+   * idempotent creates): an earlier write on this connection that failed may have left the
    * triggers' variables naming the same plant (see plantWrite).
    */
   async forgetPlantEvent(manager: EntityManager): Promise<void> {

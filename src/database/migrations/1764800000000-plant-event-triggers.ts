@@ -1,13 +1,22 @@
 import { Logger } from '@nestjs/common';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** The session variables a plant write sets for its event (events/outbox.service.ts, plantEventVariables). */
+/** What a row's trigger does with the session variables a plant write sets for its event (OutboxService.plantWrite). */
 const ROW_EVENT = (row: 'NEW' | 'OLD') => `
   IF @plant_event_team IS NOT NULL AND BINARY ${row}.team = @plant_event_team AND ${row}.id = @plant_event_plant THEN
     SET @plant_event_team = NULL;
     INSERT INTO event_outbox (event_id, subject, payload) VALUES (@plant_event_id, @plant_event_subject,
       CONCAT(@plant_event_head, JSON_QUOTE(${row}.name), ',"tag":', COALESCE(JSON_QUOTE(${row}.tag), 'null'), @plant_event_tail));
   END IF;`;
+
+/** The two triggers' CREATE statements, on `table` (another table of the plants' shape: `npm run bench:outbox-sql`). */
+export function plantEventTriggers(table = 'plants'): string[] {
+  const name = (kind: string) => (table === 'plants' ? `plant_${kind}_event` : `${table}_${kind}_event`);
+  return [
+    `CREATE TRIGGER ${name('created')} AFTER INSERT ON ${table} FOR EACH ROW BEGIN${ROW_EVENT('NEW')}\nEND`,
+    `CREATE TRIGGER ${name('deleted')} AFTER DELETE ON ${table} FOR EACH ROW BEGIN${ROW_EVENT('OLD')}\nEND`,
+  ];
+}
 
 /** MySQL's and MariaDB's refusals of CREATE TRIGGER to an account that may not: without TRIGGER, or with binary logging on and neither SUPER nor log_bin_trust_function_creators. */
 const NOT_ALLOWED = new Set([
@@ -44,8 +53,7 @@ export class PlantEventTriggers1764800000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     if (queryRunner.connection.driver.options.type === 'better-sqlite3') return;
     try {
-      await queryRunner.query(`CREATE TRIGGER plant_created_event AFTER INSERT ON plants FOR EACH ROW BEGIN${ROW_EVENT('NEW')}\nEND`);
-      await queryRunner.query(`CREATE TRIGGER plant_deleted_event AFTER DELETE ON plants FOR EACH ROW BEGIN${ROW_EVENT('OLD')}\nEND`);
+      for (const sql of plantEventTriggers()) await queryRunner.query(sql);
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (!code || !NOT_ALLOWED.has(code)) throw error;
