@@ -158,8 +158,9 @@ export class OutboxService {
    *   plant the second waits and then finds nothing, where INSERT … SELECT's shared lock would
    *   make them deadlock on the upgrade.
    *
-   * Triggers took 60–250 µs of the database's CPU off each deletion and a little off each
-   * creation (`npm run bench:outbox-sql`, docs/performance.md).
+   * Triggers took about 150 µs of the database's CPU off each deletion and cost a creation about
+   * the same as the transaction; under load, mariadbd's CPU per write for events fell by a third
+   * (`npm run bench:outbox-sql`, `npm run bench:events`, docs/performance.md).
    */
   private async plantWrite(kind: 'created' | 'deleted', team: string, id: number, actor: Actor, write: Statement, plant?: PlantChange): Promise<PlantWrite> {
     await this.checkRoom(this.dataSource.manager);
