@@ -123,7 +123,7 @@ export async function startProcess(script, env, { readyPath = '/health/ready', l
 }
 
 /** One autocannon run; `requests` rotates through several request bodies/paths. */
-export async function load({ url, connections = Number(process.env.LOAD_CONNECTIONS ?? 32), duration = 10, requests, method, path, body, headers }) {
+export async function load({ url, connections = 32, duration = 10, requests, method, path, body, headers }) {
   // autocannon takes the path from the URL (a top-level `path` option is ignored).
   const options = { url: path ? url + path : url, connections, duration, method, body, headers, requests };
   // autocannon takes an explicit `undefined` (e.g. method) as a value: leave such keys out.

@@ -52,7 +52,7 @@ const DELETE_PLANT = 'DELETE FROM plants WHERE team = ? AND id = ?';
 const INSERT_EVENT = 'INSERT INTO event_outbox (event_id, subject, payload) VALUES (?, ?, ?)';
 const EVENT_OF_DELETION = `INSERT INTO event_outbox (event_id, subject, payload) SELECT ?, ?, CONCAT(?, JSON_QUOTE(name), ',"tag":', COALESCE(JSON_QUOTE(tag), 'null'), ?) FROM plants WHERE team = ? AND id = ?`;
 const deletionParams = (id) => [randomUUID(), 'plantstore.team1.plant.deleted', head, ',"tokenId":2}}', 'team1', id];
-/** The variables a plant write with events sets for the triggers (OutboxService.plantWrite). */
+/** The variables a plant write with events sets for the triggers (OutboxService.writePlant). */
 const SET_EVENT =
   'SET @plant_event_team = ?, @plant_event_plant = ?, @plant_event_id = ?, @plant_event_subject = ?, @plant_event_head = ?, @plant_event_tail = ?';
 const eventVariables = (id, kind) => ['team1', id, randomUUID(), `plantstore.team1.plant.${kind}`, head.replace('deleted', kind), ',"tokenId":2}}'];

@@ -4,7 +4,7 @@ import { type ConfigType } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { eventsConfig } from './events.config.js';
-import type { Statement } from '../database/statements-transaction.js';
+import { runStatements, type Statement } from '../database/statements-transaction.js';
 
 /** The CloudEvents `type` of each event, under this service's reverse-DNS prefix. */
 export const EVENT_TYPES = {
@@ -49,7 +49,7 @@ const SET_PLANT_EVENT =
 const FORGET = 'SET @plant_event_team = NULL';
 
 /** A plant write with its event: statements for one round trip, the write last; `transaction` false: each autocommits (the event is the write's trigger's). */
-export interface PlantWrite {
+interface PlantWrite {
   statements: Statement[];
   transaction: boolean;
 }
@@ -117,23 +117,22 @@ export class OutboxService {
   }
 
   /**
-   * A plant's creation with its event: the statements for one round trip (runStatements), `write`
-   * (the plant's INSERT) last, whose changed rows are the events written (give them to `recorded`
-   * once it ran). Refuses with 503 when the outbox is full.
+   * Runs a plant's creation (`write`, its INSERT) with its event in one round trip and counts the
+   * event for the relay: the rows `write` changed. Refuses with 503 when the outbox is full.
    */
-  plantCreatedWrite(plant: PlantChange, actor: Actor, write: Statement): Promise<PlantWrite> {
-    return this.plantWrite('created', plant.team, plant.id, actor, write, plant);
+  createPlant(plant: PlantChange, actor: Actor, write: Statement): Promise<number> {
+    return this.writePlant('created', plant.team, plant.id, actor, write, plant);
   }
 
-  /** A plant's deletion with its event, as plantCreatedWrite (`write`: the plant's DELETE). */
-  plantDeletedWrite(team: string, id: number, actor: Actor, write: Statement): Promise<PlantWrite> {
-    return this.plantWrite('deleted', team, id, actor, write);
+  /** A plant's deletion (`write`, its DELETE) with its event, as createPlant: 0 when there was no such plant, and no event. */
+  deletePlant(team: string, id: number, actor: Actor, write: Statement): Promise<number> {
+    return this.writePlant('deleted', team, id, actor, write);
   }
 
   /**
    * Before a plant write of a transaction that writes its event itself (`plantCreated`, the
    * idempotent creates): an earlier write on this connection that failed may have left the
-   * triggers' variables naming the same plant (see plantWrite).
+   * triggers' variables naming the same plant (see writePlant).
    */
   async forgetPlantEvent(manager: EntityManager): Promise<void> {
     if (this.enabled && (await this.usesTriggers())) await manager.query(FORGET);
@@ -162,7 +161,22 @@ export class OutboxService {
    * the same as the transaction; under load, mariadbd's CPU per write for events fell by a third
    * (`npm run bench:outbox-sql`, `npm run bench:events`, docs/performance.md).
    */
-  private async plantWrite(kind: 'created' | 'deleted', team: string, id: number, actor: Actor, write: Statement, plant?: PlantChange): Promise<PlantWrite> {
+  private async writePlant(kind: 'created' | 'deleted', team: string, id: number, actor: Actor, write: Statement, plant?: PlantChange): Promise<number> {
+    const { statements, transaction } = await this.plantStatements(kind, team, id, actor, write, plant);
+    const changed = (await runStatements(this.dataSource, statements, { transaction })).at(-1)!;
+    this.recorded(changed);
+    return changed;
+  }
+
+  /** The statements of writePlant, `write` last: its changed rows are the events written. */
+  private async plantStatements(
+    kind: 'created' | 'deleted',
+    team: string,
+    id: number,
+    actor: Actor,
+    write: Statement,
+    plant?: PlantChange,
+  ): Promise<PlantWrite> {
     await this.checkRoom(this.dataSource.manager);
     const event = this.event(kind === 'created' ? EVENT_TYPES.plantCreated : EVENT_TYPES.plantDeleted, plantSubject({ team, id }), { team, id });
     const head = `${JSON.stringify(event).slice(0, -2)},"name":`;
@@ -202,8 +216,8 @@ export class OutboxService {
     return this.triggers;
   }
 
-  /** `rows` events were committed by statements of this service's making: counted, and the relay told. */
-  recorded(rows: number, committed = true): void {
+  /** `rows` events were written by this service (`committed`: and their transaction committed): counted, and the relay told. */
+  private recorded(rows: number, committed = true): void {
     if (rows === 0) return;
     this.backlog += rows;
     this.onRecorded?.(committed);

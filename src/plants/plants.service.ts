@@ -4,7 +4,6 @@ import { Repository } from 'typeorm';
 import { OutboxService, type Actor } from '../events/outbox.service.js';
 import { isDuplicateKeyError, isRetryableLockError, retryWriteConflicts } from '../database/database-errors.js';
 import { preparedRead, type SqlValue } from '../database/prepared-read.js';
-import { runStatements } from '../database/statements-transaction.js';
 import { Plant } from './plant.entity.js';
 import { MAX_PLANT_ID } from './plant-id.js';
 
@@ -82,14 +81,11 @@ export class PlantsService {
     return { plants, nextAfter: plants[limit - 1].id };
   }
 
-  /** With change events on, the delete and its event in one round trip (OutboxService.plantDeletedWrite). */
+  /** With change events on, the delete and its event in one round trip (OutboxService.deletePlant). */
   async remove(team: string, id: number, actor: Actor = 'system'): Promise<void> {
     let deleted: boolean;
     if (this.outbox.enabled) {
-      const { statements, transaction } = await this.outbox.plantDeletedWrite(team, id, actor, { sql: DELETE_PLANT, params: [team, id] });
-      const affected = await retryWriteConflicts(() => runStatements(this.plants.manager.connection, statements, { transaction }));
-      deleted = affected.at(-1)! > 0;
-      this.outbox.recorded(affected.at(-1)!);
+      deleted = (await retryWriteConflicts(() => this.outbox.deletePlant(team, id, actor, { sql: DELETE_PLANT, params: [team, id] }))) > 0;
     } else {
       deleted = Boolean((await retryWriteConflicts(() => this.plants.delete({ team, id }))).affected);
     }
@@ -115,15 +111,13 @@ export class PlantsService {
     }
   }
 
-  /** With change events on, the plant and its event in one round trip (OutboxService.plantCreatedWrite). */
+  /** With change events on, the plant and its event in one round trip (OutboxService.createPlant). */
   private async insert(team: string, id: number, { name, tag }: NewPlant, actor: Actor): Promise<Plant> {
     const plant = this.plants.create({ team, id, name, tag: tag ?? null });
     if (!this.outbox.enabled) {
       await this.plants.manager.createQueryBuilder().insert().into(Plant).values(plant).updateEntity(false).execute();
     } else {
-      const write = { sql: INSERT_PLANT, params: [team, id, plant.name, plant.tag] };
-      const { statements, transaction } = await this.outbox.plantCreatedWrite(plant, actor, write);
-      this.outbox.recorded((await runStatements(this.plants.manager.connection, statements, { transaction })).at(-1)!);
+      await this.outbox.createPlant(plant, actor, { sql: INSERT_PLANT, params: [team, id, plant.name, plant.tag] });
     }
     return plant;
   }

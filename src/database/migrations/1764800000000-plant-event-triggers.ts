@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** What a row's trigger does with the session variables a plant write sets for its event (OutboxService.plantWrite). */
+/** What a row's trigger does with the session variables a plant write sets for its event (OutboxService.writePlant). */
 const ROW_EVENT = (row: 'NEW' | 'OLD') => `
   IF @plant_event_team IS NOT NULL AND BINARY ${row}.team = @plant_event_team AND ${row}.id = @plant_event_plant THEN
     SET @plant_event_team = NULL;
