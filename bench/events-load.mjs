@@ -7,6 +7,10 @@
 // and SIGKILL (the lease expires) alternating, each its own processes (bench/events.mjs,
 // writesThroughAStop); HANDOVER_WRITERS (default 8) loops of writes, EVENTS_SECONDS (default 15) the window.
 // EVENTS_COMPARE=<commit>: that commit's build too, round by round in the same run (below).
+// EVENTS_HOLD_SNAPSHOT=1: a transaction with a consistent snapshot held open on the database for
+// the whole run, as `mysqldump --single-transaction` or a long report would: InnoDB's purge
+// cannot remove the outbox rows the relay deletes meanwhile (docs/performance.md, "The relay's
+// reads from a floor").
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -104,6 +108,13 @@ if (compare) {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
   builds.push({ name: commit.slice(0, 7), root: `${dir}/`, firstId: 500_000_000, prefix: 'plantstorebase' });
 }
+let snapshot;
+if (process.env.EVENTS_HOLD_SNAPSHOT === '1') {
+  snapshot = await mysql.createConnection(DATABASE_URL);
+  await snapshot.query('START TRANSACTION WITH CONSISTENT SNAPSHOT');
+  await snapshot.query('SELECT COUNT(*) FROM event_outbox');
+  console.error('  EVENTS_HOLD_SNAPSHOT: a consistent snapshot is held open for the whole run');
+}
 const db = await mysql.createConnection(DATABASE_URL);
 const outboxRows = async () => Number((await db.query('SELECT COUNT(*) AS n FROM event_outbox'))[0][0].n);
 const databasePid = pidOf('mariadbd') ?? pidOf('mysqld');
@@ -140,6 +151,13 @@ for (let round = 1; round <= (compare ? ROUNDS : 1); round++) {
       }),
     );
   }
+}
+if (snapshot) {
+  const [[status]] = await db.query('SHOW ENGINE INNODB STATUS');
+  console.log(
+    `\nEVENTS_HOLD_SNAPSHOT: InnoDB's history list length at the end, purge held back all run: ${/History list length (\d+)/.exec(status.Status)?.[1] ?? '?'}.`,
+  );
+  await snapshot.end();
 }
 await db.end();
 for (const build of builds) {

@@ -37,6 +37,7 @@ export async function writesWithEvents({
   last = true,
 }) {
   const shared = servers.map((name) => ({ name, pid: pidOf(name) })).filter((p) => p.pid);
+  for (const name of servers) if (!shared.some((p) => p.name === name)) console.error(`  no ${name} process found: its CPU time is not in this run's table`);
   /** CPU seconds used during `run()` by the service under load, each shared server, and this process (autocannon, the consumer's thread). */
   const measured = async (service, run) => {
     const parts = [{ name: 'service', pid: service.pid }, ...shared];

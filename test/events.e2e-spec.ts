@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -391,6 +391,51 @@ describe('change events through the outbox to NATS JetStream', () => {
         await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
         await admin.query(`DROP USER IF EXISTS '${user}'@'%'`);
         await admin.end();
+      }
+    });
+
+    it('publishes a row that commits after rows with higher ids were published and the relay reads above them', async () => {
+      const broker = await TestNats.create();
+      // A full read once in 2 s: the reads in between start above what was read half a second ago.
+      const settings = env(broker, { EVENTS_RELAY_INTERVAL_MS: '2000' });
+      const t = await createTestApp({ env: settings });
+      const late = t.dataSource.createQueryRunner();
+      const published = async () => (await broker.events(settings.EVENTS_STREAM)).map((e) => `${e.event.type.split('.').pop()} ${String(e.event.data.id)}`);
+      const until = async (count: number) => {
+        for (let i = 0; i < 100 && (await published()).length < count; i++) await new Promise((r) => setTimeout(r, 100));
+      };
+      try {
+        const token = await t.tokenFor('acme');
+        // A transaction that takes its outbox id first and commits last, as a long one does.
+        await late.startTransaction();
+        const event = { specversion: '1.0', id: randomUUID(), source: EVENT_SOURCE, type: 'com.plantstore.stores.changed', subject: 'stores' };
+        const time = new Date().toISOString();
+        await late.query('INSERT INTO event_outbox (event_id, subject, payload) VALUES (?, ?, ?)', [
+          event.id,
+          'plantstore.stores.changed',
+          JSON.stringify({ ...event, time, datacontenttype: 'application/json', data: { id: 'late', added: 1, updated: 0, removed: 0 } }),
+        ]);
+        for (const id of [1, 2, 3])
+          await t.http
+            .post('/plants')
+            .set(bearer(token))
+            .send({ id, name: `p${id}` })
+            .expect(201);
+        await until(3);
+        // Past the floor's lag, a write whose read starts above the rows of the first three.
+        await new Promise((r) => setTimeout(r, 700));
+        await t.http.post('/plants').set(bearer(token)).send({ id: 4, name: 'p4' }).expect(201);
+        await until(4);
+        expect(await published()).toEqual(['created 1', 'created 2', 'created 3', 'created 4']);
+        await late.commitTransaction();
+        await until(5);
+        expect(await published()).toEqual(['created 1', 'created 2', 'created 3', 'created 4', 'changed late']);
+        await drained(t);
+      } finally {
+        if (late.isTransactionActive) await late.rollbackTransaction();
+        await late.release();
+        await t.close();
+        await broker.close();
       }
     });
   }

@@ -41,6 +41,13 @@ const POKE_DELAY_MS = 10;
 const DRAINING_INTERVAL_MS = 100;
 /** The lease's release at shutdown is one UPDATE: given this long at most, even when the grace time is spent. */
 const RELEASE_TIMEOUT_MS = 2000;
+/**
+ * How long after a read its highest id becomes the floor of the reads that follow: a row with a
+ * lower id whose write commits later than this is found by the next full read instead (one an
+ * EVENTS_RELAY_INTERVAL_MS), not by the reads in between. A write's commit takes milliseconds; a
+ * long transaction or a stalled commit is what this leaves to the full read.
+ */
+const FLOOR_LAG_MS = 500;
 
 interface OutboxRow {
   id: number | string;
@@ -135,6 +142,13 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
    * it overlaps; they are read (and sent again, a duplicate the broker drops) only if it fails.
    */
   private deleting?: { ids: Array<number | string>; done: Promise<void> };
+  /**
+   * The highest id of each recent read and when it started, for the floor of the reads (see
+   * readFloor): the oldest entry is the newest one at least FLOOR_LAG_MS old.
+   */
+  private reads: Array<{ at: number; id: number }> = [];
+  /** performance.now() of the last read from the start of the table (a full read). */
+  private lastFullRead = -Infinity;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -250,21 +264,51 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       for (;;) {
         // The rows of a DELETE still running are skipped by the database, whether or not it has removed them yet.
         const skip = this.deleting?.ids ?? [];
-        const unless = skip.length === 0 ? '' : `WHERE id NOT IN (${placeholders(skip)}) `;
+        const unless = skip.length === 0 ? '' : ` AND id NOT IN (${placeholders(skip)})`;
+        const at = performance.now();
         const rows = await this.dataSource.query<OutboxRow[]>(
-          `SELECT id, event_id, subject, payload FROM event_outbox ${unless}ORDER BY id LIMIT ${BATCH}`,
-          skip,
+          `SELECT id, event_id, subject, payload FROM event_outbox WHERE id > ?${unless} ORDER BY id LIMIT ${BATCH}`,
+          [this.readFloor(at, until !== undefined), ...skip],
         );
         if (rows.length === 0) break;
+        this.reads.push({ at, id: Number(rows.at(-1)!.id) });
         const acked = await this.publish(publisher, rows);
         if (acked > 0) await this.remove(rows.slice(0, acked));
-        if (acked < rows.length) throw new Error(this.lastError);
+        if (acked < rows.length) {
+          this.readFromStart();
+          throw new Error(this.lastError);
+        }
         const more = until === undefined ? !this.stopped : performance.now() < until;
         if (!more || rows.length < BATCH || !(await this.holdLease())) break;
       }
     } catch (error) {
       await this.warnFailure(messageOf(error));
     }
+  }
+
+  /**
+   * Where a read starts: after the highest id read FLOOR_LAG_MS ago or earlier; from the start of
+   * the table once an EVENTS_RELAY_INTERVAL_MS, during the handover (`full`), and after a failure
+   * (readFromStart). The outbox is a queue: a published row's DELETE leaves it in InnoDB's index,
+   * delete-marked, until the purge thread removes it, and a read from the start steps over every
+   * such row first. Under sustained writes purge lags by thousands of rows, and every read paid
+   * for its lag (docs/performance.md, "The relay's reads from a floor"). A row below the floor
+   * that committed after the floor was set (a long transaction, another instance's write) is read
+   * by the next full read.
+   */
+  private readFloor(now: number, full: boolean): number {
+    while (this.reads.length > 1 && now - this.reads[1].at >= FLOOR_LAG_MS) this.reads.shift();
+    if (full || now - this.lastFullRead >= this.interval) {
+      this.lastFullRead = now;
+      return 0;
+    }
+    return this.reads.length > 0 && now - this.reads[0].at >= FLOOR_LAG_MS ? this.reads[0].id : 0;
+  }
+
+  /** The next read from the start of the table: after a failed publish or delete, or a lease that was lost. */
+  private readFromStart(): void {
+    this.lastFullRead = -Infinity;
+    this.reads = [];
   }
 
   /**
@@ -279,7 +323,11 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       .query(`DELETE FROM event_outbox WHERE id IN (${placeholders(ids)})`, ids)
       .then(
         () => this.outbox.removed(ids.length),
-        (error: unknown) => this.warnFailure(`deleting published events failed: ${messageOf(error)}`),
+        (error: unknown) => {
+          // Its rows are read again (and sent again, duplicates the broker drops) by the next read, from the start.
+          this.readFromStart();
+          return this.warnFailure(`deleting published events failed: ${messageOf(error)}`);
+        },
       )
       .finally(() => {
         this.deleting = undefined;
@@ -332,6 +380,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         true,
       );
       const held = (result.affected ?? 0) > 0;
+      // Another holder published meanwhile: what this one read before says nothing of the rows now.
+      if (!held) this.readFromStart();
       // Counted from when it was asked: the lease runs on the database's clock from some moment after that.
       this.leaseRenewed = held ? asked : -Infinity;
       return held;
