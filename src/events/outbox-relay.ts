@@ -43,7 +43,7 @@ const DRAINING_INTERVAL_MS = 100;
 const RELEASE_TIMEOUT_MS = 2000;
 /**
  * How long after a read its highest id becomes the floor of the reads that follow: a row with a
- * lower id whose write commits later than this is found by the next full read instead (one an
+ * lower id whose write commits later than this is found by the next full read instead (one every
  * EVENTS_RELAY_INTERVAL_MS), not by the reads in between. A write's commit takes milliseconds; a
  * long transaction or a stalled commit is what this leaves to the full read.
  */
@@ -291,8 +291,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
    * the table once an EVENTS_RELAY_INTERVAL_MS, during the handover (`full`), and after a failure
    * (readFromStart). The outbox is a queue: a published row's DELETE leaves it in InnoDB's index,
    * delete-marked, until the purge thread removes it, and a read from the start steps over every
-   * such row first. Under sustained writes purge lags by thousands of rows, and every read paid
-   * for its lag (docs/performance.md, "The relay's reads from a floor"). A row below the floor
+   * such row first. While purge is held back (a snapshot kept open by `mysqldump
+   * --single-transaction` or a long report) those rows pile up, and every read paid for all of
+   * them (docs/performance.md, "The relay's reads from a floor"). A row below the floor
    * that committed after the floor was set (a long transaction, another instance's write) is read
    * by the next full read.
    */
