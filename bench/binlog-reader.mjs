@@ -2,17 +2,15 @@
 // be (bench/binlog-sql.mjs): @vlasky/zongji on the replication protocol, the row events of the
 // plants tables and, for each statement, MariaDB's annotation (the statement's text, where such a
 // relay would find the event's id and acting token). A process of its own, so that its CPU time
-// is its own. Prints what it received on SIGTERM; exits non-zero on a failure of the stream.
+// is its own. Parses every row event; tells its parent, on SIGTERM, how many annotations carried
+// a plant event's comment. Exits non-zero on a failure of the stream.
 import ZongJi from '@vlasky/zongji';
 
 const [host, port] = process.argv.slice(2);
 const reader = new ZongJi({ host, port: Number(port), user: 'root' });
-let rows = 0;
 let annotated = 0;
 reader.on('binlog', (event) => {
-  const name = event.getEventName();
-  if (name === 'writerows' || name === 'deleterows') rows += event.rows.length;
-  else if (name === 'annotaterows' && event.statement.includes('/* plant-event ')) annotated++;
+  if (event.getEventName() === 'annotaterows' && event.statement.includes('/* plant-event ')) annotated++;
 });
 reader.on('error', (error) => {
   console.error('binary log reader:', error);
@@ -20,4 +18,4 @@ reader.on('error', (error) => {
 });
 reader.on('ready', () => process.send?.('ready'));
 reader.start({ startAtEnd: true, serverId: 7, requestAnnotateRows: true, includeEvents: ['tablemap', 'writerows', 'deleterows', 'annotaterows'] });
-process.on('SIGTERM', () => process.send({ rows, annotated }, () => process.exit(0)));
+process.on('SIGTERM', () => process.send({ annotated }, () => process.exit(0)));

@@ -19,7 +19,7 @@
 // and then the relay's reads and deletes of the outbox rows (33 a read, what it reads under load),
 // per event. It prints mariadbd's CPU time per write (from /proc) and the reader's, and what events
 // cost per write each way, over events off with the binary log off.
-// docs/performance.md, "The binary log instead of an outbox table (measured)".
+// docs/performance.md, "The binary log instead of an outbox table, measured".
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { cpuSeconds, fmt, freePort } from './lib.mjs';
+import { DELETE_PLANT, INSERT_PLANT, SET_EVENT, createOutboxTables, drainOutbox, eventVariables } from './outbox-shapes.mjs';
 
 const N = Number(process.env.OUTBOX_SQL_N ?? 20_000);
 const CONNECTIONS = Number(process.env.BINLOG_SQL_CONNECTIONS ?? 32);
@@ -86,52 +87,36 @@ async function startServer(options) {
   }
 }
 
-const head = (kind) =>
-  `${JSON.stringify({
-    specversion: '1.0',
-    id: randomUUID(),
-    source: '/plant-store-service',
-    type: `com.plantstore.plant.${kind}`,
-    subject: 'teams/team1/plants/1000000',
-    time: new Date().toISOString(),
-    datacontenttype: 'application/json',
-    data: { team: 'team1', id: 1_000_000 },
-  }).slice(0, -2)},"name":`;
-/** The variables a plant write with events sets for the triggers (OutboxService.writePlant). */
-const SET_EVENT =
-  'SET @plant_event_team = ?, @plant_event_plant = ?, @plant_event_id = ?, @plant_event_subject = ?, @plant_event_head = ?, @plant_event_tail = ?';
-const eventVariables = (id, kind) => ['team1', id, randomUUID(), `plantstore.team1.plant.${kind}`, head(kind), ',"tokenId":2}}'];
-const INSERT_PLANT = (table) => `INSERT INTO ${table} (team, id, name, tag) VALUES (?, ?, ?, ?)`;
-const DELETE_PLANT = (table) => `DELETE FROM ${table} WHERE team = ? AND id = ?`;
 /** What a write would say for a reader of the binary log: the event's id and the acting token (a hex of it: a comment must not end early). */
-const annotation = () => `/* plant-event ${randomUUID()} ${Buffer.from('2').toString('hex')} */`;
+const TOKEN = Buffer.from('2').toString('hex');
+const annotation = () => `/* plant-event ${randomUUID()} ${TOKEN} */`;
+const onTable = (sql, table) => sql.replace('plants', table);
 const shapes = [
-  { name: 'create, events off: INSERT', run: (pool, id) => pool.query(INSERT_PLANT('plants'), ['team1', id, 'bench plant', 'b']) },
+  { name: 'create, events off: INSERT', run: (pool, id) => pool.query(INSERT_PLANT, ['team1', id, 'bench plant', 'b']) },
   {
     name: 'create, binary log: INSERT /* plant-event … */',
-    run: (pool, id) => pool.query(INSERT_PLANT('plants').replace('INSERT', `INSERT ${annotation()}`), ['team1', id, 'bench plant', 'b']),
+    run: (pool, id) => pool.query(INSERT_PLANT.replace('INSERT', `INSERT ${annotation()}`), ['team1', id, 'bench plant', 'b']),
   },
   {
     name: 'create, outbox: SET @plant_event_…; INSERT (trigger)',
     table: 'plants_triggered',
-    run: (pool, id) => pool.query(`${SET_EVENT}; ${INSERT_PLANT('plants_triggered')}`, [...eventVariables(id, 'created'), 'team1', id, 'bench plant', 'b']),
+    run: (pool, id) =>
+      pool.query(`${SET_EVENT}; ${onTable(INSERT_PLANT, 'plants_triggered')}`, [...eventVariables(id, 'created'), 'team1', id, 'bench plant', 'b']),
   },
-  { name: 'delete, events off: DELETE', deletes: true, run: (pool, id) => pool.query(DELETE_PLANT('plants'), ['team1', id]) },
+  { name: 'delete, events off: DELETE', deletes: true, run: (pool, id) => pool.query(DELETE_PLANT, ['team1', id]) },
   {
     name: 'delete, binary log: DELETE /* plant-event … */',
     deletes: true,
-    run: (pool, id) => pool.query(DELETE_PLANT('plants').replace('DELETE', `DELETE ${annotation()}`), ['team1', id]),
+    run: (pool, id) => pool.query(DELETE_PLANT.replace('DELETE', `DELETE ${annotation()}`), ['team1', id]),
   },
   {
     name: 'delete, outbox: SET @plant_event_…; DELETE (trigger)',
     table: 'plants_triggered',
     deletes: true,
-    run: (pool, id) => pool.query(`${SET_EVENT}; ${DELETE_PLANT('plants_triggered')}`, [...eventVariables(id, 'deleted'), 'team1', id]),
+    run: (pool, id) => pool.query(`${SET_EVENT}; ${onTable(DELETE_PLANT, 'plants_triggered')}`, [...eventVariables(id, 'deleted'), 'team1', id]),
   },
 ];
 const RELAY = 'the relay: SELECT 33 in id order, DELETE … IN (33 ids), per event';
-
-const { plantEventTriggers } = await import(new URL('../dist/database/migrations/1764800000000-plant-event-triggers.js', import.meta.url).href);
 
 /** One configuration of the server: each shape's mariadbd and reader CPU µs per write, each round. */
 async function measureConfiguration(options, withReader) {
@@ -140,14 +125,7 @@ async function measureConfiguration(options, withReader) {
   await admin.query('DROP DATABASE IF EXISTS bench; CREATE DATABASE bench CHARACTER SET utf8mb4');
   await admin.end();
   const pool = mysql.createPool({ host: '127.0.0.1', port, user: 'root', database: 'bench', connectionLimit: CONNECTIONS, multipleStatements: true });
-  await pool.query(
-    'CREATE TABLE plants (team varchar(64) NOT NULL, id bigint NOT NULL, name varchar(255) NOT NULL, tag varchar(255) NULL, created_at datetime(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), PRIMARY KEY (team, id)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4',
-  );
-  await pool.query(
-    'CREATE TABLE event_outbox (id bigint NOT NULL AUTO_INCREMENT PRIMARY KEY, event_id varchar(36) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, subject varchar(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, payload text CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, created_at datetime(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)) ENGINE=InnoDB',
-  );
-  await pool.query('CREATE TABLE plants_triggered LIKE plants');
-  for (const sql of plantEventTriggers('plants_triggered')) await pool.query(sql);
+  await createOutboxTables(pool);
   const { pid } = server;
   let reader;
   if (withReader) {
@@ -177,28 +155,23 @@ async function measureConfiguration(options, withReader) {
       const table = shape.table ?? 'plants';
       base += N;
       const first = base;
-      if (shape.deletes) await measure((i) => pool.query(INSERT_PLANT(table), ['team1', first + i, 'bench plant', 'b']));
+      if (shape.deletes) await measure((i) => pool.query(onTable(INSERT_PLANT, table), ['team1', first + i, 'bench plant', 'b']));
       results.get(shape.name).push(await measure((i) => shape.run(pool, first + i)));
       if (!shape.deletes) await pool.query(`DELETE FROM ${table} WHERE team = ? AND id >= ?`, ['team1', first]);
     }
     const [[{ n }]] = await pool.query('SELECT COUNT(*) AS n FROM event_outbox');
     results.get(RELAY).push(
-      await measure(async () => {
-        for (;;) {
-          const [rows] = await pool.query('SELECT id, event_id, subject, payload FROM event_outbox ORDER BY id LIMIT 33');
-          if (rows.length === 0) break;
-          await pool.query(
-            `DELETE FROM event_outbox WHERE id IN (${rows.map(() => '?').join(', ')})`,
-            rows.map((row) => row.id),
-          );
-        }
-      }, 1).then((r) => ({ database: r.database / Number(n), reader: r.reader === undefined ? undefined : r.reader / Number(n) })),
+      // One drain, on one of the connections.
+      await measure(() => drainOutbox(pool), 1).then((r) => ({
+        database: r.database / Number(n),
+        reader: r.reader === undefined ? undefined : r.reader / Number(n),
+      })),
     );
     console.error(`  ${options.join(' ')}${withReader ? ' + reader' : ''}: round ${round} done`);
   }
   if (reader) {
     const received = await new Promise((resolve) => (reader.once('message', resolve), reader.kill('SIGTERM')));
-    // Every write of every shape on `plants` (and each deletion's filling) came to the reader; the comments of the binary log's shapes, each.
+    // Each write of the binary log's two shapes, its comment included, came to the reader.
     const annotated = 2 * ROUNDS * N;
     if (received.annotated !== annotated) throw new Error(`the reader found ${received.annotated} annotations of plant events, not ${annotated}`);
   }

@@ -13,24 +13,14 @@
 import { randomUUID } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { cpuSeconds, fmt, freshDatabase, pidOf } from './lib.mjs';
+import { DELETE_PLANT, EVENT_TAIL, INSERT_PLANT, SET_EVENT, createOutboxTables, drainOutbox, eventHead, eventVariables } from './outbox-shapes.mjs';
 
 const N = Number(process.env.OUTBOX_SQL_N ?? 20_000);
 const CONNECTIONS = Number(process.env.OUTBOX_SQL_CONNECTIONS ?? 32);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const url = await freshDatabase('outbox_sql');
 const pool = mysql.createPool({ uri: url, connectionLimit: CONNECTIONS, multipleStatements: true });
-await pool.query(
-  'CREATE TABLE plants (team varchar(64) NOT NULL, id bigint NOT NULL, name varchar(255) NOT NULL, tag varchar(255) NULL, created_at datetime(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), PRIMARY KEY (team, id)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4',
-);
-await pool.query(
-  'CREATE TABLE event_outbox (id bigint NOT NULL AUTO_INCREMENT PRIMARY KEY, event_id varchar(36) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, subject varchar(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, payload text CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, created_at datetime(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)) ENGINE=InnoDB',
-);
-// The service's triggers (migration PlantEventTriggers) on a table of their own, so that the
-// shapes without triggers run on a table that has none.
-// (From the build: the script builds before it runs.)
-const { plantEventTriggers } = await import(new URL('../dist/database/migrations/1764800000000-plant-event-triggers.js', import.meta.url).href);
-await pool.query('CREATE TABLE plants_triggered LIKE plants');
-for (const sql of plantEventTriggers('plants_triggered')) await pool.query(sql);
+await createOutboxTables(pool);
 const databasePid = pidOf('mariadbd') ?? pidOf('mysqld');
 if (!databasePid) throw new Error('no mariadbd or mysqld process on this machine: its CPU time is what this measures');
 
@@ -46,16 +36,10 @@ const payload = (type) =>
     data: { team: 'team1', id: 1_000_000, name: 'bench plant', tag: 'b', tokenId: 2 },
   });
 const created = payload('com.plantstore.plant.created');
-const head = `${payload('com.plantstore.plant.deleted').slice(0, -2)},"name":`;
-const INSERT_PLANT = 'INSERT INTO plants (team, id, name, tag) VALUES (?, ?, ?, ?)';
-const DELETE_PLANT = 'DELETE FROM plants WHERE team = ? AND id = ?';
+const head = eventHead('deleted');
 const INSERT_EVENT = 'INSERT INTO event_outbox (event_id, subject, payload) VALUES (?, ?, ?)';
 const EVENT_OF_DELETION = `INSERT INTO event_outbox (event_id, subject, payload) SELECT ?, ?, CONCAT(?, JSON_QUOTE(name), ',"tag":', COALESCE(JSON_QUOTE(tag), 'null'), ?) FROM plants WHERE team = ? AND id = ?`;
-const deletionParams = (id) => [randomUUID(), 'plantstore.team1.plant.deleted', head, ',"tokenId":2}}', 'team1', id];
-/** The variables a plant write with events sets for the triggers (OutboxService.writePlant). */
-const SET_EVENT =
-  'SET @plant_event_team = ?, @plant_event_plant = ?, @plant_event_id = ?, @plant_event_subject = ?, @plant_event_head = ?, @plant_event_tail = ?';
-const eventVariables = (id, kind) => ['team1', id, randomUUID(), `plantstore.team1.plant.${kind}`, head.replace('deleted', kind), ',"tokenId":2}}'];
+const deletionParams = (id) => [randomUUID(), 'plantstore.team1.plant.deleted', head, EVENT_TAIL, 'team1', id];
 
 /** `op(i)` for i in 0..N-1 on CONNECTIONS connections at once: mariadbd's CPU µs per operation and operations a second. */
 async function measure(op) {
@@ -102,7 +86,7 @@ const shapes = [
       try {
         const [[, rows]] = await connection.query('START TRANSACTION; SELECT name, tag FROM plants WHERE team = ? AND id = ? FOR UPDATE', ['team1', id]);
         const [{ name, tag }] = rows;
-        const event = `${head}${JSON.stringify(name)},"tag":${JSON.stringify(tag)},"tokenId":2}}`;
+        const event = `${head}${JSON.stringify(name)},"tag":${JSON.stringify(tag)}${EVENT_TAIL}`;
         await connection.query(`${INSERT_EVENT}; ${DELETE_PLANT}; COMMIT`, [randomUUID(), 'plantstore.team1.plant.deleted', event, 'team1', id]);
       } finally {
         connection.release();
@@ -141,7 +125,7 @@ const shapes = [
       try {
         const [[, rows]] = await connection.query(`START TRANSACTION; ${DELETE_PLANT} RETURNING name, tag`, ['team1', id]);
         const [{ name, tag }] = rows;
-        const event = `${head}${JSON.stringify(name)},"tag":${JSON.stringify(tag)},"tokenId":2}}`;
+        const event = `${head}${JSON.stringify(name)},"tag":${JSON.stringify(tag)}${EVENT_TAIL}`;
         await connection.query(`${INSERT_EVENT}; COMMIT`, [randomUUID(), 'plantstore.team1.plant.deleted', event]);
       } finally {
         connection.release();
@@ -163,15 +147,9 @@ for (let round = 1; round <= ROUNDS; round++) {
     if (!shape.deletes) await pool.query(`DELETE FROM ${shape.table ?? 'plants'} WHERE team = ? AND id >= ?`, ['team1', first]);
     console.error(`  round ${round}: ${shape.name}: ${fmt(results.get(shape.name).at(-1).cpu)} µs`);
   }
-  // The relay: batches of 33 (what it reads under this load, docs/performance.md), read in id order and deleted by id.
   const [[{ n }]] = await pool.query('SELECT COUNT(*) AS n FROM event_outbox');
   const cpu = cpuSeconds(databasePid);
-  for (;;) {
-    const [rows] = await pool.query('SELECT id, event_id, subject, payload FROM event_outbox ORDER BY id LIMIT 33');
-    if (rows.length === 0) break;
-    const ids = rows.map((row) => row.id);
-    await pool.query(`DELETE FROM event_outbox WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
-  }
+  await drainOutbox(pool);
   relay.push((1e6 * (cpuSeconds(databasePid) - cpu)) / Number(n));
 }
 await pool.end();
