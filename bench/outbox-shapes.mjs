@@ -40,7 +40,7 @@ export async function createOutboxTables(pool) {
   await pool.query(
     'CREATE TABLE event_outbox (id bigint NOT NULL AUTO_INCREMENT PRIMARY KEY, event_id varchar(36) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, subject varchar(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, payload text CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, created_at datetime(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)) ENGINE=InnoDB',
   );
-  const { plantEventTriggers } = await import(new URL('../dist/database/migrations/1764800000000-plant-event-triggers.js', import.meta.url).href);
+  const { plantEventTriggers } = await import(new URL('../dist/database/plant-event-triggers.js', import.meta.url).href);
   await pool.query('CREATE TABLE plants_triggered LIKE plants');
   for (const sql of plantEventTriggers('plants_triggered')) await pool.query(sql);
 }

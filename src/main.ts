@@ -11,6 +11,7 @@ import { loadSettings, type Settings } from './settings.js';
 import { loadEnvironment } from './config/environment.js';
 import { consoleServed } from './console/console.module.js';
 import { SQLITE_FILE } from './database/database-options.js';
+import { OutboxService } from './events/outbox.service.js';
 import { Metrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 
@@ -39,6 +40,13 @@ async function bootstrap(): Promise<void> {
   }
   await app.listen(server.PORT, server.HOST);
   for (const line of startupSummary(settings)) logger.log(line, 'Main');
+  // How plant events are written is a fact of the database, found by trying it; a database that
+  // stopped answering meanwhile leaves the line out (the first write tries again).
+  const plantEvents = await app
+    .get(OutboxService)
+    .plantEventsLine()
+    .catch(() => undefined);
+  if (plantEvents) logger.log(plantEvents, 'Main');
 }
 
 /** What a first start must say at a glance: where to send requests, where to read, where the data is, where change events go. */

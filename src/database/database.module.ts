@@ -7,6 +7,7 @@ import { isDatabaseUnavailableError } from './database-errors.js';
 import { databaseOptions } from './database-options.js';
 import { explainConnectionError, isTlsConfigurationError, type TlsSettings } from './database-tls.js';
 import { runMigrationsLocked } from './migration-lock.js';
+import { ensurePlantEventTriggers } from './plant-event-triggers.js';
 import { isolateSqliteTransactions } from './sqlite-transactions.js';
 
 const RETRY_DELAY_MS = 2000;
@@ -17,6 +18,8 @@ const RETRY_DELAY_MS = 2000;
  * The server (`retry: true`) waits for a database that is not reachable yet, up to
  * DB_STARTUP_TIMEOUT_MS, then start-up fails (exit code 1). Any other error (bad credentials,
  * a certificate the TLS settings reject, a failing migration) fails at once, as does the command line.
+ * After the migrations, the plant event triggers are created if they are missing and the server
+ * now allows it (plant-event-triggers.ts).
  */
 export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
   let tls: TlsSettings | undefined;
@@ -59,7 +62,11 @@ export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
         throw tls ? explainConnectionError(error, tls) : error;
       });
       try {
-        if (migrationsRun) await runMigrationsLocked(dataSource);
+        if (migrationsRun) {
+          await runMigrationsLocked(dataSource);
+          // Which way plant events are written is said once the server listens (main.ts, OutboxService).
+          if ((await ensurePlantEventTriggers(dataSource)).created) new Logger('Migrations').log("created the plants table's event triggers");
+        }
       } catch (error) {
         // A retry (database unreachable meanwhile) opens a new pool; this one must not linger.
         await dataSource.destroy().catch(() => undefined);

@@ -5,6 +5,7 @@ import { loadSettings } from '../settings.js';
 import { loadEnvironment } from '../config/environment.js';
 import { databaseOptions } from './database-options.js';
 import { runMigrationsLocked, withMigrationLock } from './migration-lock.js';
+import { ensurePlantEventTriggers, plantEventTriggerAdvice } from './plant-event-triggers.js';
 
 /**
  * `npm run migration:run` / `migration:revert`: the migrations as a step of their own (a
@@ -20,6 +21,7 @@ async function main(command: string | undefined): Promise<void> {
     if (command === 'run') {
       const applied = await runMigrationsLocked(dataSource);
       process.stderr.write(applied.length === 0 ? 'no pending migrations\n' : applied.map((m) => `applied ${m.name}\n`).join(''));
+      process.stderr.write(`${await plantEvents(dataSource)}\n`);
     } else {
       await withMigrationLock(dataSource, () => dataSource.undoLastMigration({ transaction: 'each' }));
       process.stderr.write('reverted the last migration\n');
@@ -27,6 +29,14 @@ async function main(command: string | undefined): Promise<void> {
   } finally {
     await dataSource.destroy();
   }
+}
+
+/** The job's word on the plant event triggers: created, there, or what the server must allow first. */
+async function plantEvents(dataSource: DataSource): Promise<string> {
+  if (dataSource.options.type === 'better-sqlite3') return "plant change events: written in each write's transaction (SQLite)";
+  const { triggers, created } = await ensurePlantEventTriggers(dataSource);
+  if (triggers) return `plant change events: written by the plants table's triggers${created ? ' (created now)' : ''}`;
+  return `plant change events: written in each write's transaction; the account may not create the plants table's triggers: ${await plantEventTriggerAdvice(dataSource)}`;
 }
 
 main(process.argv[2]).catch((error: unknown) => {

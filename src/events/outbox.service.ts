@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
+import { Inject, Injectable, Logger, ServiceUnavailableException } from '@nestjs/common';
 import { type ConfigType } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { eventsConfig } from './events.config.js';
+import { isDatabaseUnavailableError } from '../database/database-errors.js';
+import { plantEventTriggerAdvice, plantEventTriggersFire } from '../database/plant-event-triggers.js';
 import { runStatements, type Statement } from '../database/statements-transaction.js';
 
 /** The CloudEvents `type` of each event, under this service's reverse-DNS prefix. */
@@ -43,7 +45,7 @@ export interface HolidayChange {
 export type Actor = number | string;
 
 const INSERT = 'INSERT INTO event_outbox (event_id, subject, payload) VALUES (?, ?, ?)';
-/** What the plants table's triggers read (migration PlantEventTriggers): the plant the event is of, then the event's pieces. */
+/** What the plants table's triggers read (database/plant-event-triggers.ts): the plant the event is of, then the event's pieces. */
 const SET_PLANT_EVENT =
   'SET @plant_event_team = ?, @plant_event_plant = ?, @plant_event_id = ?, @plant_event_subject = ?, @plant_event_head = ?, @plant_event_tail = ?';
 const FORGET = 'SET @plant_event_team = NULL';
@@ -78,6 +80,7 @@ export class OutboxService {
   private backlog = 0;
   private countedAt = -Infinity;
   private triggers?: Promise<boolean>;
+  private readonly logger = new Logger('Events');
 
   constructor(
     @Inject(eventsConfig.KEY) events: ConfigType<typeof eventsConfig>,
@@ -143,7 +146,7 @@ export class OutboxService {
    * order of a creation's), which the database quotes in (JSON_QUOTE, json_quote on SQLite) from
    * the row as written or deleted. Two ways to write it, the same event either way:
    *
-   * - **Triggers** of the plants table (MySQL/MariaDB, migration PlantEventTriggers): the event's
+   * - **Triggers** of the plants table (MySQL/MariaDB, database/plant-event-triggers.ts): the event's
    *   pieces go into session variables in the write's round trip (`SET …; INSERT` or `DELETE`),
    *   and the write is one autocommit statement, its event written by the trigger for the row the
    *   variables name. A deletion's event comes from the row the DELETE removes: no read of its
@@ -151,7 +154,7 @@ export class OutboxService {
    *   clears them first (forgetPlantEvent), so that those of an earlier write that failed can
    *   never name its plant.
    * - **A transaction** of the event's INSERT and the write, where there are no triggers (SQLite;
-   *   an account that may not create them). A deletion's event is read from the plant's row by
+   *   a server that would not let the migrations' account create them). A deletion's event is read from the plant's row by
    *   its INSERT … SELECT, before the DELETE; on MySQL/MariaDB that read locks the row
    *   (`… FOR UPDATE`, accepted by both in an INSERT … SELECT), so that of two deletes of one
    *   plant the second waits and then finds nothing, where INSERT … SELECT's shared lock would
@@ -198,22 +201,36 @@ export class OutboxService {
   }
 
   /**
-   * Whether this database's plants table writes the events (both triggers there). Read once:
-   * triggers created or dropped later (by undoing and running their migration again) take a
-   * restart. A failed read is read again by the next write.
+   * Whether this database's triggers write the plants' events, tried once (plantEventTriggersFire,
+   * which works under an account with no more than the rights of a write): triggers created or
+   * dropped later take a restart. Any doubt means the transaction, which is right either way: it
+   * sets no session variable, so a trigger that does exist writes nothing twice. A read that failed
+   * because the database did not answer is tried again by the next write.
    */
   private usesTriggers(): Promise<boolean> {
     if (this.dataSource.options.type === 'better-sqlite3') return Promise.resolve(false);
-    this.triggers ??= this.dataSource
-      .query<Array<{ n: number | string }>>(
-        "SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'plants' AND TRIGGER_NAME IN ('plant_created_event', 'plant_deleted_event')",
-      )
-      .then(([row]) => Number(row.n) === 2)
-      .catch((error: unknown) => {
+    this.triggers ??= plantEventTriggersFire(this.dataSource).catch((error: unknown) => {
+      if (isDatabaseUnavailableError(error)) {
         this.triggers = undefined;
         throw error;
-      });
+      }
+      this.logger.warn(
+        `could not tell whether the plants table's event triggers work (${(error as Error).message}): events are written in each write's transaction`,
+      );
+      return false;
+    });
     return this.triggers;
+  }
+
+  /**
+   * The start-up's line on how plant events are written (main.ts): by the triggers, or in each
+   * write's transaction and what the server must allow for the triggers. None with events off or
+   * on SQLite, where there is no choice to tell.
+   */
+  async plantEventsLine(): Promise<string | undefined> {
+    if (!this.enabled || this.dataSource.options.type === 'better-sqlite3') return undefined;
+    if (await this.usesTriggers()) return "plant change events: written by the plants table's triggers";
+    return `plant change events: written in each write's transaction, which costs the database more per write: the plants table has no event triggers. To have them: ${await plantEventTriggerAdvice(this.dataSource)}`;
   }
 
   /** `rows` events were written by this service (`committed`: and their transaction committed): counted, and the relay told. */
