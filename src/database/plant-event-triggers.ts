@@ -124,9 +124,14 @@ export async function plantEventTriggerAdvice(dataSource: DataSource): Promise<s
   );
   const on = (name: string) => rows.some((row) => row.Variable_name === name && ['ON', '1'].includes(String(row.Value).toUpperCase()));
   const logged = on('log_bin') || on('wsrep_on');
-  const steps =
-    logged && !on('log_bin_trust_function_creators')
-      ? `the server writes a binary log${on('wsrep_on') ? ' (Galera)' : ''} and log_bin_trust_function_creators is OFF: set it to 1 (on a managed MySQL, in the instance's parameter group; on Galera, on every node) and`
-      : 'grant TRIGGER on the database to the account that runs the migrations (ALL PRIVILEGES includes it) and';
-  return `${steps} start an instance with MIGRATIONS_RUN=true or run \`npm run migration:run\`, which creates them (docs/deployment.md#the-database-account)`;
+  const steps = [
+    ...(logged && !on('log_bin_trust_function_creators')
+      ? [
+          `the server writes a binary log${on('wsrep_on') ? ' (Galera)' : ''} and log_bin_trust_function_creators is OFF: set it to 1 (on a managed MySQL, in the instance's parameter group; on Galera, on every node);`,
+        ]
+      : []),
+    'grant TRIGGER on the database to the account that runs the migrations (ALL PRIVILEGES includes it);',
+    'then start an instance with MIGRATIONS_RUN=true or run `npm run migration:run`, which creates them (docs/deployment.md#the-database-account)',
+  ];
+  return steps.join(' ');
 }

@@ -30,6 +30,8 @@ export interface MariaDbOptions {
   grantTables?: boolean;
   /** performance_schema on, e.g. to read the TLS cipher of other sessions (status_by_thread). */
   performanceSchema?: boolean;
+  /** A binary log in ROW format, as a replicated or backed-up server writes (MySQL 8's default): CREATE TRIGGER then needs SUPER or log_bin_trust_function_creators. */
+  binaryLog?: boolean;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function startMariaDb(options: MariaDbOptions = {}): Promise<MariaD
     ...(options.tls ? [`--ssl-ca=${options.tls.ca}`, `--ssl-cert=${options.tls.cert}`, `--ssl-key=${options.tls.key}`, '--require-secure-transport=ON'] : []),
     ...(options.grantTables ? [] : ['--skip-grant-tables']),
     ...(options.performanceSchema ? ['--performance-schema=ON'] : []),
+    ...(options.binaryLog ? [`--log-bin=${join(dir, 'binlog')}`, '--binlog-format=ROW', '--server-id=1'] : ['--skip-log-bin']),
   ];
   let server: ChildProcess | undefined;
   let output = '';
@@ -91,7 +94,6 @@ export async function startMariaDb(options: MariaDbOptions = {}): Promise<MariaD
         `--port=${port}`,
         '--bind-address=127.0.0.1',
         ...extra,
-        '--skip-log-bin',
         '--innodb-buffer-pool-size=32M',
         '--innodb-log-file-size=16M',
         ...user,
