@@ -15,6 +15,12 @@ import { bearer, type TestDatabase } from '../support/test-app.js';
  * Galera cluster started by the test, with nothing but DATABASE_URL pointing at that node
  * (and Redis for the shared limits). Every check counts responses and rows; none times
  * anything: the machine may be slow, and the waits are conditions with wide deadlines.
+ *
+ * The instances, the command line and migration:run connect as the documented least-privilege
+ * account (ALL PRIVILEGES on the database, nothing global: node.url), never as root: on Galera,
+ * which logs every write as a binary log does, that account may not create the plant event
+ * triggers, so the service runs with its events written in each write's transaction. Root (node.query)
+ * only creates and drops databases, looks at what the service wrote, and switches nodes off and on.
  */
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const REDIS_KEY_PREFIX = `plant-store-i13-cluster-${randomBytes(4).toString('hex')}:`;
@@ -66,6 +72,11 @@ describe('three instances on a three-node Galera cluster', () => {
     }
     return tokens.get(team)!;
   };
+  /** The triggers of database `name`, counted as root: what the server has, whatever the account may see. */
+  const triggersIn = async (name: string) =>
+    Number(
+      (await cluster.nodes[0].query<{ n: number | string }>('SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?', [name]))[0].n,
+    );
   const ready = (i: number) =>
     instances[i].http.get('/health/ready').then(
       (r) => r.status,
@@ -74,7 +85,7 @@ describe('three instances on a three-node Galera cluster', () => {
 
   beforeAll(async () => {
     cluster = await startGaleraCluster(3);
-    await cluster.nodes[0].query('CREATE DATABASE plantstore CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci');
+    await cluster.createDatabase('plantstore');
     // The three instances start at the same moment on the empty database (the migration lock decides who migrates).
     const started = await Promise.allSettled(
       cluster.nodes.map((node) => startServer(databaseOn(node, 'plantstore'), INSTANCE_ENV, { readyWithinMs: STARTUP_MS })),
@@ -95,6 +106,33 @@ describe('three instances on a three-node Galera cluster', () => {
     }
     process.stderr.write(`\ntest:cluster counts\n  ${summary.join('\n  ')}\n`);
   }, 120_000);
+
+  // First, before any other test creates a database (and grants the account that one too).
+  it('the instances run as the documented account: USAGE and ALL PRIVILEGES on its database, nothing more; refused the triggers, they came up without them', async () => {
+    // What the account may do, read as root: were it ever more (a global privilege, SUPER), the
+    // service could create its triggers and every test below would run on the path production's
+    // documented grant does not get.
+    const grants = (await cluster.nodes[0].query<Record<string, string>>("SHOW GRANTS FOR 'plantstore'@'%'")).map((row) => Object.values(row)[0]);
+    expect(grants).toEqual([
+      expect.stringMatching(/^GRANT USAGE ON \*\.\* TO `plantstore`@`%` IDENTIFIED BY PASSWORD '\*[0-9A-F]{40}'$/),
+      'GRANT ALL PRIVILEGES ON `plantstore`.* TO `plantstore`@`%`',
+    ]);
+    // And that is whom they connect as: every session on the database, on every node, is the account's.
+    const sessions = (
+      await Promise.all(
+        cluster.nodes.map((node) => node.query<{ user: string }>("SELECT USER AS user FROM information_schema.PROCESSLIST WHERE DB = 'plantstore'")),
+      )
+    ).flat();
+    expect(sessions.length).toBeGreaterThan(0);
+    expect(new Set(sessions.map((s) => s.user))).toEqual(new Set(['plantstore']));
+    // Three instances migrated and started on it, and the database has no trigger: CREATE TRIGGER was
+    // refused (binary logging, no SUPER), and the instances serve with the events of the transaction path.
+    expect(instances).toHaveLength(3);
+    expect(await triggersIn('plantstore')).toBe(0);
+    summary.push(
+      `account: ${grants.length} grant lines (USAGE on *.*, ALL PRIVILEGES on plantstore.*), ${sessions.length} sessions on plantstore over 3 nodes, all the account's; triggers in plantstore: 0`,
+    );
+  });
 
   it(`concurrent creates of one id through all instances: exactly one 201, the others 409, never 5xx (${SAME_ID_ROUNDS} rounds)`, async () => {
     const team = await token('same-id');
@@ -199,7 +237,7 @@ describe('three instances on a three-node Galera cluster', () => {
     const nats = await TestNats.create();
     const name = `events_${randomBytes(4).toString('hex')}`;
     const stream = `G${randomBytes(6).toString('hex').toUpperCase()}`;
-    await cluster.nodes[0].query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+    await cluster.createDatabase(name);
     // Each instance's metrics port is picked just before it starts: picked all at once and let go,
     // one of them could be handed out again as an earlier instance's HTTP port (EADDRINUSE).
     const metricsPorts: number[] = [];
@@ -216,6 +254,8 @@ describe('three instances on a three-node Galera cluster', () => {
           ),
         );
       }
+      // The events below are the transaction path's: the account could not create the triggers.
+      expect(await triggersIn(name)).toBe(0);
       const issued = await runCli(databaseOn(cluster.nodes[1], name), ['tokens', 'create', '--team', 'events']);
       const team = issued.stdout.trim();
       const acknowledged = new Set<string>();
@@ -291,7 +331,7 @@ describe('three instances on a three-node Galera cluster', () => {
     const nats = await TestNats.create();
     const name = `handover_${randomBytes(4).toString('hex')}`;
     const stream = `G${randomBytes(6).toString('hex').toUpperCase()}`;
-    await cluster.nodes[0].query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+    await cluster.createDatabase(name);
     const relays: ServerProcess[] = [];
     try {
       // The default relay interval (1 s), which the bound is for; a drain as in production, shortened.
@@ -304,6 +344,7 @@ describe('three instances on a three-node Galera cluster', () => {
           ),
         );
       }
+      expect(await triggersIn(name)).toBe(0);
       const issued = await runCli(databaseOn(cluster.nodes[1], name), ['tokens', 'create', '--team', 'events']);
       const team = issued.stdout.trim();
       const acknowledged = new Set<string>();
@@ -364,6 +405,8 @@ describe('three instances on a three-node Galera cluster', () => {
       );
       expect(exitCode).toBe(0);
       expect(relays[holder].output()).toContain('the lease released');
+      // At LOG_LEVEL=log each instance said at start-up how it writes plant events.
+      for (const relay of relays) expect(relay.output()).toContain("plant change events: written in each write's transaction");
       expect(newOwner).not.toBe(holderName);
       expect(relays.some((r, i) => i !== holder && newOwner?.split(':')[1] === String(r.process.pid))).toBe(true);
       expect(unexpected(seen)).toEqual([]);
@@ -383,7 +426,7 @@ describe('three instances on a three-node Galera cluster', () => {
 
   it(`instances and migration:run started at the same moment on an empty database, one per node: all come up, the schema as after one start (${COLD_START_ROUNDS} rounds)`, async () => {
     const referenceDb = databaseOn(cluster.nodes[0], 'cold_reference');
-    await cluster.nodes[0].query('CREATE DATABASE cold_reference CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci');
+    await cluster.createDatabase('cold_reference');
     await expect(runCli(referenceDb, ['tokens', 'list'])).resolves.toMatchObject({ code: 0 });
     const reference = await schemaOf(referenceDb.env);
     await referenceDb.drop();
@@ -391,11 +434,13 @@ describe('three instances on a three-node Galera cluster', () => {
     const failures: string[] = [];
     for (let round = 0; round < COLD_START_ROUNDS; round++) {
       const name = `cold_${round}`;
-      await cluster.nodes[0].query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+      await cluster.createDatabase(name);
       const started: ServerProcess[] = [];
       try {
         const env = { ...process.env, NODE_ENV: 'test', DATABASE_URL: cluster.nodes[1].url(name) };
-        const job = spawn(process.execPath, [MIGRATE, 'run'], { env, stdio: 'ignore' });
+        const job = spawn(process.execPath, [MIGRATE, 'run'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+        let jobOutput = '';
+        job.stderr.on('data', (chunk) => (jobOutput += chunk));
         const jobExit = new Promise((resolve) => job.once('exit', resolve));
         const results = await Promise.allSettled(cluster.nodes.map((node) => startServer(databaseOn(node, name), INSTANCE_ENV, { readyWithinMs: STARTUP_MS })));
         for (const result of results)
@@ -409,7 +454,8 @@ describe('three instances on a three-node Galera cluster', () => {
               }`,
             );
         const code = await jobExit;
-        if (code !== 0) failures.push(`round ${round}: migration:run exited with ${String(code)}`);
+        if (code !== 0) failures.push(`round ${round}: migration:run exited with ${String(code)}: ${jobOutput.slice(-500)}`);
+        if ((await triggersIn(name)) !== 0) failures.push(`round ${round}: triggers created by an account that may not`);
         up += started.length + (code === 0 ? 1 : 0);
         for (const node of cluster.nodes)
           if ((await schemaOf(databaseOn(node, name).env).catch(String)) !== reference) failures.push(`round ${round}: schema on node ${node.index} differs`);

@@ -1,4 +1,5 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,6 +8,9 @@ import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 
 export const GALERA_PROVIDER = '/usr/lib/galera/libgalera_smm.so';
+
+/** The service's account, as docs/deployment.md has it created: ALL PRIVILEGES on its database, nothing global. */
+export const APP_USER = 'plantstore';
 
 export interface NodeStatus {
   /** wsrep_local_state_comment: Synced, Donor/Desynced, Joining, Joined, Initialized… */
@@ -20,7 +24,10 @@ export interface NodeStatus {
 export interface GaleraNode {
   index: number;
   port: number;
-  /** mysql://root@127.0.0.1:<port>/<database> */
+  /**
+   * mysql://plantstore:<password>@127.0.0.1:<port>/<database>: the application account, what the
+   * instances, the command line and migration:run connect as (its grant: GaleraCluster.createDatabase).
+   */
   url(database: string): string;
   /** Running (possibly paused) as far as this harness knows. */
   running(): boolean;
@@ -30,7 +37,7 @@ export interface GaleraNode {
   signal(signal: 'SIGKILL' | 'SIGTERM' | 'SIGSTOP' | 'SIGCONT'): Promise<void>;
   /** The node's own view, or null when it does not answer within a second. */
   status(): Promise<NodeStatus | null>;
-  /** Runs SQL on this node (a fresh connection each time). */
+  /** Runs SQL on this node as root, over its Unix socket (a fresh connection each time): the test's own looks and switches. */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   log(): string;
 }
@@ -39,6 +46,11 @@ export interface GaleraCluster {
   nodes: GaleraNode[];
   /** Resolves once every running node sees the whole cluster primary and itself synced. */
   waitSynced(ms?: number): Promise<void>;
+  /**
+   * Creates `name` (utf8mb4) on node 1 and grants the application account ALL PRIVILEGES on it and
+   * nothing else: the documented grant. Both statements replicate to every node.
+   */
+  createDatabase(name: string): Promise<void>;
   destroy(): Promise<void>;
 }
 
@@ -79,8 +91,19 @@ async function distinctFreePorts(count: number): Promise<number[]> {
 /**
  * A MariaDB Galera cluster of `size` nodes of its own (Debian's mariadb-server + galera-4,
  * rsync for state transfers), on free loopback ports in a temporary directory: node 1
- * bootstraps (--wsrep-new-cluster), the others join it. No authentication
- * (--skip-grant-tables); it listens on 127.0.0.1 only and lives for one test file.
+ * bootstraps (--wsrep-new-cluster), the others join it. It listens on 127.0.0.1 only and lives
+ * for one test file.
+ *
+ * Grant tables on, and two accounts. The test's own queries (`query()`, `status()`) are root's,
+ * over each node's Unix socket: mariadb-install-db's root@localhost with an empty password
+ * (--auth-root-authentication-method=normal; with --skip-name-resolve a TCP client is never
+ * `localhost`). The service connects over TCP as the application account `plantstore`@'%' (a
+ * random password per cluster), with exactly the documented grant: ALL PRIVILEGES on its database
+ * (`createDatabase`), nothing global, no SUPER.
+ * That is the point: every Galera node logs its writes as a binary log does, and then the server
+ * refuses CREATE TRIGGER to an account without SUPER (log_bin_trust_function_creators is OFF here,
+ * its default), so the service must run without its plant event triggers; run as root, as it was
+ * with --skip-grant-tables, the test created them and hid that.
  *
  * Run as root, mariadbd runs as the `mysql` user: the rsync daemon of a state transfer
  * drops root to `nobody`, which could not write the joiner's data directory.
@@ -103,6 +126,7 @@ export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
   }));
   const address = `gcomm://${specs.map((s) => `127.0.0.1:${s.galera}`).join(',')}`;
   const user = root ? ['--user=mysql'] : [];
+  const password = randomBytes(12).toString('base64url');
 
   const installing = Promise.all(
     specs.map(async (spec) => {
@@ -139,7 +163,6 @@ export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
       `--tmpdir=${join(spec.home, 'tmp')}`,
       `--port=${spec.mysql}`,
       '--bind-address=127.0.0.1',
-      '--skip-grant-tables',
       '--skip-name-resolve',
       '--innodb-buffer-pool-size=32M',
       '--innodb-log-file-size=16M',
@@ -162,7 +185,7 @@ export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
     ];
 
     const query = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
-      const connection = await mysql.createConnection({ host: '127.0.0.1', port: spec.mysql, user: 'root', connectTimeout: 2000 });
+      const connection = await mysql.createConnection({ socketPath: join(spec.home, 'mariadb.sock'), user: 'root', connectTimeout: 2000 });
       try {
         return (await connection.query({ sql, values: params, timeout: 10_000 }))[0] as T[];
       } finally {
@@ -213,7 +236,7 @@ export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
     return {
       index: spec.index,
       port: spec.mysql,
-      url: (database) => `mysql://root@127.0.0.1:${spec.mysql}/${database}`,
+      url: (database) => `mysql://${APP_USER}:${encodeURIComponent(password)}@127.0.0.1:${spec.mysql}/${encodeURIComponent(database)}`,
       running: () => child !== undefined,
       bootstrap: () => launch(['--wsrep-new-cluster']),
       start: () => launch([]),
@@ -232,6 +255,10 @@ export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
 
   const cluster: GaleraCluster = {
     nodes,
+    createDatabase: async (name) => {
+      await nodes[0].query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+      await nodes[0].query(`GRANT ALL PRIVILEGES ON \`${name}\`.* TO '${APP_USER}'@'%'`);
+    },
     waitSynced: async (ms = 240_000) => {
       const deadline = Date.now() + ms;
       for (;;) {
@@ -254,6 +281,8 @@ export async function startGaleraCluster(size = 3): Promise<GaleraCluster> {
   try {
     await nodes[0].bootstrap();
     await cluster.waitSynced();
+    // Before the joiners start: their state transfer brings the account along.
+    await nodes[0].query(`CREATE USER '${APP_USER}'@'%' IDENTIFIED BY ?`, [password]);
     // One at a time: each joiner takes its state transfer from a synced donor.
     for (const node of nodes.slice(1)) {
       await node.start();
