@@ -42,7 +42,7 @@ describe('BatchPublisher', () => {
   it('publishes a batch in order, each with its Nats-Msg-Id, all acknowledged', async () => {
     const name = await stream();
     const batch = events(name, 700);
-    const publisher = new BatchPublisher(connection, 5000);
+    const publisher = new BatchPublisher(connection, 5000, name);
     expect(await publisher.publish(batch)).toEqual({ acked: 700 });
     expect(await publisher.publish(batch.slice(0, 0))).toEqual({ acked: 0 });
     const stored = await nats.events(name);
@@ -52,21 +52,21 @@ describe('BatchPublisher', () => {
   it('counts an event the stream had already (same id, within its duplicate window) as acknowledged, and stores it once', async () => {
     const name = await stream();
     const [first, second] = events(name, 2);
-    const publisher = new BatchPublisher(connection, 5000);
+    const publisher = new BatchPublisher(connection, 5000, name);
     expect(await publisher.publish([first])).toEqual({ acked: 1 });
     expect(await publisher.publish([first, second, first])).toEqual({ acked: 3 });
     expect((await nats.events(name)).map((e) => e.msgId)).toEqual([first.id, second.id]);
   });
 
   it('a subject no stream takes: nothing acknowledged, the 503 named', async () => {
-    const publisher = new BatchPublisher(connection, 5000);
+    const publisher = new BatchPublisher(connection, 5000, 'NONE');
     const outcome = await publisher.publish([{ subject: `nostream${Date.now()}.x`, payload: '{}', id: randomUUID() }]);
     expect(outcome).toEqual({ acked: 0, error: expect.stringContaining('503') });
   });
 
   it('a stream that refuses part of a batch: the prefix it stored is acknowledged, the refusal named', async () => {
     const name = await stream({ max_msgs: 3, discard: DiscardPolicy.New });
-    const publisher = new BatchPublisher(connection, 5000);
+    const publisher = new BatchPublisher(connection, 5000, name);
     const outcome = await publisher.publish(events(name, 5));
     expect(outcome).toEqual({ acked: 3, error: expect.stringMatching(/^JetStream refused the event: .*maximum messages/i) });
     expect(await nats.events(name)).toHaveLength(3);
@@ -83,7 +83,7 @@ describe('BatchPublisher', () => {
   it('no answer: the batch ends after the timeout with nothing acknowledged, and a later batch counts only its own answers', async () => {
     const name = await stream();
     const { held, subscription, silentEvents } = silence();
-    const publisher = new BatchPublisher(connection, 300);
+    const publisher = new BatchPublisher(connection, 300, name);
     expect(await publisher.publish(silentEvents(4))).toEqual({ acked: 0, error: 'no acknowledgement from the broker within 300 ms' });
     // The four messages reached the silent subscriber (polled; the deadline only bounds a hang).
     for (let i = 0; i < 200 && held.length < 4; i++) await new Promise((r) => setTimeout(r, 25));
@@ -100,16 +100,23 @@ describe('BatchPublisher', () => {
   it('the connection lost while a batch waits: the batch ends at once, not at the timeout', async () => {
     const { silentEvents } = silence();
     // A timeout no test waits for: only the connection's loss can end this batch in time.
-    const publisher = new BatchPublisher(connection, 600_000);
+    const publisher = new BatchPublisher(connection, 600_000, 'NONE');
     const outcome = publisher.publish(silentEvents(3));
     await connection.close();
     expect(await outcome).toEqual({ acked: 0, error: 'the connection to the broker closed' });
     await expect(publisher.publish(silentEvents(1))).resolves.toEqual({ acked: 0, error: expect.stringMatching(/closed/) });
   });
 
+  it("an acknowledgement from another stream (whose subjects overlap) is a refusal naming it, not the stream's", async () => {
+    const other = await stream();
+    const publisher = new BatchPublisher(connection, 5000, 'NOT_THAT_ONE');
+    const outcome = await publisher.publish(events(other, 2));
+    expect(outcome).toEqual({ acked: 0, error: `the event was stored by the stream ${other}, not NOT_THAT_ONE: their subjects overlap` });
+  });
+
   it('one batch at a time', async () => {
     const name = await stream();
-    const publisher = new BatchPublisher(connection, 5000);
+    const publisher = new BatchPublisher(connection, 5000, name);
     const first = publisher.publish(events(name, 1));
     await expect(publisher.publish(events(name, 1))).rejects.toThrow('one batch at a time');
     expect(await first).toEqual({ acked: 1 });

@@ -45,9 +45,11 @@ export class BatchPublisher {
   private next = 0;
   private batch?: Batch;
 
+  /** `stream`: the stream the events are for; an acknowledgement from another (whose subjects overlap) is a refusal. */
   constructor(
     private readonly connection: NatsConnection,
     private readonly timeoutMs: number,
+    private readonly stream: string,
   ) {
     this.subscription = connection.subscribe(`${this.inbox}.*`, { callback: (error, msg) => this.answer(error, msg) });
     void connection.closed().then(() => this.failAll('the connection to the broker closed'));
@@ -99,7 +101,7 @@ export class BatchPublisher {
     if (error) return this.failAll(error.message);
     const index = Number(msg.subject.slice(this.inbox.length + 1)) - batch.first;
     if (!(index >= 0 && index < batch.answers.length) || batch.answers[index] !== undefined) return;
-    batch.answers[index] = refusal(msg);
+    batch.answers[index] = refusal(msg, this.stream);
     if (--batch.waiting === 0) batch.done();
   }
 
@@ -112,19 +114,20 @@ export class BatchPublisher {
   }
 }
 
-/** '' for a PubAck; otherwise what the broker said instead. */
-function refusal(msg: Msg): string {
+/** '' for a PubAck of `stream`; otherwise what the broker said instead. */
+function refusal(msg: Msg, stream: string): string {
   if (msg.headers?.hasError) {
     // 503 with no body: no stream takes the subject (or JetStream is not enabled).
     return msg.headers.code === 503 ? 'no JetStream stream takes the subject (503 no responders)' : `${msg.headers.code} ${msg.headers.description}`;
   }
   const text = msg.string();
   // A PubAck is `{"stream":"…","seq":…}` (with `"duplicate":true` for one the stream had); anything else is a refusal.
-  if (text.startsWith('{"stream":')) return '';
+  if (text.startsWith(`{"stream":"${stream}"`)) return '';
   try {
     const answer = JSON.parse(text) as { error?: { description?: string; err_code?: number }; stream?: string };
     if (answer.error) return `JetStream refused the event: ${answer.error.description ?? 'no description'} (${answer.error.err_code ?? '?'})`;
-    if (typeof answer.stream === 'string' && answer.stream !== '') return '';
+    if (answer.stream === stream) return '';
+    if (typeof answer.stream === 'string') return `the event was stored by the stream ${answer.stream}, not ${stream}: their subjects overlap`;
   } catch {
     // not JSON: below
   }

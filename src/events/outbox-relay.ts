@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { type ConfigType } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { DataSource } from 'typeorm';
 import { requestFields } from '../common/request-fields.js';
@@ -13,6 +13,7 @@ import { eventsConfig } from './events.config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { OutboxService } from './outbox.service.js';
 import { BatchPublisher } from './batch-publisher.js';
+import { checkStream, stateOf, wantedStream, type StreamState, type WantedStream } from './event-stream.js';
 
 /**
  * Rows read and published per batch, all in flight at once (a window of acknowledgements): the
@@ -26,11 +27,29 @@ const LEASE_SECONDS = 10;
 const RENEW_AFTER_MS = 3000;
 /** A broker that is down is reported at most this often. */
 const WARN_EVERY_MS = 30_000;
-/** The broker's de-duplication window (Nats-Msg-Id), set on the stream it creates. */
-const DUPLICATE_WINDOW_NS = 2 * 60 * 1e9;
 const CONNECT_TIMEOUT_MS = 2000;
-/** How long a batch's acknowledgements may take (the JetStream client's default for a publish). */
-const ACK_TIMEOUT_MS = 5000;
+/**
+ * How long a batch's acknowledgements may take. A stream stores a batch in milliseconds; what
+ * goes unanswered this long went to a leader that died, and waiting longer only delays the resend
+ * to its successor (a batch partly stored is sent again from its first unacknowledged event, the
+ * rest dropped as duplicates by the stream).
+ */
+const ACK_TIMEOUT_MS = 2000;
+/**
+ * How long the JetStream API (the stream's info, its creation) may take to answer, where the
+ * client waits 5 s by default: while a cluster elects a leader it does not answer at all, and the
+ * relay must be back to publishing as soon as there is one.
+ */
+const API_TIMEOUT_MS = 1000;
+/**
+ * After a failed round, the next one waits this long, doubling up to RETRY_MAX_MS: while a cluster
+ * elects the stream's leader every publish is refused at once (503, no responders), and a relay
+ * that tried after every write would spin. Each retry sends one event (see relay()).
+ */
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 500;
+/** A stream the relay found unusable, or one that may be gone (publishes refused), is looked at again this often. */
+const STREAM_RECHECK_MS = 5000;
 /** After a row written inside a transaction of this instance, the next round starts this much later (the commit comes first). */
 const POKE_DELAY_MS = 10;
 /**
@@ -126,6 +145,19 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private again = false;
   private connection?: NatsConnection;
   private publisher?: BatchPublisher;
+  private manager?: JetStreamManager;
+  private readonly wanted: WantedStream;
+  /** The stream was found (or created) taking the relay's subjects, once in this process. */
+  private streamKnown = false;
+  private lastStreamCheck = -Infinity;
+  /** Why the relay cannot publish to its stream (another stream's subjects overlap, …); undefined while it can, or cannot tell. */
+  private streamProblem?: string;
+  /** The stream's figures as last read, for the status page. */
+  private streamState?: StreamState;
+  /** Failed rounds in a row; the next round waits until retryAt (performance.now()). */
+  private failures = 0;
+  private retryAt = 0;
+  private retryTimer?: NodeJS.Timeout;
   /** performance.now() of this relay's last successful lease renewal. */
   private leaseRenewed = -Infinity;
   private lastCount = -Infinity;
@@ -165,11 +197,13 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       .filter(Boolean);
     this.stream = events.EVENTS_STREAM;
     this.prefix = events.EVENTS_SUBJECT_PREFIX;
+    this.wanted = wantedStream(events);
     this.interval = events.EVENTS_RELAY_INTERVAL_MS;
     this.graceMs = server.SHUTDOWN_GRACE_MS;
     // Written inside a transaction that has not committed yet: the round starts a moment later.
     // Outside the writing request's context: the relay's log lines are not that request's. A
     // row written inside a transaction that has not committed yet is looked for a moment later.
+    outbox.streamStatus = () => this.streamStatus();
     outbox.onRecorded = (committed) => {
       if (this.running) this.again = true;
       else if (committed) requestFields.exit(() => void this.round());
@@ -194,6 +228,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.retryTimer);
     await this.running;
     await this.deleting?.done;
     // Not the holder as far as this instance knows (never was, or a renewal found another owner).
@@ -225,6 +260,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.retryTimer);
     await this.running;
     await this.deleting?.done;
     await this.connection?.drain().catch(() => undefined);
@@ -255,19 +291,20 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         const backlog = await this.count();
         if (backlog.rows === 0) return;
       }
+      // After a failure, rounds wait for the retry (a timer starts it): a write's round does not.
+      if (until === undefined && performance.now() < this.retryAt) return;
       if (!(await this.holdLease())) return;
       const publisher = await this.jetstream();
-      if (!publisher) {
-        const backlog = await this.count();
-        return this.warnBacklog(backlog.rows, backlog.ageSeconds, 'the broker is unreachable');
-      }
+      if (!publisher) throw new Error(this.streamProblem ?? `the broker is unreachable (${this.lastError})`);
       for (;;) {
+        // After a failure, one event first: while a cluster elects a leader each try is refused.
+        const size = this.failures > 0 ? 1 : BATCH;
         // The rows of a DELETE still running are skipped by the database, whether or not it has removed them yet.
         const skip = this.deleting?.ids ?? [];
         const unless = skip.length === 0 ? '' : ` AND id NOT IN (${placeholders(skip)})`;
         const at = performance.now();
         const rows = await this.dataSource.query<OutboxRow[]>(
-          `SELECT id, event_id, subject, payload FROM event_outbox WHERE id > ?${unless} ORDER BY id LIMIT ${BATCH}`,
+          `SELECT id, event_id, subject, payload FROM event_outbox WHERE id > ?${unless} ORDER BY id LIMIT ${size}`,
           [this.readFloor(at, until !== undefined), ...skip],
         );
         if (rows.length === 0) break;
@@ -278,12 +315,24 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
           this.readFromStart();
           throw new Error(this.lastError);
         }
+        this.failures = 0;
         const more = until === undefined ? !this.stopped : performance.now() < until;
-        if (!more || rows.length < BATCH || !(await this.holdLease())) break;
+        if (!more || rows.length < size || !(await this.holdLease())) break;
       }
+      this.failures = 0;
     } catch (error) {
+      this.retryLater();
       await this.warnFailure(messageOf(error));
     }
+  }
+
+  /** After a failed round: the next one in RETRY_MIN_MS, doubling up to RETRY_MAX_MS, started by a timer. */
+  private retryLater(): void {
+    const delay = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** this.failures);
+    this.failures++;
+    this.retryAt = performance.now() + delay;
+    clearTimeout(this.retryTimer);
+    if (!this.stopped) this.retryTimer = setTimeout(() => void this.round(), delay).unref();
   }
 
   /**
@@ -411,34 +460,85 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     }
   }
 
-  /** The publisher, connecting (and creating the stream if missing) when there is none; undefined while the broker is unreachable. */
+  /**
+   * The publisher, connecting when there is none; undefined while the broker is unreachable or the
+   * stream unusable. The stream is looked up (and created as the settings say when missing) on the
+   * first connection; after that only when it was found unusable, or while publishes fail, in the
+   * background: a stream deleted meanwhile is made again, and a cluster without a leader for it
+   * (whose API does not answer) does not hold up the publish that finds the new leader.
+   */
   private async jetstream(): Promise<BatchPublisher | undefined> {
-    if (this.publisher && this.connection && !this.connection.isClosed()) return this.publisher;
+    if (this.publisher && this.connection && !this.connection.isClosed()) {
+      if (this.streamProblem && performance.now() - this.lastStreamCheck >= STREAM_RECHECK_MS) await this.lookAtStream();
+      return this.streamProblem ? undefined : this.publisher;
+    }
     try {
       // No reconnect of its own: after a lost connection the relay resumes from its first unacknowledged row.
       // noAsyncTraces: no Error (and its stack) made up front for each request (the stream's info and creation).
       this.connection = await connect({ servers: this.servers, timeout: CONNECT_TIMEOUT_MS, reconnect: false, name: this.owner, noAsyncTraces: true });
-      const manager = await jetstreamManager(this.connection);
-      const subjects = [`${this.prefix}.>`];
-      try {
-        await manager.streams.info(this.stream);
-      } catch {
-        await manager.streams.add({ name: this.stream, subjects, duplicate_window: DUPLICATE_WINDOW_NS });
-        this.logger.log(`created the JetStream stream ${this.stream} for ${subjects.join(', ')}`);
-      }
-      this.publisher = new BatchPublisher(this.connection, ACK_TIMEOUT_MS);
+      this.manager = await jetstreamManager(this.connection, { timeout: API_TIMEOUT_MS });
+      this.publisher = new BatchPublisher(this.connection, ACK_TIMEOUT_MS, this.stream);
       this.lastError = '';
-      return this.publisher;
     } catch (error) {
       await this.disconnect();
       this.lastError = messageOf(error);
       return undefined;
     }
+    if (!this.streamKnown || this.streamProblem) await this.lookAtStream();
+    else if (this.failures > 0 && performance.now() - this.lastStreamCheck >= STREAM_RECHECK_MS) void this.lookAtStream();
+    return this.streamProblem ? undefined : this.publisher;
+  }
+
+  /**
+   * Looks the stream up (checkStream): an unusable one is said at once, at error level, naming the
+   * stream and why, and in the metric and the status page until it is fixed; a usable one that
+   * differs from the settings, once, as a warning naming each difference. An API that does not
+   * answer decides nothing.
+   */
+  private async lookAtStream(): Promise<void> {
+    const manager = this.manager;
+    if (!manager) return;
+    this.lastStreamCheck = performance.now();
+    try {
+      const found = await checkStream(manager, this.wanted);
+      if (!found.usable) {
+        if (found.problem !== this.streamProblem) this.logger.error(`change events cannot be published: ${found.problem}`);
+        this.streamProblem = found.problem;
+        this.metrics.eventsStreamProblem.set(1);
+        return;
+      }
+      if (this.streamProblem) this.logger.log(`the JetStream stream ${this.stream} takes this service's events again`);
+      this.streamProblem = undefined;
+      this.metrics.eventsStreamProblem.set(0);
+      this.streamState = found.state;
+      if (found.created)
+        this.logger.log(`created the JetStream stream ${this.stream} for ${this.wanted.subjects.join(', ')} (${found.state.replicas} replicas)`);
+      if (!this.streamKnown && found.differences.length > 0)
+        this.logger.warn(
+          `the JetStream stream ${this.stream} exists with other settings than this instance's, and is used as it is: ${found.differences.join('; ')}`,
+        );
+      this.streamKnown = true;
+    } catch (error) {
+      this.lastError = messageOf(error);
+    }
+  }
+
+  /**
+   * The stream as the status page shows it: JetStream's figures read now (within the API's timeout,
+   * else as last read), and why the relay cannot use it, if it cannot.
+   */
+  async streamStatus(): Promise<{ problem: string | null; state: StreamState | null }> {
+    const manager = this.connection && !this.connection.isClosed() ? this.manager : undefined;
+    if (manager && !this.streamProblem) {
+      this.streamState = await manager.streams.info(this.stream).then(stateOf, () => this.streamState);
+    }
+    return { problem: this.streamProblem ?? null, state: this.streamProblem ? null : (this.streamState ?? null) };
   }
 
   private async disconnect(): Promise<void> {
     const connection = this.connection;
     this.connection = undefined;
+    this.manager = undefined;
     this.publisher?.close();
     this.publisher = undefined;
     await connection?.close().catch(() => undefined);
@@ -446,6 +546,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
 
   /** After a failed round or DELETE: the backlog counted (the database may be what failed) and the warning. */
   private async warnFailure(reason: string): Promise<void> {
+    // Counted only when the warning is due: failed rounds repeat every RETRY_MAX_MS, and COUNT(*) reads the table.
+    if (Date.now() - this.lastWarning < WARN_EVERY_MS) return;
     const backlog = await this.count().catch(() => ({ rows: NaN, ageSeconds: NaN }));
     this.warnBacklog(backlog.rows, backlog.ageSeconds, reason);
   }

@@ -4,6 +4,7 @@ import { type ConfigType } from '@nestjs/config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { eventsConfig } from './events.config.js';
+import type { StreamState } from './event-stream.js';
 import { isDatabaseUnavailableError } from '../database/database-errors.js';
 import { plantEventTriggerAdvice, plantEventTriggersFire } from '../database/plant-event-triggers.js';
 import { runStatements, type Statement } from '../database/statements-transaction.js';
@@ -94,6 +95,9 @@ export class OutboxService {
 
   /** Set by this process's relay: called after a row is written (`committed`: and its transaction committed), so that it goes out without waiting for the next round. */
   onRecorded?: (committed: boolean) => void;
+
+  /** Set by this process's relay (the server's, not the command line's): its stream as the status page shows it. */
+  streamStatus?: () => Promise<{ problem: string | null; state: StreamState | null }>;
 
   /** The relay's count of the rows waiting. */
   counted(rows: number): void {

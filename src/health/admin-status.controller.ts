@@ -1,6 +1,6 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { type ConfigType } from '@nestjs/config';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiSchema, ApiTags } from '@nestjs/swagger';
 import { ApiCommonErrors } from '../common/api-errors.js';
 import { AdminScope } from '../common/auth.decorators.js';
 import { eventsConfig } from '../events/events.config.js';
@@ -11,6 +11,33 @@ import { ROUTER_ENGINES } from '../geo/router.config.js';
 import { Router } from '../geo/router.js';
 import { StoreCatalog } from '../stores/store-catalog.js';
 import { Readiness } from './readiness.js';
+
+@ApiSchema({ name: 'AdminEventStreamFollower', description: "A copy of the stream other than the leader's, as the stream's leader sees it." })
+export class EventStreamFollowerView {
+  @ApiProperty({ description: 'The NATS server holding the copy.', example: 'nats-1' }) name: string;
+  @ApiProperty({ description: 'Whether it has every event the leader has.', example: true }) current: boolean;
+  @ApiProperty({ description: 'Whether the cluster considers it offline.', example: false }) offline: boolean;
+  @ApiProperty({ description: 'Operations it is behind the leader.', type: 'integer', example: 0 }) lag: number;
+  @ApiProperty({ description: 'Milliseconds since the leader last heard from it.', type: 'integer', example: 120 }) active_ms: number;
+}
+
+@ApiSchema({
+  name: 'AdminEventStream',
+  description: 'The JetStream stream as JetStream reports it (read when asked, or as last read when the broker does not answer).',
+})
+export class EventStreamView {
+  @ApiProperty({ description: 'Copies of the stream (num_replicas).', type: 'integer', example: 3 }) replicas: number;
+  @ApiProperty({ description: 'Events it holds.', type: 'integer', example: 1200 }) messages: number;
+  @ApiProperty({ description: 'Bytes it holds.', type: 'integer', example: 640000 }) bytes: number;
+  @ApiProperty({
+    description: 'The server leading it; null on a single server, or while a cluster has no leader for it.',
+    type: 'string',
+    nullable: true,
+    example: 'nats-0',
+  })
+  leader: string | null;
+  @ApiProperty({ description: 'The other copies; empty on a single server.', type: [EventStreamFollowerView] }) followers: EventStreamFollowerView[];
+}
 
 @ApiSchema({ name: 'AdminChangeEvents', description: 'Whether change events are published, and how many wait.' })
 export class ChangeEventsStatusView {
@@ -24,6 +51,16 @@ export class ChangeEventsStatusView {
     example: 0,
   })
   backlog: number | null;
+  @ApiProperty({
+    description:
+      "Why this instance cannot publish to the stream at all (another stream's subjects overlap, the stream takes other subjects, the broker refused its settings); null when it can, when off, or when the broker is only unreachable (see backlog).",
+    type: 'string',
+    nullable: true,
+    example: null,
+  })
+  stream_problem: string | null;
+  @ApiPropertyOptional({ type: EventStreamView, description: 'The stream; absent when off, unusable, or never reached by this instance.' })
+  stream_state?: EventStreamView;
 }
 
 @ApiSchema({ name: 'AdminGeocoder', description: 'The street-address geocoder (GEOCODER) of this instance. Readiness never depends on it.' })
@@ -118,13 +155,22 @@ export class AdminStatusController {
   async status(): Promise<AdminStatusView> {
     const problem = (await this.readiness.problem()) ?? null;
     const events = this.outbox.enabled;
-    const counts = problem ? null : await Promise.all([this.catalog.count(), this.catalog.version(), events ? this.outbox.waiting() : null]).catch(() => null);
+    const [counts, stream] = await Promise.all([
+      problem ? null : Promise.all([this.catalog.count(), this.catalog.version(), events ? this.outbox.waiting() : null]).catch(() => null),
+      events ? this.outbox.streamStatus?.() : undefined,
+    ]);
     return {
       ready: problem === null,
       problem,
       stores: counts?.[0] ?? null,
       catalog_version: counts?.[1] ?? null,
-      change_events: { enabled: events, stream: events ? this.stream : null, backlog: counts?.[2] ?? null },
+      change_events: {
+        enabled: events,
+        stream: events ? this.stream : null,
+        backlog: counts?.[2] ?? null,
+        stream_problem: stream?.problem ?? null,
+        ...(stream?.state ? { stream_state: stream.state } : {}),
+      },
       geocoder: this.geocoder.state(),
       router: this.router.state(),
     };

@@ -120,6 +120,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** 1 while this instance's relay cannot use its stream at all (the log and /admin/status say why); an unreachable broker is the backlog's age instead. */
+  readonly eventsStreamProblem = new Gauge({
+    name: 'plant_store_events_stream_problem',
+    help: "Whether the JetStream stream (EVENTS_STREAM) cannot take this instance's events (1): another stream's subjects overlap, it takes other subjects, the broker refused its settings. See GET /admin/status.",
+    registers: [this.registry],
+  });
+
   // The street-address geocoder (GEOCODER): never an address in a label, only engines, outcomes and reasons.
   readonly searchPositions = new Counter({
     name: 'plant_store_search_positions_total',
