@@ -12,6 +12,8 @@ export interface BatchOutcome {
   acked: number;
   /** Why the first of the others was not acknowledged. */
   error?: string;
+  /** That first one got no answer at all (the timeout, or the connection lost): the server, not the stream, failed. */
+  silent?: boolean;
 }
 
 /** Not yet answered; otherwise '' (stored) or why not. */
@@ -23,6 +25,8 @@ interface Batch {
   answers: Answer[];
   waiting: number;
   done: () => void;
+  /** Ended by the connection's loss rather than by answers. */
+  lost?: boolean;
 }
 
 /**
@@ -55,7 +59,8 @@ export class BatchPublisher {
     void connection.closed().then(() => this.failAll('the connection to the broker closed'));
   }
 
-  async publish(events: OutgoingEvent[]): Promise<BatchOutcome> {
+  /** `timeoutMs`: for this batch, instead of the publisher's. */
+  async publish(events: OutgoingEvent[], timeoutMs = this.timeoutMs): Promise<BatchOutcome> {
     if (this.batch) throw new Error('BatchPublisher: one batch at a time');
     const answers: Answer[] = new Array<Answer>(events.length).fill(undefined);
     const first = this.next;
@@ -64,7 +69,7 @@ export class BatchPublisher {
     const batch: Batch = { first, answers, waiting: events.length, done: () => undefined };
     const settled = new Promise<void>((resolve) => {
       batch.done = resolve;
-      timer = setTimeout(resolve, this.timeoutMs);
+      timer = setTimeout(resolve, timeoutMs);
     });
     this.batch = batch;
     try {
@@ -87,7 +92,8 @@ export class BatchPublisher {
     let acked = 0;
     while (acked < answers.length && answers[acked] === '') acked++;
     if (acked === answers.length) return { acked };
-    return { acked, error: answers[acked] ?? `no acknowledgement from the broker within ${this.timeoutMs} ms` };
+    const silent = answers[acked] === undefined || batch.lost === true;
+    return { acked, error: answers[acked] ?? `no acknowledgement from the broker within ${timeoutMs} ms`, silent };
   }
 
   /** Stops taking acknowledgements (the connection is being closed anyway). */
@@ -109,6 +115,7 @@ export class BatchPublisher {
     const batch = this.batch;
     if (!batch) return;
     for (let i = 0; i < batch.answers.length; i++) batch.answers[i] ??= reason;
+    batch.lost = true;
     batch.waiting = 0;
     batch.done();
   }

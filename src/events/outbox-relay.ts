@@ -36,6 +36,13 @@ const CONNECT_TIMEOUT_MS = 2000;
  */
 const ACK_TIMEOUT_MS = 2000;
 /**
+ * The same for the one event a retry sends: a leader stores it in milliseconds, and one that is
+ * paused or cut off (its node still routes to it until the cluster elects another) never answers.
+ */
+const RETRY_ACK_TIMEOUT_MS = 500;
+/** After a batch went unanswered, the server it went through is asked for a PONG this long: one that answers is alive (the stream's leader behind it was not). */
+const SERVER_PING_MS = 300;
+/**
  * How long the JetStream API (the stream's info, its creation) may take to answer, where the
  * client waits 5 s by default: while a cluster elects a leader it does not answer at all, and the
  * relay must be back to publishing as soon as there is one.
@@ -191,10 +198,13 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     @Inject(serverConfig.KEY) server: ConfigType<typeof serverConfig>,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
-    this.servers = (events.EVENTS_NATS_URL ?? '')
+    const servers = (events.EVENTS_NATS_URL ?? '')
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
+    // Tried in this order (see avoid()), from a place of its own so that instances spread over a cluster's nodes.
+    const start = Math.floor(Math.random() * servers.length);
+    this.servers = [...servers.slice(start), ...servers.slice(0, start)];
     this.stream = events.EVENTS_STREAM;
     this.prefix = events.EVENTS_SUBJECT_PREFIX;
     this.wanted = wantedStream(events);
@@ -322,6 +332,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       this.failures = 0;
     } catch (error) {
       this.retryLater();
+      this.logger.debug(`a round failed (${this.failures} in a row, the next in ${Math.round(this.retryAt - performance.now())} ms): ${messageOf(error)}`);
       await this.warnFailure(messageOf(error));
     }
   }
@@ -390,13 +401,29 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
    * broker acknowledged. After a failure the connection is dropped (see the class comment).
    */
   private async publish(publisher: BatchPublisher, rows: OutboxRow[]): Promise<number> {
-    const { acked, error } = await publisher.publish(rows.map((row) => ({ subject: row.subject, payload: row.payload, id: row.event_id })));
+    const { acked, error, silent } = await publisher.publish(
+      rows.map((row) => ({ subject: row.subject, payload: row.payload, id: row.event_id })),
+      this.failures > 0 ? RETRY_ACK_TIMEOUT_MS : ACK_TIMEOUT_MS,
+    );
     const now = Date.now();
     for (let i = 0; i < acked; i++) this.metrics.eventsDeliveryDelay.observe(Math.max(0, now - eventTime(rows[i].payload)) / 1000);
     this.metrics.eventsPublished.inc(acked);
     this.published += acked;
     if (error !== undefined) {
       this.lastError = error;
+      const connection = this.connection;
+      if (
+        silent &&
+        connection &&
+        !(await within(
+          connection.rtt().then(
+            () => true,
+            () => false,
+          ),
+          SERVER_PING_MS,
+        ))
+      )
+        this.avoid(connection.getServer());
       await this.disconnect();
     }
     return acked;
@@ -475,8 +502,19 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     try {
       // No reconnect of its own: after a lost connection the relay resumes from its first unacknowledged row.
       // noAsyncTraces: no Error (and its stack) made up front for each request (the stream's info and creation).
-      this.connection = await connect({ servers: this.servers, timeout: CONNECT_TIMEOUT_MS, reconnect: false, name: this.owner, noAsyncTraces: true });
-      this.manager = await jetstreamManager(this.connection, { timeout: API_TIMEOUT_MS });
+      this.connection = await connect({
+        servers: this.servers,
+        noRandomize: true,
+        timeout: CONNECT_TIMEOUT_MS,
+        reconnect: false,
+        name: this.owner,
+        noAsyncTraces: true,
+      });
+      // The servers before the one that took the connection did not (down, or stopped): tried last next time.
+      const at = this.servers.findIndex((url) => sameServer(url, this.connection!.getServer()));
+      for (let i = 0; i < at; i++) this.avoid(this.servers[0]);
+      // checkAPI false: no account-info request first, which a cluster electing a leader leaves unanswered (API_TIMEOUT_MS per connection).
+      this.manager = await jetstreamManager(this.connection, { timeout: API_TIMEOUT_MS, checkAPI: false });
       this.publisher = new BatchPublisher(this.connection, ACK_TIMEOUT_MS, this.stream);
       this.lastError = '';
     } catch (error) {
@@ -535,6 +573,17 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     return { problem: this.streamProblem ?? null, state: this.streamProblem ? null : (this.streamState ?? null) };
   }
 
+  /**
+   * Moves a server that does not answer (a batch and then a PING unanswered, a connection refused
+   * or timed out) to the end of the list: a node that is paused or cut off accepts connections and
+   * answers nothing, and each try of it costs a timeout, while a node that answers, even with a
+   * refusal (no leader yet), is alive.
+   */
+  private avoid(server: string | undefined): void {
+    const at = server === undefined ? -1 : this.servers.findIndex((url) => sameServer(url, server));
+    if (at >= 0 && this.servers.length > 1) this.servers.push(...this.servers.splice(at, 1));
+  }
+
   private async disconnect(): Promise<void> {
     const connection = this.connection;
     this.connection = undefined;
@@ -559,4 +608,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       `${rows} change events wait in the outbox, the oldest for ${Math.round(ageSeconds)} s: ${reason}${this.lastError && !reason.includes(this.lastError) ? ` (${this.lastError})` : ''}`,
     );
   }
+}
+
+/** Whether a server of EVENTS_NATS_URL (`nats://user:pass@host:4222`) is `hostport`, as the client names the one it is connected to. */
+function sameServer(url: string, hostport: string): boolean {
+  const { host } = new URL(url.includes('://') ? url : `nats://${url}`);
+  return host === hostport || (!host.includes(':') && `${host}:4222` === hostport);
 }

@@ -170,8 +170,23 @@ export class NatsCluster {
     }
   }
 
-  /** Every message of the stream, in stream order (asked of whichever running node answers). */
+  /**
+   * Every message of the stream, in stream order, asked of whichever running node answers; asked
+   * again while the cluster answers that JetStream is temporarily unavailable (a node that just
+   * came back, a meta leader being elected), for a minute at most.
+   */
   async events(stream: string): Promise<PublishedEvent[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.readEvents(stream);
+      } catch (error) {
+        if (attempt === 300) throw error;
+        await sleep(200);
+      }
+    }
+  }
+
+  private async readEvents(stream: string): Promise<PublishedEvent[]> {
     return this.withManager(async (manager) => {
       const info = await manager.streams.info(stream);
       const events: PublishedEvent[] = [];
