@@ -1590,6 +1590,59 @@ export interface components {
              */
             states?: string[];
         };
+        /** @description A copy of the stream other than the leader's, as the stream's leader sees it. */
+        AdminEventStreamFollower: {
+            /**
+             * @description The NATS server holding the copy.
+             * @example nats-1
+             */
+            name: string;
+            /**
+             * @description Whether it has every event the leader has.
+             * @example true
+             */
+            current: boolean;
+            /**
+             * @description Whether the cluster considers it offline.
+             * @example false
+             */
+            offline: boolean;
+            /**
+             * @description Operations it is behind the leader.
+             * @example 0
+             */
+            lag: number;
+            /**
+             * @description Milliseconds since the leader last heard from it.
+             * @example 120
+             */
+            active_ms: number;
+        };
+        /** @description The JetStream stream as JetStream reports it (read when asked, or as last read when the broker does not answer). */
+        AdminEventStream: {
+            /**
+             * @description Copies of the stream (num_replicas).
+             * @example 3
+             */
+            replicas: number;
+            /**
+             * @description Events it holds.
+             * @example 1200
+             */
+            messages: number;
+            /**
+             * @description Bytes it holds.
+             * @example 640000
+             */
+            bytes: number;
+            /**
+             * @description The server leading it; null on a single server, or while a cluster has no leader for it.
+             * @example nats-0
+             */
+            leader: string | null;
+            /** @description The other copies; empty on a single server. */
+            followers: components["schemas"]["AdminEventStreamFollower"][];
+        };
         /** @description Whether change events are published, and how many wait. */
         AdminChangeEvents: {
             /**
@@ -1607,6 +1660,13 @@ export interface components {
              * @example 0
              */
             backlog: number | null;
+            /**
+             * @description Why this instance cannot publish to the stream at all (another stream's subjects overlap, the stream takes other subjects, the broker refused its settings); null when it can, when off, or when the broker is only unreachable (see backlog).
+             * @example null
+             */
+            stream_problem: string | null;
+            /** @description The stream; absent when off, unusable, or never reached by this instance. */
+            stream_state?: components["schemas"]["AdminEventStream"];
         };
         /** @description The street-address geocoder (GEOCODER) of this instance. Readiness never depends on it. */
         AdminGeocoder: {
