@@ -48,6 +48,8 @@ export class BatchPublisher {
   /** Sequence number of the next event published on this connection (the last token of its reply subject). */
   private next = 0;
   private batch?: Batch;
+  /** How a PubAck of the stream starts (`{"stream":"<name>"`), made once. */
+  private readonly ack: string;
 
   /** `stream`: the stream the events are for; an acknowledgement from another (whose subjects overlap) is a refusal. */
   constructor(
@@ -55,6 +57,7 @@ export class BatchPublisher {
     private readonly timeoutMs: number,
     private readonly stream: string,
   ) {
+    this.ack = `{"stream":${JSON.stringify(stream)}`;
     this.subscription = connection.subscribe(`${this.inbox}.*`, { callback: (error, msg) => this.answer(error, msg) });
     void connection.closed().then(() => this.failAll('the connection to the broker closed'));
   }
@@ -107,7 +110,7 @@ export class BatchPublisher {
     if (error) return this.failAll(error.message);
     const index = Number(msg.subject.slice(this.inbox.length + 1)) - batch.first;
     if (!(index >= 0 && index < batch.answers.length) || batch.answers[index] !== undefined) return;
-    batch.answers[index] = refusal(msg, this.stream);
+    batch.answers[index] = refusal(msg, this.stream, this.ack);
     if (--batch.waiting === 0) batch.done();
   }
 
@@ -121,15 +124,15 @@ export class BatchPublisher {
   }
 }
 
-/** '' for a PubAck of `stream`; otherwise what the broker said instead. */
-function refusal(msg: Msg, stream: string): string {
+/** '' for a PubAck of `stream` (starting `ack`); otherwise what the broker said instead. */
+function refusal(msg: Msg, stream: string, ack: string): string {
   if (msg.headers?.hasError) {
     // 503 with no body: no stream takes the subject (or JetStream is not enabled).
     return msg.headers.code === 503 ? 'no JetStream stream takes the subject (503 no responders)' : `${msg.headers.code} ${msg.headers.description}`;
   }
   const text = msg.string();
   // A PubAck is `{"stream":"…","seq":…}` (with `"duplicate":true` for one the stream had); anything else is a refusal.
-  if (text.startsWith(`{"stream":"${stream}"`)) return '';
+  if (text.startsWith(ack)) return '';
   try {
     const answer = JSON.parse(text) as { error?: { description?: string; err_code?: number }; stream?: string };
     if (answer.error) return `JetStream refused the event: ${answer.error.description ?? 'no description'} (${answer.error.err_code ?? '?'})`;
