@@ -723,7 +723,7 @@ describe('change events through the outbox to NATS JetStream', () => {
         expect(
           logger.warnings
             .slice(0, -1)
-            .filter((w) => !/^\d+ change events wait in the outbox, the oldest for \d+ s: no acknowledgement from the broker within 5000 ms$/.test(w)),
+            .filter((w) => !/^\d+ change events wait in the outbox, the oldest for \d+ s: no acknowledgement from the broker within 2000 ms$/.test(w)),
         ).toEqual([]);
         await after(async (reader) => {
           await expect(lease(reader)).resolves.toBe(owner);
