@@ -61,14 +61,14 @@ describe('BatchPublisher', () => {
   it('a subject no stream takes: nothing acknowledged, the 503 named', async () => {
     const publisher = new BatchPublisher(connection, 5000, 'NONE');
     const outcome = await publisher.publish([{ subject: `nostream${Date.now()}.x`, payload: '{}', id: randomUUID() }]);
-    expect(outcome).toEqual({ acked: 0, error: expect.stringContaining('503') });
+    expect(outcome).toEqual({ acked: 0, error: expect.stringContaining('503'), silent: false });
   });
 
   it('a stream that refuses part of a batch: the prefix it stored is acknowledged, the refusal named', async () => {
     const name = await stream({ max_msgs: 3, discard: DiscardPolicy.New });
     const publisher = new BatchPublisher(connection, 5000, name);
     const outcome = await publisher.publish(events(name, 5));
-    expect(outcome).toEqual({ acked: 3, error: expect.stringMatching(/^JetStream refused the event: .*maximum messages/i) });
+    expect(outcome).toEqual({ acked: 3, error: expect.stringMatching(/^JetStream refused the event: .*maximum messages/i), silent: false });
     expect(await nats.events(name)).toHaveLength(3);
   });
 
@@ -84,7 +84,7 @@ describe('BatchPublisher', () => {
     const name = await stream();
     const { held, subscription, silentEvents } = silence();
     const publisher = new BatchPublisher(connection, 300, name);
-    expect(await publisher.publish(silentEvents(4))).toEqual({ acked: 0, error: 'no acknowledgement from the broker within 300 ms' });
+    expect(await publisher.publish(silentEvents(4))).toEqual({ acked: 0, error: 'no acknowledgement from the broker within 300 ms', silent: true });
     // The four messages reached the silent subscriber (polled; the deadline only bounds a hang).
     for (let i = 0; i < 200 && held.length < 4; i++) await new Promise((r) => setTimeout(r, 25));
     expect(held).toHaveLength(4);
@@ -97,21 +97,28 @@ describe('BatchPublisher', () => {
     subscription.unsubscribe();
   });
 
+  it("a batch's own timeout, shorter than the publisher's (the relay's retry of one event)", async () => {
+    const { silentEvents, subscription } = silence();
+    const publisher = new BatchPublisher(connection, 600_000, 'NONE');
+    expect(await publisher.publish(silentEvents(1), 200)).toEqual({ acked: 0, error: 'no acknowledgement from the broker within 200 ms', silent: true });
+    subscription.unsubscribe();
+  });
+
   it('the connection lost while a batch waits: the batch ends at once, not at the timeout', async () => {
     const { silentEvents } = silence();
     // A timeout no test waits for: only the connection's loss can end this batch in time.
     const publisher = new BatchPublisher(connection, 600_000, 'NONE');
     const outcome = publisher.publish(silentEvents(3));
     await connection.close();
-    expect(await outcome).toEqual({ acked: 0, error: 'the connection to the broker closed' });
-    await expect(publisher.publish(silentEvents(1))).resolves.toEqual({ acked: 0, error: expect.stringMatching(/closed/) });
+    expect(await outcome).toEqual({ acked: 0, error: 'the connection to the broker closed', silent: true });
+    await expect(publisher.publish(silentEvents(1))).resolves.toEqual({ acked: 0, error: expect.stringMatching(/closed/), silent: true });
   });
 
   it("an acknowledgement from another stream (whose subjects overlap) is a refusal naming it, not the stream's", async () => {
     const other = await stream();
     const publisher = new BatchPublisher(connection, 5000, 'NOT_THAT_ONE');
     const outcome = await publisher.publish(events(other, 2));
-    expect(outcome).toEqual({ acked: 0, error: `the event was stored by the stream ${other}, not NOT_THAT_ONE: their subjects overlap` });
+    expect(outcome).toEqual({ acked: 0, error: `the event was stored by the stream ${other}, not NOT_THAT_ONE: their subjects overlap`, silent: false });
   });
 
   it('one batch at a time', async () => {
