@@ -66,11 +66,16 @@ function StatusStrip({ status, error }: { status?: Status; error?: string }) {
   if (error) return html`<p class="status error" role="status">Status unavailable: ${error}</p>`;
   if (!status) return html`<p class="status" role="status">Loading the status…</p>`;
   const events = status.change_events;
+  const replicas = events.stream_state ? `, ${events.stream_state.replicas} ${events.stream_state.replicas === 1 ? 'replica' : 'replicas'}` : '';
   return html`<p class="status" role="status" data-ready=${String(status.ready)}>
     <span class=${status.ready ? 'ok' : 'bad'}>${status.ready ? 'Ready' : `Not ready: ${status.problem}`}</span>
     <span>${status.stores ?? '?'} stores</span>
     <span>catalogue version ${status.catalog_version ?? '?'}</span>
-    <span>change events ${events.enabled ? `on (stream ${events.stream}, ${events.backlog ?? '?'} waiting)` : 'off'}</span>
+    ${
+      events.stream_problem
+        ? html`<span class="bad">change events not published (${events.backlog ?? '?'} waiting): ${events.stream_problem}</span>`
+        : html`<span>change events ${events.enabled ? `on (stream ${events.stream}${replicas}, ${events.backlog ?? '?'} waiting)` : 'off'}</span>`
+    }
   </p>`;
 }
 
