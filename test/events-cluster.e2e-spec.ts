@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createToken, runCli } from './support/cli.js';
 import { NatsCluster, type ClusterNode } from './support/nats-cluster.js';
+import { plantChurn } from './support/plant-churn.js';
 import { startServer, type ServerProcess } from './support/server.js';
 import { bearer, createTestDatabase, type TestDatabase } from './support/test-app.js';
 
@@ -32,7 +33,6 @@ describe('change events on a three-node JetStream cluster, its nodes killed and 
   const figures: string[] = [];
   /** Every write answered 201 or 204, over all phases: `created <id>` / `deleted <id>`. */
   const acknowledged = new Set<string>();
-  let nextId = 1;
 
   beforeAll(async () => {
     cluster = await NatsCluster.start(3);
@@ -56,38 +56,17 @@ describe('change events on a three-node JetStream cluster, its nodes killed and 
     process.stderr.write(`\nchange events on a three-node cluster\n  ${figures.join('\n  ')}\n`);
   });
 
-  /** A create then a delete of each plant, one write every 10 ms, until stopped; each answer counted. */
+  /** One writer, a create then a delete of each plant and 10 ms after each write, until stopped; each answer counted. */
+  let phase = 0;
   const writeLoad = () => {
-    let stopped = false;
-    const statuses = new Map<number, number>();
-    const keys: string[] = [];
-    const running = (async () => {
-      while (!stopped) {
-        const id = nextId++;
-        for (const kind of ['created', 'deleted'] as const) {
-          const res = await (
-            kind === 'created'
-              ? server.http
-                  .post('/plants')
-                  .set(bearer(token))
-                  .send({ id, name: `Fern ${id}` })
-              : server.http.delete(`/plants/${id}`).set(bearer(token))
-          ).catch(() => undefined);
-          const status = res?.status ?? 0;
-          statuses.set(status, (statuses.get(status) ?? 0) + 1);
-          if (status !== 201 && status !== 204) break;
-          acknowledged.add(`${kind} ${id}`);
-          keys.push(`${kind} ${id}`);
-          await sleep(10);
-        }
-      }
-    })();
+    phase++;
+    const churn = plantChurn({ writers: 1, token, firstId: phase * 100_000, name: 'Fern', route: () => server, pauseMs: 10 });
     return {
-      statuses,
-      keys,
+      statuses: churn.statuses,
+      keys: churn.acknowledged,
       stop: async () => {
-        stopped = true;
-        await running;
+        await churn.stop();
+        for (const key of churn.acknowledged) acknowledged.add(key);
       },
     };
   };
@@ -133,8 +112,7 @@ describe('change events on a three-node JetStream cluster, its nodes killed and 
   };
 
   /** The phase's figures: the delivery delay of its writes' events, counted from their write and from `from` (a new leader), and the first event stored after `from`. */
-  const delivery = (events: Awaited<ReturnType<typeof everyEventOnce>>, keys: string[], from: number) => {
-    const mine = new Set(keys);
+  const delivery = (events: Awaited<ReturnType<typeof everyEventOnce>>, mine: Set<string>, from: number) => {
     const phase = events.filter((e) => mine.has(`${e.event.type.split('.').pop()} ${String(e.event.data.id)}`));
     const sinceWrite = phase.map((e) => e.storedAt - Date.parse(e.event.time));
     const sinceLeader = phase.map((e) => e.storedAt - Math.max(Date.parse(e.event.time), from));
@@ -173,7 +151,7 @@ describe('change events on a three-node JetStream cluster, its nodes killed and 
     const events = await everyEventOnce();
     expect(nonSuccess(load.statuses)).toEqual([]);
     figures.push(
-      `leader killed: ${load.keys.length} writes acknowledged, ${nonSuccess(load.statuses).length} other answers; new leader ${electedAt - killedAt} ms after the kill; ${delivery(events, load.keys, electedAt)}; outbox empty ${drainedAt - electedAt} ms after the new leader`,
+      `leader killed: ${load.keys.size} writes acknowledged, ${nonSuccess(load.statuses).length} other answers; new leader ${electedAt - killedAt} ms after the kill; ${delivery(events, load.keys, electedAt)}; outbox empty ${drainedAt - electedAt} ms after the new leader`,
     );
     await leader.start();
     await cluster.waitForMetaLeader();
@@ -198,7 +176,7 @@ describe('change events on a three-node JetStream cluster, its nodes killed and 
     expect(nonSuccess(load.statuses)).toEqual([]);
     expect(waiting).toBeGreaterThan(0);
     figures.push(
-      `quorum lost for 5 s: ${load.keys.length} writes acknowledged, ${nonSuccess(load.statuses).length} other answers, ${waiting} events waiting; a node back, new leader ${electedAt - returnedAt} ms after its start; ${delivery(events, load.keys, electedAt)}; outbox empty ${drainedAt - returnedAt} ms after the node's start`,
+      `quorum lost for 5 s: ${load.keys.size} writes acknowledged, ${nonSuccess(load.statuses).length} other answers, ${waiting} events waiting; a node back, new leader ${electedAt - returnedAt} ms after its start; ${delivery(events, load.keys, electedAt)}; outbox empty ${drainedAt - returnedAt} ms after the node's start`,
     );
     await other.start();
     await cluster.waitForMetaLeader();
@@ -220,7 +198,7 @@ describe('change events on a three-node JetStream cluster, its nodes killed and 
     const events = await everyEventOnce();
     expect(nonSuccess(load.statuses)).toEqual([]);
     figures.push(
-      `leader paused: ${load.keys.length} writes acknowledged, ${nonSuccess(load.statuses).length} other answers; new leader ${electedAt - pausedAt} ms after the pause; ${delivery(events, load.keys, electedAt)}; outbox empty ${drainedAt - electedAt} ms after the new leader`,
+      `leader paused: ${load.keys.size} writes acknowledged, ${nonSuccess(load.statuses).length} other answers; new leader ${electedAt - pausedAt} ms after the pause; ${delivery(events, load.keys, electedAt)}; outbox empty ${drainedAt - electedAt} ms after the new leader`,
     );
     // Every copy catches up once the paused node is back.
     for (let i = 0; i < 300; i++) {

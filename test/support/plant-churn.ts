@@ -17,9 +17,17 @@ export interface PlantChurn {
  * The change-event specs' write load: `writers` loops, each creating a plant with the next id and
  * deleting it again, through the instance `route(n)` gives writer n, until `stop`. A writer that
  * gets no answer, or an answer other than 201/204, moves on to the next plant. The ids start at
- * `firstId`, and plants are named `<name> <id>`.
+ * `firstId`, and plants are named `<name> <id>`. `pauseMs` slows each writer down to a steady pace.
  */
-export function plantChurn(options: { writers: number; token: string; firstId: number; name: string; route: (writer: number) => ServerProcess }): PlantChurn {
+export function plantChurn(options: {
+  writers: number;
+  token: string;
+  firstId: number;
+  name: string;
+  route: (writer: number) => ServerProcess;
+  /** A pause after each acknowledged write: a steady load rather than the service's full rate. */
+  pauseMs?: number;
+}): PlantChurn {
   const churn: PlantChurn = { acknowledged: new Set(), unanswered: new Set(), statuses: new Map(), stop: () => Promise.resolve() };
   let stopped = false;
   let nextId = options.firstId;
@@ -44,6 +52,7 @@ export function plantChurn(options: { writers: number; token: string; firstId: n
         churn.statuses.set(res.status, (churn.statuses.get(res.status) ?? 0) + 1);
         if (res.status !== 201 && res.status !== 204) break;
         churn.acknowledged.add(key);
+        if (options.pauseMs) await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
       }
     }
   };
