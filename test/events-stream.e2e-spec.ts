@@ -22,6 +22,8 @@ describe('the change events stream', () => {
   let manager: JetStreamManager;
   let database: TestDatabase;
   let server: ServerProcess | undefined;
+  /** A second instance, when a test starts one. */
+  let bystander: ServerProcess | undefined;
 
   beforeAll(async () => {
     nats = await TestNats.create();
@@ -33,7 +35,8 @@ describe('the change events stream', () => {
   });
   afterEach(async () => {
     await server?.stop();
-    server = undefined;
+    await bystander?.stop();
+    server = bystander = undefined;
     await database.drop();
   });
   afterAll(async () => {
@@ -69,10 +72,14 @@ describe('the change events stream', () => {
     await manager.streams.add({ name: other, subjects: [`${prefix}.>`] });
     const metricsPort = await freePort();
     server = await start(stream, prefix, { METRICS_PORT: String(metricsPort) });
+    // A second instance on the same database, which never holds the relay's lease while the first runs.
+    const bystanderMetrics = await freePort();
+    bystander = await start(stream, prefix, { METRICS_PORT: String(bystanderMetrics) });
     const log = await logHas('change events cannot be published');
     expect(log).toMatch(new RegExp(`change events cannot be published: the JetStream stream ${stream} could not be created: .*overlap.* \\(error \\d+\\)`));
-    const metric = async () => valueOf(await scrape(`http://127.0.0.1:${metricsPort}/metrics`), 'plant_store_events_stream_problem');
+    const metric = async (port = metricsPort) => valueOf(await scrape(`http://127.0.0.1:${port}/metrics`), 'plant_store_events_stream_problem');
     await expect(metric()).resolves.toBe(1);
+    await expect(metric(bystanderMetrics)).resolves.toBe(1);
     const admin = await adminToken();
     const status = await server.http.get('/admin/status').set(bearer(admin)).expect(200);
     expect(status.body.change_events).toEqual({
@@ -104,13 +111,18 @@ describe('the change events stream', () => {
       'created 3',
     ]);
     await expect(metric()).resolves.toBe(0);
+    // The other instance looks again too (every 5 s), holding the lease or not.
+    for (let i = 0; i < 150 && (await metric(bystanderMetrics)) !== 0; i++) await sleep(100);
+    await expect(metric(bystanderMetrics)).resolves.toBe(0);
     const fixed = await server.http.get('/admin/status').set(bearer(admin)).expect(200);
     expect(fixed.body.change_events).toMatchObject({
       stream_problem: null,
       backlog: 0,
       stream_state: { replicas: 1, messages: 3, leader: null, followers: [] },
     });
-    expect(await logHas(`the JetStream stream ${stream} takes this service's events again`)).toContain(`created the JetStream stream ${stream}`);
+    // One of the two created the stream; this one said the problem is gone.
+    await logHas(`the JetStream stream ${stream} takes this service's events again`);
+    expect(server.output() + bystander.output()).toContain(`created the JetStream stream ${stream}`);
   }, 60_000);
 
   it('a stream of the same name that takes other subjects: the same, naming its subjects', async () => {

@@ -143,7 +143,6 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly mysql: boolean;
   private readonly servers: string[];
   private readonly stream: string;
-  private readonly prefix: string;
   private readonly interval: number;
   private readonly graceMs: number;
   private timer?: NodeJS.Timeout;
@@ -206,7 +205,6 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     const start = Math.floor(Math.random() * servers.length);
     this.servers = [...servers.slice(start), ...servers.slice(0, start)];
     this.stream = events.EVENTS_STREAM;
-    this.prefix = events.EVENTS_SUBJECT_PREFIX;
     this.wanted = wantedStream(events);
     this.interval = events.EVENTS_RELAY_INTERVAL_MS;
     this.graceMs = server.SHUTDOWN_GRACE_MS;
@@ -296,6 +294,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   /** `until`: the handover's deadline (performance.now()), up to which it goes on although the relay is stopped. */
   private async relay(count: boolean, until?: number): Promise<void> {
     try {
+      // A stream found unusable is looked at again by every instance, the lease's holder or not, so
+      // that each one's metric and status page clear once it is fixed (jetstream(): every 5 s).
+      if (count && this.streamProblem) await this.jetstream();
       // Under load a round starts after nearly every write, and COUNT(*) reads the whole table.
       if (count || performance.now() - this.lastCount >= this.interval) {
         const backlog = await this.count();
@@ -566,6 +567,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
    * else as last read), and why the relay cannot use it, if it cannot.
    */
   async streamStatus(): Promise<{ problem: string | null; state: StreamState | null }> {
+    if (this.streamProblem) await this.jetstream();
     const manager = this.connection && !this.connection.isClosed() ? this.manager : undefined;
     if (manager && !this.streamProblem) {
       this.streamState = await manager.streams.info(this.stream).then(stateOf, () => this.streamState);
