@@ -49,7 +49,17 @@ export const EXTERNAL_SPECS = [
 // Specs that start a MariaDB of their own, or that use no database (the build; the bad settings,
 // which stop the service before it connects; the OpenAPI document, read from a file) test the same
 // thing under either engine: they run in the SQLite project only.
-export const ONE_ENGINE_SPECS = ['database-tls', 'least-privilege', 'build', 'config', 'events-cluster', 'events-publisher', 'events-stream', 'openapi', 'roads'];
+export const ONE_ENGINE_SPECS = [
+  'database-tls',
+  'least-privilege',
+  'build',
+  'config',
+  'events-cluster',
+  'events-publisher',
+  'events-stream',
+  'openapi',
+  'roads',
+];
 const paths = (names) => names.map((name) => `/test/${name}\\.e2e-spec\\.ts$`);
 
 // The e2e suite runs against the embedded SQLite default always, and against MySQL or
