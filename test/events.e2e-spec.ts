@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import ts from 'typescript';
 import { ConsoleLogger } from '@nestjs/common';
+import { plantEventTriggers } from '../src/database/plant-event-triggers.js';
 import { EVENT_SOURCE } from '../src/events/outbox.service.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { Plant } from '../src/plants/plant.entity.js';
@@ -336,6 +337,89 @@ describe('change events through the outbox to NATS JetStream', () => {
         await down.close();
       }
     });
+
+    it("the event's session variables never outlive a write: after a refused create and a delete of no plant, other writes on the same pooled connection make no event", async () => {
+      const down = await TestNats.create({ start: false });
+      // One connection in the pool: the service's writes and the test's own SQL share it.
+      const t = await createTestApp({ env: env(down, { DB_POOL_SIZE: '1' }) });
+      try {
+        const token = await t.tokenFor('acme');
+        await t.http.post('/plants').set(bearer(token)).send({ id: 1, name: 'Fern' }).expect(201);
+        // A create of a taken id: its INSERT fails, so no trigger cleared the variables naming (acme, 1).
+        await t.http.post('/plants').set(bearer(token)).send({ id: 1, name: 'Taken' }).expect(409);
+        // A delete of no plant: its DELETE changes nothing, so none cleared the variables naming (acme, 5).
+        await t.http.delete('/plants/5').set(bearer(token)).expect(404);
+        await expect(outboxRows(t)).resolves.toBe(1);
+        // Writes by anything else on that connection: were the variables still set, the triggers would write events for them.
+        const [{ connections }] = await t.dataSource.query<Array<{ connections: number | string }>>(
+          "SELECT COUNT(*) AS connections FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND USER = SUBSTRING_INDEX(CURRENT_USER(), '@', 1)",
+        );
+        expect(Number(connections)).toBe(1);
+        await t.dataSource.query("DELETE FROM plants WHERE team = 'acme' AND id = 1");
+        await t.dataSource.query("INSERT INTO plants (team, id, name, tag) VALUES ('acme', 5, 'By hand', NULL)");
+        await expect(outboxRows(t)).resolves.toBe(1);
+        const [variables] = await t.dataSource.query<Array<{ team: string | null }>>('SELECT @plant_event_team AS team');
+        expect(variables.team).toBeNull();
+      } finally {
+        await t.close();
+        await down.close();
+      }
+    });
+
+    it('triggers dropped under a running instance (a migration undone): it notices, writes each event in the transaction from then on, and uses the triggers again once they are back, one event per write throughout', async () => {
+      const down = await TestNats.create({ start: false });
+      const log = new ErrorCapture();
+      const t = await createTestApp({ env: env(down), logger: log });
+      const admin = (await t.app.get(TokensService).create({ team: 'ops', scope: 'admin' })).token;
+      const way = async () => (await t.http.get('/admin/status').set(bearer(admin)).expect(200)).body.change_events.plant_events as string;
+      try {
+        const token = await t.tokenFor('acme');
+        await t.http.post('/plants').set(bearer(token)).send({ id: 1, name: 'Fern' }).expect(201);
+        await expect(way()).resolves.toBe('triggers');
+        await t.dataSource.query('DROP TRIGGER plant_created_event');
+        await t.dataSource.query('DROP TRIGGER plant_deleted_event');
+        // Writes go on; within the look every 10 s (checked every 500 ms, 60 times at most) the instance writes their events itself.
+        let id = 100;
+        for (let i = 0; i < 60 && (await way()) !== 'transaction'; i++) {
+          await t.http.post('/plants').set(bearer(token)).send({ id: id++, name: 'While dropped' }).expect(201);
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        expect(log.errors.join('\n')).toContain("the plants table's event triggers no longer write them");
+        const before = await outboxRows(t);
+        for (const n of [1, 2, 3, 4, 5])
+          await t.http
+            .post('/plants')
+            .set(bearer(token))
+            .send({ id: 1000 + n, name: `After ${n}` })
+            .expect(201);
+        for (const n of [1, 2])
+          await t.http
+            .delete(`/plants/${1000 + n}`)
+            .set(bearer(token))
+            .expect(204);
+        await expect(outboxRows(t)).resolves.toBe(before + 7);
+
+        // The migration run again: the triggers are back, and used within a look; no write makes two events meanwhile.
+        for (const sql of plantEventTriggers()) await t.dataSource.query(sql);
+        for (let i = 0; i < 60 && (await way()) !== 'triggers'; i++) {
+          const written = await outboxRows(t);
+          await t.http.post('/plants').set(bearer(token)).send({ id: id++, name: 'While back' }).expect(201);
+          await expect(outboxRows(t)).resolves.toBe(written + 1);
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        await expect(way()).resolves.toBe('triggers');
+        const again = await outboxRows(t);
+        for (const n of [3, 4, 5])
+          await t.http
+            .delete(`/plants/${1000 + n}`)
+            .set(bearer(token))
+            .expect(204);
+        await expect(outboxRows(t)).resolves.toBe(again + 3);
+      } finally {
+        await t.close();
+        await down.close();
+      }
+    }, 90_000);
 
     it("an account that may not create triggers: the start-up says so and what to grant, and each event is written in its write's transaction instead", async () => {
       const base = new URL(process.env.TEST_DATABASE_URL!);

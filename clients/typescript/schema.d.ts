@@ -1665,6 +1665,12 @@ export interface components {
              * @example null
              */
             stream_problem: string | null;
+            /**
+             * @description How this instance writes plants' events: `triggers` (the plants table's, MySQL/MariaDB), `transaction` (in each write's transaction: SQLite, or a server that would not let the migrations create the triggers); null when off or not tried yet. See docs/deployment.md, The database account.
+             * @example triggers
+             * @enum {string|null}
+             */
+            plant_events: "triggers" | "transaction" | null;
             /** @description The stream; absent when off, unusable, or never reached by this instance. */
             stream_state?: components["schemas"]["AdminEventStream"];
         };

@@ -21,8 +21,16 @@ export interface Statement {
  * `transaction: false` (MySQL/MariaDB): the same single round trip without the transaction, each
  * statement autocommitted; a failing one stops the rest. For statements that need no common
  * transaction, such as session variables and the write whose trigger reads them.
+ *
+ * `unlessChanged` (MySQL/MariaDB): run on the same connection, before it goes back to the pool,
+ * when the statements failed or the last one changed no row: the session variables a trigger
+ * would have cleared stay set otherwise, for whatever runs next on that pooled connection.
  */
-export async function runStatements(dataSource: DataSource, statements: Statement[], { transaction = true } = {}): Promise<number[]> {
+export async function runStatements(
+  dataSource: DataSource,
+  statements: Statement[],
+  { transaction = true, unlessChanged }: { transaction?: boolean; unlessChanged?: string } = {},
+): Promise<number[]> {
   if (dataSource.options.type === 'better-sqlite3') {
     return dataSource.transaction(async (manager) => {
       const affected: number[] = [];
@@ -45,9 +53,12 @@ export async function runStatements(dataSource: DataSource, statements: Statemen
     } catch (error) {
       // Nothing after the failing statement ran, COMMIT included: undo what ran before it.
       if (transaction) await runner.query('ROLLBACK').catch(() => undefined);
+      if (unlessChanged) await runner.query(unlessChanged).catch(() => undefined);
       throw error;
     }
-    return (transaction ? results.slice(1, -1) : results).map((result) => result.affectedRows ?? 0);
+    const changed = (transaction ? results.slice(1, -1) : results).map((result) => result.affectedRows ?? 0);
+    if (unlessChanged && changed.at(-1) === 0) await runner.query(unlessChanged);
+    return changed;
   } finally {
     await runner.release();
   }

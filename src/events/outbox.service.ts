@@ -50,11 +50,15 @@ const INSERT = 'INSERT INTO event_outbox (event_id, subject, payload) VALUES (?,
 const SET_PLANT_EVENT =
   'SET @plant_event_team = ?, @plant_event_plant = ?, @plant_event_id = ?, @plant_event_subject = ?, @plant_event_head = ?, @plant_event_tail = ?';
 const FORGET = 'SET @plant_event_team = NULL';
+/** How often, while plants are written, whether the triggers write their events is tried again (usesTriggers). */
+const TRIGGER_RECHECK_MS = 10_000;
 
 /** A plant write with its event: statements for one round trip, the write last; `transaction` false: each autocommits (the event is the write's trigger's). */
 interface PlantWrite {
   statements: Statement[];
   transaction: boolean;
+  /** Run after the round trip when the write failed or changed nothing (runStatements). */
+  unlessChanged?: string;
 }
 
 /**
@@ -81,6 +85,7 @@ export class OutboxService {
   private backlog = 0;
   private countedAt = -Infinity;
   private triggers?: Promise<boolean>;
+  private triggersProbedAt = -Infinity;
   private readonly logger = new Logger('Events');
 
   constructor(
@@ -137,15 +142,6 @@ export class OutboxService {
   }
 
   /**
-   * Before a plant write of a transaction that writes its event itself (`plantCreated`, the
-   * idempotent creates): an earlier write on this connection that failed may have left the
-   * triggers' variables naming the same plant (see writePlant).
-   */
-  async forgetPlantEvent(manager: EntityManager): Promise<void> {
-    if (this.enabled && (await this.usesTriggers())) await manager.query(FORGET);
-  }
-
-  /**
    * The event is JSON made here around the plant's name and tag (`head` … `tail`, the keys in the
    * order of a creation's), which the database quotes in (JSON_QUOTE, json_quote on SQLite) from
    * the row as written or deleted. Two ways to write it, the same event either way:
@@ -154,9 +150,9 @@ export class OutboxService {
    *   pieces go into session variables in the write's round trip (`SET …; INSERT` or `DELETE`),
    *   and the write is one autocommit statement, its event written by the trigger for the row the
    *   variables name. A deletion's event comes from the row the DELETE removes: no read of its
-   *   own. Every plant write of this service on a pooled connection either sets the variables or
-   *   clears them first (forgetPlantEvent), so that those of an earlier write that failed can
-   *   never name its plant.
+   *   own. The variables never outlive the write on its pooled connection: the trigger clears them
+   *   as it writes the event, and runStatements clears them when the write failed or changed no
+   *   row, so nothing that runs next on that connection can write an event for them.
    * - **A transaction** of the event's INSERT and the write, where there are no triggers (SQLite;
    *   a server that would not let the migrations' account create them). A deletion's event is read from the plant's row by
    *   its INSERT … SELECT, before the DELETE; on MySQL/MariaDB that read locks the row
@@ -169,8 +165,8 @@ export class OutboxService {
    * (`npm run bench:outbox-sql`, `npm run bench:events`, docs/performance.md).
    */
   private async writePlant(kind: 'created' | 'deleted', team: string, id: number, actor: Actor, write: Statement, plant?: PlantChange): Promise<number> {
-    const { statements, transaction } = await this.plantStatements(kind, team, id, actor, write, plant);
-    const changed = (await runStatements(this.dataSource, statements, { transaction })).at(-1)!;
+    const { statements, transaction, unlessChanged } = await this.plantStatements(kind, team, id, actor, write, plant);
+    const changed = (await runStatements(this.dataSource, statements, { transaction, unlessChanged })).at(-1)!;
     this.recorded(changed);
     return changed;
   }
@@ -190,7 +186,9 @@ export class OutboxService {
     const tail = `,"tokenId":${JSON.stringify(actor)}}}`;
     const subject = `${this.prefix}.${team}.plant.${kind}`;
     if (await this.usesTriggers()) {
-      return { transaction: false, statements: [{ sql: SET_PLANT_EVENT, params: [team, id, event.id, subject, head, tail] }, write] };
+      // A trigger that fired cleared the variables; a write that failed (a taken id) or changed no
+      // row (a delete of no plant) fired none, and they are cleared then, on that connection.
+      return { transaction: false, statements: [{ sql: SET_PLANT_EVENT, params: [team, id, event.id, subject, head, tail] }, write], unlessChanged: FORGET };
     }
     if (plant) {
       const payload = `${head}${JSON.stringify(plant.name)},"tag":${JSON.stringify(plant.tag)}${tail}`;
@@ -205,15 +203,29 @@ export class OutboxService {
   }
 
   /**
-   * Whether this database's triggers write the plants' events, tried once (plantEventTriggersFire,
-   * which works under an account with no more than the rights of a write): triggers created or
-   * dropped later take a restart. Any doubt means the transaction, which is right either way: it
-   * sets no session variable, so a trigger that does exist writes nothing twice. A read that failed
-   * because the database did not answer is tried again by the next write.
+   * Whether this database's triggers write the plants' events, tried (plantEventTriggersFire, which
+   * works under an account with no more than the rights of a write) at the first write and again
+   * in the background every TRIGGER_RECHECK_MS while writes come: triggers dropped under a running
+   * instance (a migration undone) cost the events of at most that long, not of every write until a
+   * restart, and triggers created later are used without one. Any doubt means the transaction,
+   * which is right either way: it sets no session variable, so a trigger that does exist writes
+   * nothing twice. A read that failed because the database did not answer is tried again by the
+   * next write.
    */
   private usesTriggers(): Promise<boolean> {
     if (this.dataSource.options.type === 'better-sqlite3') return Promise.resolve(false);
-    this.triggers ??= plantEventTriggersFire(this.dataSource).catch((error: unknown) => {
+    if (!this.triggers) {
+      this.triggersProbedAt = performance.now();
+      this.triggers = this.probeTriggers();
+    } else if (performance.now() - this.triggersProbedAt >= TRIGGER_RECHECK_MS) {
+      this.triggersProbedAt = performance.now();
+      void this.recheckTriggers();
+    }
+    return this.triggers;
+  }
+
+  private probeTriggers(): Promise<boolean> {
+    return plantEventTriggersFire(this.dataSource).catch((error: unknown) => {
       if (isDatabaseUnavailableError(error)) {
         this.triggers = undefined;
         throw error;
@@ -223,7 +235,28 @@ export class OutboxService {
       );
       return false;
     });
-    return this.triggers;
+  }
+
+  /** The background look of usesTriggers: the way changes only on a definite answer, and says so. */
+  private async recheckTriggers(): Promise<void> {
+    const before = await this.triggers?.catch(() => undefined);
+    if (before === undefined) return;
+    const now = await plantEventTriggersFire(this.dataSource).catch(() => before);
+    if (now === before) return;
+    this.triggers = Promise.resolve(now);
+    if (now) this.logger.log("plant change events: written by the plants table's triggers from now on (they were created)");
+    else
+      this.logger.error(
+        `plant change events: the plants table's event triggers no longer write them (dropped?): written in each write's transaction from now on; plant writes of the last ${TRIGGER_RECHECK_MS / 1000} s may have no event`,
+      );
+  }
+
+  /** How plant events are written now, for the status page: null when events are off, or not tried yet. */
+  async plantEventsWay(): Promise<'triggers' | 'transaction' | null> {
+    if (!this.enabled) return null;
+    if (this.dataSource.options.type === 'better-sqlite3') return 'transaction';
+    const triggers = await this.triggers?.catch(() => undefined);
+    return triggers === undefined ? null : triggers ? 'triggers' : 'transaction';
   }
 
   /**

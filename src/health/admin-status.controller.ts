@@ -59,6 +59,14 @@ export class ChangeEventsStatusView {
     example: null,
   })
   stream_problem: string | null;
+  @ApiProperty({
+    description:
+      "How this instance writes plants' events: `triggers` (the plants table's, MySQL/MariaDB), `transaction` (in each write's transaction: SQLite, or a server that would not let the migrations create the triggers); null when off or not tried yet. See docs/deployment.md, The database account.",
+    enum: ['triggers', 'transaction'],
+    nullable: true,
+    example: 'triggers',
+  })
+  plant_events: 'triggers' | 'transaction' | null;
   @ApiPropertyOptional({ type: EventStreamView, description: 'The stream; absent when off, unusable, or never reached by this instance.' })
   stream_state?: EventStreamView;
 }
@@ -155,9 +163,10 @@ export class AdminStatusController {
   async status(): Promise<AdminStatusView> {
     const problem = (await this.readiness.problem()) ?? null;
     const events = this.outbox.enabled;
-    const [counts, stream] = await Promise.all([
+    const [counts, stream, plantEvents] = await Promise.all([
       problem ? null : Promise.all([this.catalog.count(), this.catalog.version(), events ? this.outbox.waiting() : null]).catch(() => null),
       events ? this.outbox.streamStatus?.() : undefined,
+      this.outbox.plantEventsWay(),
     ]);
     return {
       ready: problem === null,
@@ -168,6 +177,7 @@ export class AdminStatusController {
         enabled: events,
         stream: events ? this.stream : null,
         backlog: counts?.[2] ?? null,
+        plant_events: plantEvents,
         stream_problem: stream?.problem ?? null,
         ...(stream?.state ? { stream_state: stream.state } : {}),
       },

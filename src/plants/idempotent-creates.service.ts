@@ -196,7 +196,6 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
       } catch (error) {
         throw isDuplicateKeyError(error) ? new KeyTaken() : error;
       }
-      await this.outbox.forgetPlantEvent(manager);
       const outcome = await this.insertPlant(manager, team, plant);
       // The event of a plant made here is written with it; a replay of the key writes nothing.
       if (outcome.plantId !== undefined)
