@@ -2,7 +2,7 @@
  * Driver errors, recognised once by their codes (never by a constraint's generated name).
  * MySQL/MariaDB: mysql2 `code`/`errno`; SQLite: better-sqlite3 `code`.
  */
-function driverError(error: unknown): { code?: string; errno?: number; sqlState?: string } {
+export function driverError(error: unknown): { code?: string; errno?: number; sqlState?: string } {
   if (typeof error !== 'object' || error === null) return {};
   const e = error as { code?: unknown; errno?: unknown; driverError?: unknown };
   const inner = (typeof e.driverError === 'object' && e.driverError) || e;

@@ -5,7 +5,7 @@ import { loadSettings } from '../settings.js';
 import { loadEnvironment } from '../config/environment.js';
 import { databaseOptions } from './database-options.js';
 import { runMigrationsLocked, withMigrationLock } from './migration-lock.js';
-import { ensurePlantEventTriggers, plantEventTriggerAdvice } from './plant-event-triggers.js';
+import { ensurePlantEventTriggers, plantEventsLine } from './plant-event-triggers.js';
 
 /**
  * `npm run migration:run` / `migration:revert`: the migrations as a step of their own (a
@@ -35,8 +35,7 @@ async function main(command: string | undefined): Promise<void> {
 async function plantEvents(dataSource: DataSource): Promise<string> {
   if (dataSource.options.type === 'better-sqlite3') return "plant change events: written in each write's transaction (SQLite)";
   const { triggers, created } = await ensurePlantEventTriggers(dataSource);
-  if (triggers) return `plant change events: written by the plants table's triggers${created ? ' (created now)' : ''}`;
-  return `plant change events: written in each write's transaction; the account may not create the plants table's triggers: ${await plantEventTriggerAdvice(dataSource)}`;
+  return `${await plantEventsLine(dataSource, triggers)}${created ? ' (created now)' : ''}`;
 }
 
 main(process.argv[2]).catch((error: unknown) => {

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { driverError } from './database-errors.js';
 
 /**
  * The plants table's triggers that write a plant's change event in the write's own statement
@@ -42,12 +43,6 @@ const NOT_ALLOWED = new Set([
   'ER_DBACCESS_DENIED_ERROR',
 ]);
 
-const codeOf = (error: unknown): string | undefined => {
-  const e = error as { code?: unknown; driverError?: { code?: unknown } };
-  const code = e.driverError?.code ?? e.code;
-  return typeof code === 'string' ? code : undefined;
-};
-
 /**
  * Creates whichever of the two triggers is missing (one that exists is left as it is, so that
  * instances starting together need no lock). Answers the server's refusal code when the account
@@ -58,7 +53,7 @@ export async function createPlantEventTriggers(query: (sql: string) => Promise<u
     try {
       await query(sql);
     } catch (error) {
-      const code = codeOf(error);
+      const { code } = driverError(error);
       if (code === 'ER_TRG_ALREADY_EXISTS') continue;
       if (code && NOT_ALLOWED.has(code)) return code;
       throw error;
@@ -134,4 +129,10 @@ export async function plantEventTriggerAdvice(dataSource: DataSource): Promise<s
     'then start an instance with MIGRATIONS_RUN=true or run `npm run migration:run`, which creates them (docs/deployment.md#the-database-account)',
   ];
   return steps.join(' ');
+}
+
+/** The one line that says how plant events are written (the server's start-up, `npm run migration:run`), with what to change where the triggers are missing. */
+export async function plantEventsLine(dataSource: DataSource, triggers: boolean): Promise<string> {
+  if (triggers) return "plant change events: written by the plants table's triggers";
+  return `plant change events: written in each write's transaction, which costs the database more per write: the plants table has no event triggers. To have them: ${await plantEventTriggerAdvice(dataSource)}`;
 }

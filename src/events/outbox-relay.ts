@@ -413,18 +413,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     if (error !== undefined) {
       this.lastError = error;
       const connection = this.connection;
-      if (
-        silent &&
-        connection &&
-        !(await within(
-          connection.rtt().then(
-            () => true,
-            () => false,
-          ),
-          SERVER_PING_MS,
-        ))
-      )
-        this.avoid(connection.getServer());
+      if (silent && connection && !(await answersPing(connection))) this.avoid(connection.getServer());
       await this.disconnect();
     }
     return acked;
@@ -616,4 +605,15 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
 function sameServer(url: string, hostport: string): boolean {
   const { host } = new URL(url.includes('://') ? url : `nats://${url}`);
   return host === hostport || (!host.includes(':') && `${host}:4222` === hostport);
+}
+
+/** Whether the server of `connection` answers a PING within SERVER_PING_MS: alive, whatever the stream's leader behind it does. */
+function answersPing(connection: NatsConnection): Promise<boolean> {
+  return within(
+    connection.rtt().then(
+      () => true,
+      () => false,
+    ),
+    SERVER_PING_MS,
+  );
 }

@@ -6,7 +6,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { eventsConfig } from './events.config.js';
 import type { StreamState } from './event-stream.js';
 import { isDatabaseUnavailableError } from '../database/database-errors.js';
-import { plantEventTriggerAdvice, plantEventTriggersFire } from '../database/plant-event-triggers.js';
+import { plantEventsLine, plantEventTriggersFire } from '../database/plant-event-triggers.js';
 import { runStatements, type Statement } from '../database/statements-transaction.js';
 
 /** The CloudEvents `type` of each event, under this service's reverse-DNS prefix. */
@@ -266,8 +266,7 @@ export class OutboxService {
    */
   async plantEventsLine(): Promise<string | undefined> {
     if (!this.enabled || this.dataSource.options.type === 'better-sqlite3') return undefined;
-    if (await this.usesTriggers()) return "plant change events: written by the plants table's triggers";
-    return `plant change events: written in each write's transaction, which costs the database more per write: the plants table has no event triggers. To have them: ${await plantEventTriggerAdvice(this.dataSource)}`;
+    return plantEventsLine(this.dataSource, await this.usesTriggers());
   }
 
   /** `rows` events were written by this service (`committed`: and their transaction committed): counted, and the relay told. */
