@@ -5,7 +5,7 @@ import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { BodyGuard } from './common/body.guard.js';
 import { createValidationPipe } from './common/validation.js';
-import { appConfigModule, type Settings } from './settings.js';
+import { appConfigModule, loadSettings, type Settings } from './settings.js';
 import { ConsoleModule } from './console/console.module.js';
 import { databaseModule } from './database/database.module.js';
 import { DemoSeedService } from './demo/demo-seed.service.js';
@@ -28,8 +28,9 @@ export class AppModule {
     // The database's module is declared once the settings are valid: declaring it registers the
     // data source's name for the whole process (@nestjs/typeorm), and a start-up refused for a bad
     // setting would leave that name taken for the next app of the process (a test's).
-    const config = appConfigModule(settings);
-    const database = databaseModule({ retry: true });
+    const loaded = settings ?? loadSettings();
+    const config = appConfigModule(loaded);
+    const database = databaseModule({ retry: true, multipleStatements: Boolean(loaded.events.EVENTS_NATS_URL) });
     return {
       module: AppModule,
       // This order is the order of the paths in the OpenAPI document (tokens, plants, search, stores).

@@ -66,7 +66,7 @@ describe('admin API: status, search, ZIP points, store filters and export column
       problem: null,
       stores: await t.dataSource.getRepository(Store).count(),
       catalog_version: Number(version),
-      change_events: { enabled: false, stream: null, backlog: null, plant_events: null, stream_problem: null },
+      change_events: { enabled: false, stream: null, backlog: null, plant_events: 'off', stream_problem: null },
       geocoder: { engine: 'off', breaker: null, cached: 0 },
       router: { engine: 'off', breaker: null, cached: 0 },
     });

@@ -86,7 +86,7 @@ describe('the change events stream', () => {
       enabled: true,
       stream,
       backlog: 0,
-      plant_events: 'transaction',
+      plant_events: 'statements',
       stream_problem: expect.stringContaining(`the JetStream stream ${stream} could not be created`),
     });
 

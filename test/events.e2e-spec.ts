@@ -338,7 +338,7 @@ describe('change events through the outbox to NATS JetStream', () => {
       }
     });
 
-    it("the event's session variables never outlive a write: after a refused create and a delete of no plant, other writes on the same pooled connection make no event", async () => {
+    it("the event's session variables never outlive a write: after a refused create, a delete of no plant and a refused idempotent create, other writes on the same pooled connection make no event", async () => {
       const down = await TestNats.create({ start: false });
       // One connection in the pool: the service's writes and the test's own SQL share it.
       const t = await createTestApp({ env: env(down, { DB_POOL_SIZE: '1' }) });
@@ -349,6 +349,8 @@ describe('change events through the outbox to NATS JetStream', () => {
         await t.http.post('/plants').set(bearer(token)).send({ id: 1, name: 'Taken' }).expect(409);
         // A delete of no plant: its DELETE changes nothing, so none cleared the variables naming (acme, 5).
         await t.http.delete('/plants/5').set(bearer(token)).expect(404);
+        // An idempotent create of a taken id: its INSERT fails inside the key's transaction, which commits the stored 409.
+        await t.http.post('/plants').set(bearer(token)).set('Idempotency-Key', 'taken').send({ id: 1, name: 'Taken again' }).expect(409);
         await expect(outboxRows(t)).resolves.toBe(1);
         // Writes by anything else on that connection: were the variables still set, the triggers would write events for them.
         const [{ connections }] = await t.dataSource.query<Array<{ connections: number | string }>>(
@@ -380,7 +382,7 @@ describe('change events through the outbox to NATS JetStream', () => {
         await t.dataSource.query('DROP TRIGGER plant_deleted_event');
         // Writes go on; within the look every 10 s (checked every 500 ms, 60 times at most) the instance writes their events itself.
         let id = 100;
-        for (let i = 0; i < 60 && (await way()) !== 'transaction'; i++) {
+        for (let i = 0; i < 60 && (await way()) !== 'statements'; i++) {
           await t.http.post('/plants').set(bearer(token)).send({ id: id++, name: 'While dropped' }).expect(201);
           await new Promise((r) => setTimeout(r, 500));
         }

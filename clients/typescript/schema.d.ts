@@ -1666,11 +1666,11 @@ export interface components {
              */
             stream_problem: string | null;
             /**
-             * @description How this instance writes plants' events: `triggers` (the plants table's, MySQL/MariaDB), `transaction` (in each write's transaction: SQLite, or a server that would not let the migrations create the triggers); null when off or not tried yet. See docs/deployment.md, The database account.
+             * @description How this instance writes plants' events: `off` (change events off), `triggers` (the plants table's, MySQL/MariaDB), `statements` (the event's INSERT in each write's transaction: SQLite, or a server that would not let the migrations create the triggers); null on MySQL/MariaDB until the first look (the server's start-up). See docs/deployment.md, The database account.
              * @example triggers
              * @enum {string|null}
              */
-            plant_events: "triggers" | "transaction" | null;
+            plant_events: "off" | "triggers" | "statements" | null;
             /** @description The stream; absent when off, unusable, or never reached by this instance. */
             stream_state?: components["schemas"]["AdminEventStream"];
         };

@@ -165,6 +165,7 @@ export const SQLITE_FILE = 'plant-store.sqlite';
  */
 export function databaseOptions(
   env: Pick<DatabaseSettings, 'DATABASE_URL' | 'DATA_DIR' | 'DB_POOL_SIZE' | 'MIGRATIONS_RUN' | 'DB_CONNECT_TIMEOUT_MS' | 'DB_QUERY_TIMEOUT_MS'> & TlsSettings,
+  { multipleStatements = false }: { multipleStatements?: boolean } = {},
 ): DataSourceOptions {
   const common = {
     migrations,
@@ -190,9 +191,12 @@ export function databaseOptions(
       connectTimeout: env.DB_CONNECT_TIMEOUT_MS,
       maxQueryExecutionTime: env.DB_QUERY_TIMEOUT_MS,
       enableQueryTimeout: true,
-      // multipleStatements: a write and its change event go as one query (statements-transaction.ts).
-      // Every value of every query is a `?` parameter, so no client text reaches the SQL itself.
-      extra: { enableKeepAlive: true, maxIdle: env.DB_POOL_SIZE, queueLimit: env.DB_POOL_SIZE * 20, multipleStatements: true },
+      // multipleStatements: a plant write and its change event go as one query (statements-transaction.ts),
+      // so the pool allows several statements per query only where that round trip is taken: the
+      // server's, with change events on. Every value of every query is a `?` parameter either way,
+      // so no client text reaches the SQL itself; mysql2 cannot allow them on some connections
+      // of a pool only, and a second pool would double the connections an instance may hold.
+      extra: { enableKeepAlive: true, maxIdle: env.DB_POOL_SIZE, queueLimit: env.DB_POOL_SIZE * 20, multipleStatements },
       ssl: tlsOptions(env),
     };
   }

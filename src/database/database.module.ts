@@ -19,9 +19,11 @@ const RETRY_DELAY_MS = 2000;
  * DB_STARTUP_TIMEOUT_MS, then start-up fails (exit code 1). Any other error (bad credentials,
  * a certificate the TLS settings reject, a failing migration) fails at once, as does the command line.
  * After the migrations, the plant event triggers are created if they are missing and the server
- * now allows it (plant-event-triggers.ts).
+ * now allows it (plant-event-triggers.ts). `multipleStatements`: the pool lets one query carry
+ * several statements, which only the server's plant writes with change events on need
+ * (statements-transaction.ts).
  */
-export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
+export function databaseModule({ retry = false, multipleStatements = false }: { retry?: boolean; multipleStatements?: boolean } = {}) {
   let tls: TlsSettings | undefined;
   return TypeOrmModule.forRootAsync({
     inject: [databaseConfig.KEY],
@@ -31,7 +33,7 @@ export function databaseModule({ retry = false }: { retry?: boolean } = {}) {
       const logger = new Logger('Database');
       tls = database;
       return {
-        ...databaseOptions(database),
+        ...databaseOptions(database, { multipleStatements }),
         // Each feature module's TypeOrmModule.forFeature names its entities (database-options.ts).
         autoLoadEntities: true,
         // The deadline, not a count, ends the retries (toRetry); @nestjs/typeorm logs each retry too.

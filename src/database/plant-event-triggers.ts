@@ -16,12 +16,26 @@ import { driverError } from './database-errors.js';
  * after it (a DROP TRIGGER is refused for the same reason, even with IF EXISTS).
  */
 
+/**
+ * A plant event's payload as SQL: the JSON made by the service around the plant's name and tag
+ * (`head` … `tail`), which the database quotes in from the row. The one writing of it, for the
+ * triggers and for a deletion's INSERT … SELECT where there are none (OutboxService).
+ */
+export function plantEventPayloadSql(
+  engine: 'mysql' | 'sqlite',
+  { head, name, tag, tail }: { head: string; name: string; tag: string; tail: string },
+): string {
+  return engine === 'mysql'
+    ? `CONCAT(${head}, JSON_QUOTE(${name}), ',"tag":', COALESCE(JSON_QUOTE(${tag}), 'null'), ${tail})`
+    : `${head} || json_quote(${name}) || ',"tag":' || json_quote(${tag}) || ${tail}`;
+}
+
 /** What a row's trigger does with the session variables a plant write sets for its event. */
 const ROW_EVENT = (row: 'NEW' | 'OLD') => `
   IF @plant_event_team IS NOT NULL AND BINARY ${row}.team = @plant_event_team AND ${row}.id = @plant_event_plant THEN
     SET @plant_event_team = NULL;
     INSERT INTO event_outbox (event_id, subject, payload) VALUES (@plant_event_id, @plant_event_subject,
-      CONCAT(@plant_event_head, JSON_QUOTE(${row}.name), ',"tag":', COALESCE(JSON_QUOTE(${row}.tag), 'null'), @plant_event_tail));
+      ${plantEventPayloadSql('mysql', { head: '@plant_event_head', name: `${row}.name`, tag: `${row}.tag`, tail: '@plant_event_tail' })});
   END IF;`;
 
 export const PLANT_EVENT_TRIGGERS = ['plant_created_event', 'plant_deleted_event'] as const;

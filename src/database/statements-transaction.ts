@@ -12,8 +12,9 @@ export interface Statement {
  * Runs `statements` as one transaction and returns the rows each one changed. On MySQL/MariaDB
  * they go to the server as one multi-statement query (`START TRANSACTION; …; COMMIT`): one
  * round trip instead of one per statement plus two, which under load is one turn of a busy event
- * loop instead of four or five (docs/performance.md, "change events"). The pool allows
- * multi-statement queries for this (database-options.ts); every value still travels as a `?`.
+ * loop instead of four or five (docs/performance.md, "change events"). The server's pool allows
+ * multi-statement queries for this when change events are on (database-options.ts); every value
+ * still travels as a `?`. A single statement needs nothing of the kind.
  * A failing statement stops the rest, and the transaction it left open is rolled back before the
  * connection goes back to the pool. On SQLite (no network, a transaction under the process's
  * lock, sqlite-transactions.ts) they run one by one in TypeORM's transaction.
@@ -43,13 +44,13 @@ export async function runStatements(
     const sql = (transaction ? ['START TRANSACTION', ...statements.map((s) => s.sql), 'COMMIT'] : statements.map((s) => s.sql)).join(';\n');
     let results: Array<{ affectedRows?: number }>;
     try {
-      results = (
-        await runner.query(
-          sql,
-          statements.flatMap((s) => s.params),
-          true,
-        )
-      ).raw;
+      const { raw } = await runner.query(
+        sql,
+        statements.flatMap((s) => s.params),
+        true,
+      );
+      // One statement alone is one result, not a list of them.
+      results = transaction || statements.length > 1 ? raw : [raw];
     } catch (error) {
       // Nothing after the failing statement ran, COMMIT included: undo what ran before it.
       if (transaction) await runner.query('ROLLBACK').catch(() => undefined);

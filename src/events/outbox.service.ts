@@ -6,7 +6,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { eventsConfig } from './events.config.js';
 import type { StreamState } from './event-stream.js';
 import { isDatabaseUnavailableError } from '../database/database-errors.js';
-import { plantEventsLine, plantEventTriggersFire } from '../database/plant-event-triggers.js';
+import { plantEventPayloadSql, plantEventsLine, plantEventTriggersFire } from '../database/plant-event-triggers.js';
 import { runStatements, type Statement } from '../database/statements-transaction.js';
 
 /** The CloudEvents `type` of each event, under this service's reverse-DNS prefix. */
@@ -52,6 +52,14 @@ const SET_PLANT_EVENT =
 const FORGET = 'SET @plant_event_team = NULL';
 /** How often, while plants are written, whether the triggers write their events is tried again (usesTriggers). */
 const TRIGGER_RECHECK_MS = 10_000;
+
+/**
+ * How this instance writes a plant's change event: `off` (EVENTS_NATS_URL unset: the write alone),
+ * `triggers` (the plants table's triggers, MySQL/MariaDB, database/plant-event-triggers.ts) or
+ * `statements` (the event's INSERT and the write in one transaction: SQLite, or a MySQL whose
+ * account could not create the triggers).
+ */
+export type PlantEventsWay = 'off' | 'triggers' | 'statements';
 
 /** A plant write with its event: statements for one round trip, the write last; `transaction` false: each autocommits (the event is the write's trigger's). */
 interface PlantWrite {
@@ -121,19 +129,16 @@ export class OutboxService {
     this.backlog = Math.max(0, this.backlog - rows);
   }
 
-  plantCreated(manager: EntityManager, plant: PlantChange, actor: Actor): Promise<void> {
-    return this.record(manager, `${this.prefix}.${plant.team}.plant.created`, EVENT_TYPES.plantCreated, plantSubject(plant), {
-      ...plantData(plant),
-      tokenId: actor,
-    });
-  }
-
   /**
-   * Runs a plant's creation (`write`, its INSERT) with its event in one round trip and counts the
-   * event for the relay: the rows `write` changed. Refuses with 503 when the outbox is full.
+   * Writes a plant (`write`, its INSERT) with its creation's event, whichever way this instance
+   * writes events (plantEventsWay), and counts the event for the relay: the rows `write` changed.
+   * Every plant write of the service comes through here or deletePlant, so that no write can
+   * miss its event and none can leave a trigger's session variables behind. `manager`: inside that
+   * transaction (an idempotent create), statement by statement; otherwise in one round trip.
+   * Refuses with 503 when the outbox is full.
    */
-  createPlant(plant: PlantChange, actor: Actor, write: Statement): Promise<number> {
-    return this.writePlant('created', plant.team, plant.id, actor, write, plant);
+  createPlant(plant: PlantChange, actor: Actor, write: Statement, manager?: EntityManager): Promise<number> {
+    return this.writePlant('created', plant.team, plant.id, actor, write, plant, manager);
   }
 
   /** A plant's deletion (`write`, its DELETE) with its event, as createPlant: 0 when there was no such plant, and no event. */
@@ -164,10 +169,22 @@ export class OutboxService {
    * the same as the transaction; under load, mariadbd's CPU per write for events fell by a third
    * (`npm run bench:outbox-sql`, `npm run bench:events`, docs/performance.md).
    */
-  private async writePlant(kind: 'created' | 'deleted', team: string, id: number, actor: Actor, write: Statement, plant?: PlantChange): Promise<number> {
-    const { statements, transaction, unlessChanged } = await this.plantStatements(kind, team, id, actor, write, plant);
-    const changed = (await runStatements(this.dataSource, statements, { transaction, unlessChanged })).at(-1)!;
-    this.recorded(changed);
+  private async writePlant(
+    kind: 'created' | 'deleted',
+    team: string,
+    id: number,
+    actor: Actor,
+    write: Statement,
+    plant?: PlantChange,
+    manager?: EntityManager,
+  ): Promise<number> {
+    const { statements, transaction, unlessChanged } = this.enabled
+      ? await this.plantStatements(kind, team, id, actor, write, plant, manager)
+      : { statements: [write], transaction: false };
+    const changed = manager
+      ? await writeIn(manager, statements, unlessChanged)
+      : (await runStatements(this.dataSource, statements, { transaction: transaction && statements.length > 1, unlessChanged })).at(-1)!;
+    if (this.enabled) this.recorded(changed, !manager);
     return changed;
   }
 
@@ -179,8 +196,9 @@ export class OutboxService {
     actor: Actor,
     write: Statement,
     plant?: PlantChange,
+    manager = this.dataSource.manager,
   ): Promise<PlantWrite> {
-    await this.checkRoom(this.dataSource.manager);
+    await this.checkRoom(manager);
     const event = this.event(kind === 'created' ? EVENT_TYPES.plantCreated : EVENT_TYPES.plantDeleted, plantSubject({ team, id }), { team, id });
     const head = `${JSON.stringify(event).slice(0, -2)},"name":`;
     const tail = `,"tokenId":${JSON.stringify(actor)}}}`;
@@ -195,9 +213,7 @@ export class OutboxService {
       return { transaction: true, statements: [{ sql: INSERT, params: [event.id, subject, payload] }, write] };
     }
     const mysql = this.dataSource.options.type !== 'better-sqlite3';
-    const payload = mysql
-      ? "CONCAT(?, JSON_QUOTE(name), ',\"tag\":', COALESCE(JSON_QUOTE(tag), 'null'), ?)"
-      : '? || json_quote(name) || \',"tag":\' || json_quote(tag) || ?';
+    const payload = plantEventPayloadSql(mysql ? 'mysql' : 'sqlite', { head: '?', name: 'name', tag: 'tag', tail: '?' });
     const read = `INSERT INTO event_outbox (event_id, subject, payload) SELECT ?, ?, ${payload} FROM plants WHERE team = ? AND id = ?${mysql ? ' FOR UPDATE' : ''}`;
     return { transaction: true, statements: [{ sql: read, params: [event.id, subject, head, tail, team, id] }, write] };
   }
@@ -251,12 +267,15 @@ export class OutboxService {
       );
   }
 
-  /** How plant events are written now, for the status page: null when events are off, or not tried yet. */
-  async plantEventsWay(): Promise<'triggers' | 'transaction' | null> {
-    if (!this.enabled) return null;
-    if (this.dataSource.options.type === 'better-sqlite3') return 'transaction';
+  /**
+   * How plant events are written now (the status page): `off`, `triggers` or `statements`; null on
+   * MySQL/MariaDB before the first look (the server looks at start-up: main.ts's plantEventsLine).
+   */
+  async plantEventsWay(): Promise<PlantEventsWay | null> {
+    if (!this.enabled) return 'off';
+    if (this.dataSource.options.type === 'better-sqlite3') return 'statements';
     const triggers = await this.triggers?.catch(() => undefined);
-    return triggers === undefined ? null : triggers ? 'triggers' : 'transaction';
+    return triggers === undefined ? null : triggers ? 'triggers' : 'statements';
   }
 
   /**
@@ -336,6 +355,29 @@ function plantSubject({ team, id }: Pick<PlantChange, 'team' | 'id'>): string {
   return `teams/${team}/plants/${id}`;
 }
 
-function plantData({ team, id, name, tag }: PlantChange) {
-  return { team, id, name, tag };
+/**
+ * A plant creation's statements (the write last) inside a transaction already open on `manager`:
+ * the write first, then the event's own INSERT where there is one, only if the write changed a
+ * row, since a statement that fails undoes itself and not the transaction's earlier ones. The
+ * trigger's session variables (`unlessChanged`) are cleared when the write failed or changed no
+ * row, as runStatements does for its single round trip. Answers the rows the write changed.
+ */
+async function writeIn(manager: EntityManager, statements: Statement[], unlessChanged?: string): Promise<number> {
+  const runner = manager.queryRunner!;
+  const run = async ({ sql, params }: Statement) => ((await runner.query(sql, params, true)) as { affected?: number }).affected ?? 0;
+  const write = statements.at(-1)!;
+  if (!unlessChanged) {
+    const changed = await run(write);
+    if (changed > 0) for (const event of statements.slice(0, -1)) await run(event);
+    return changed;
+  }
+  let changed = 0;
+  try {
+    for (const statement of statements) changed = await run(statement);
+  } catch (error) {
+    await runner.query(unlessChanged).catch(() => undefined);
+    throw error;
+  }
+  if (changed === 0) await runner.query(unlessChanged);
+  return changed;
 }

@@ -5,7 +5,7 @@ import { ApiCommonErrors } from '../common/api-errors.js';
 import { AdminScope } from '../common/auth.decorators.js';
 import { eventsConfig } from '../events/events.config.js';
 import { GEOCODER_ENGINES } from '../geo/geo.config.js';
-import { OutboxService } from '../events/outbox.service.js';
+import { OutboxService, type PlantEventsWay } from '../events/outbox.service.js';
 import { AddressGeocoder } from '../geo/address-geocoder.js';
 import { ROUTER_ENGINES } from '../geo/router.config.js';
 import { Router } from '../geo/router.js';
@@ -61,12 +61,12 @@ export class ChangeEventsStatusView {
   stream_problem: string | null;
   @ApiProperty({
     description:
-      "How this instance writes plants' events: `triggers` (the plants table's, MySQL/MariaDB), `transaction` (in each write's transaction: SQLite, or a server that would not let the migrations create the triggers); null when off or not tried yet. See docs/deployment.md, The database account.",
-    enum: ['triggers', 'transaction'],
+      "How this instance writes plants' events: `off` (change events off), `triggers` (the plants table's, MySQL/MariaDB), `statements` (the event's INSERT in each write's transaction: SQLite, or a server that would not let the migrations create the triggers); null on MySQL/MariaDB until the first look (the server's start-up). See docs/deployment.md, The database account.",
+    enum: ['off', 'triggers', 'statements'],
     nullable: true,
     example: 'triggers',
   })
-  plant_events: 'triggers' | 'transaction' | null;
+  plant_events: PlantEventsWay | null;
   @ApiPropertyOptional({ type: EventStreamView, description: 'The stream; absent when off, unusable, or never reached by this instance.' })
   stream_state?: EventStreamView;
 }

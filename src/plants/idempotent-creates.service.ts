@@ -196,21 +196,20 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
       } catch (error) {
         throw isDuplicateKeyError(error) ? new KeyTaken() : error;
       }
-      const outcome = await this.insertPlant(manager, team, plant);
-      // The event of a plant made here is written with it; a replay of the key writes nothing.
-      if (outcome.plantId !== undefined)
-        await this.outbox.plantCreated(manager, { team, id: outcome.plantId, name: plant.name, tag: plant.tag ?? null }, actor);
+      // The event of a plant made here is written with it (insertPlant); a replay of the key writes nothing.
+      const outcome = await this.insertPlant(manager, team, plant, actor);
       await manager.query(COMPLETE, [outcome.status, outcome.location, JSON.stringify(outcome.body), team, key]);
       return outcome;
     };
     return this.mysql ? this.dataSource.transaction('READ COMMITTED', work) : this.dataSource.transaction(work);
   }
 
-  private async insertPlant(manager: EntityManager, team: string, plant: NewPlant): Promise<Outcome> {
+  private async insertPlant(manager: EntityManager, team: string, plant: NewPlant, actor: Actor): Promise<Outcome> {
     const tag = plant.tag ?? null;
+    const insert = (id: number) => this.outbox.createPlant({ team, id, name: plant.name, tag }, actor, { sql: INSERT_PLANT, params: [team, id, plant.name, tag] }, manager);
     if (plant.id !== undefined) {
       try {
-        await manager.query(INSERT_PLANT, [team, plant.id, plant.name, tag]);
+        await insert(plant.id);
         return created(plant.id, plant);
       } catch (error) {
         // InnoDB and SQLite undo the failed statement only; the claim stays, and the 409 is stored with it.
@@ -223,7 +222,7 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
       const id = Number(row?.max ?? 0) + 1;
       if (id > MAX_PLANT_ID) return noIdLeft();
       try {
-        await manager.query(INSERT_PLANT, [team, id, plant.name, tag]);
+        await insert(id);
         return created(id, plant);
       } catch (error) {
         if (!isDuplicateKeyError(error) || attempt >= ASSIGN_ATTEMPTS) throw error;

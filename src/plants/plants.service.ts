@@ -81,15 +81,10 @@ export class PlantsService {
     return { plants, nextAfter: plants[limit - 1].id };
   }
 
-  /** With change events on, the delete and its event in one round trip (OutboxService.deletePlant). */
+  /** The delete with its event, if events are on (OutboxService.deletePlant: the one writer of plants and their events). */
   async remove(team: string, id: number, actor: Actor = 'system'): Promise<void> {
-    let deleted: boolean;
-    if (this.outbox.enabled) {
-      deleted = (await retryWriteConflicts(() => this.outbox.deletePlant(team, id, actor, { sql: DELETE_PLANT, params: [team, id] }))) > 0;
-    } else {
-      deleted = Boolean((await retryWriteConflicts(() => this.plants.delete({ team, id }))).affected);
-    }
-    if (!deleted) throw new NotFoundException(`plant ${id} not found`);
+    const deleted = await retryWriteConflicts(() => this.outbox.deletePlant(team, id, actor, { sql: DELETE_PLANT, params: [team, id] }));
+    if (deleted === 0) throw new NotFoundException(`plant ${id} not found`);
   }
 
   private async insertWithNextId(team: string, plant: NewPlant, actor: Actor): Promise<Plant> {
@@ -111,14 +106,10 @@ export class PlantsService {
     }
   }
 
-  /** With change events on, the plant and its event in one round trip (OutboxService.createPlant). */
+  /** The plant with its event, if events are on (OutboxService.createPlant: the one writer of plants and their events). */
   private async insert(team: string, id: number, { name, tag }: NewPlant, actor: Actor): Promise<Plant> {
     const plant = this.plants.create({ team, id, name, tag: tag ?? null });
-    if (!this.outbox.enabled) {
-      await this.plants.manager.createQueryBuilder().insert().into(Plant).values(plant).updateEntity(false).execute();
-    } else {
-      await this.outbox.createPlant(plant, actor, { sql: INSERT_PLANT, params: [team, id, plant.name, plant.tag] });
-    }
+    await this.outbox.createPlant(plant, actor, { sql: INSERT_PLANT, params: [team, id, plant.name, plant.tag] });
     return plant;
   }
 
