@@ -21,10 +21,7 @@ import { driverError } from './database-errors.js';
  * (`head` … `tail`), which the database quotes in from the row. The one writing of it, for the
  * triggers and for a deletion's INSERT … SELECT where there are none (OutboxService).
  */
-export function plantEventPayloadSql(
-  engine: 'mysql' | 'sqlite',
-  { head, name, tag, tail }: { head: string; name: string; tag: string; tail: string },
-): string {
+export function plantEventPayloadSql(engine: 'mysql' | 'sqlite', { head, name, tag, tail }: { head: string; name: string; tag: string; tail: string }): string {
   return engine === 'mysql'
     ? `CONCAT(${head}, JSON_QUOTE(${name}), ',"tag":', COALESCE(JSON_QUOTE(${tag}), 'null'), ${tail})`
     : `${head} || json_quote(${name}) || ',"tag":' || json_quote(${tag}) || ${tail}`;

@@ -206,7 +206,8 @@ export class IdempotentCreatesService implements OnApplicationBootstrap, OnModul
 
   private async insertPlant(manager: EntityManager, team: string, plant: NewPlant, actor: Actor): Promise<Outcome> {
     const tag = plant.tag ?? null;
-    const insert = (id: number) => this.outbox.createPlant({ team, id, name: plant.name, tag }, actor, { sql: INSERT_PLANT, params: [team, id, plant.name, tag] }, manager);
+    const insert = (id: number) =>
+      this.outbox.createPlant({ team, id, name: plant.name, tag }, actor, { sql: INSERT_PLANT, params: [team, id, plant.name, tag] }, manager);
     if (plant.id !== undefined) {
       try {
         await insert(plant.id);
