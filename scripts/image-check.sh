@@ -168,7 +168,7 @@ IMAGE_NODE=$(in_image node --version)
 ok "Node $IMAGE_NODE in the image"
 
 step "4. migrations as compose.yaml's migrate service and the Kubernetes Job run them"
-in_image node --enable-source-maps dist/database/migrate.js run >"$WORK/migrate.log" 2>&1 || { cat "$WORK/migrate.log"; fail 'migrations'; }
+in_image node --enable-source-maps dist/migrate.js run >"$WORK/migrate.log" 2>&1 || { cat "$WORK/migrate.log"; fail 'migrations'; }
 ok "migrations applied: $(mysql_admin "SELECT COUNT(*) FROM \`$DB_NAME\`.migrations") ($(mysql_admin "SELECT GROUP_CONCAT(name) FROM \`$DB_NAME\`.migrations"))"
 
 step "5. the entry point ($ENTRY) as PID 1 of its own PID namespace"
