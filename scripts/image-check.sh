@@ -41,7 +41,8 @@ for tool in buildah podman debootstrap unshare chroot curl mysql; do
   command -v "$tool" >/dev/null || fail "$tool is missing (apt-get install -y buildah podman debootstrap mariadb-client curl)"
 done
 [ "$(id -u)" = 0 ] || fail 'run as root (debootstrap, buildah mount and chroot need it)'
-[ "$(node -p 'process.versions.node.split(".")[0]')" -ge 24 ] || fail "node on PATH is $(node --version); the image's base needs Node 24 (npm run image:check puts the one npm installed first)"
+REQUIRED=$(node -p "require('./package.json').engines.node.replace('>=', '')")
+[ "$(node -p 'process.versions.node.split(".")[0]')" -ge "$REQUIRED" ] || fail "node on PATH is $(node --version); the image's base needs Node $REQUIRED (npm run image:check puts the one npm installed first)"
 
 mkdir -p "$WORK"
 
