@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import ts from 'typescript';
+import { sqlConstants, writesIn as writesOf, type Writes } from '../../test/support/source-writes.js';
 
 /**
  * Where plants and their change events are written. A plant written anywhere else would have no
@@ -15,9 +15,9 @@ import ts from 'typescript';
  *   plants table's triggers (database/plant-event-triggers.ts), and deleted by the relay once
  *   published (events/outbox-relay.ts).
  *
- * The files are read by TypeScript, not by patterns over their text: SQL counts in strings only
- * (not in a comment that names it), and a TypeORM write by the call it is (a method of Plant's
- * repository or of a query builder of Plant). Migrations are left out: they run before any writer.
+ * The files are read by TypeScript's parser (test/support/source-writes.ts, as the store
+ * catalogue's door spec): SQL counts in strings only, a TypeORM write by its call. Migrations are
+ * left out: they run before any writer.
  */
 describe('plants and their events are written in known places only', () => {
   const root = new URL('../..', import.meta.url).pathname;
@@ -30,99 +30,10 @@ describe('plants and their events are written in known places only', () => {
       return name.endsWith('.ts') && !name.endsWith('.spec.ts') ? [path] : [];
     });
 
-  const sqlWriting = (table: string) => new RegExp(`\\b(UPDATE|INSERT\\s+(OR\\s+\\w+\\s+)?INTO|DELETE\\s+FROM|REPLACE\\s+INTO)\\s+[\`"]?${table}\\b`, 'i');
-  const SQL: Array<[string, RegExp]> = [
-    ['SQL writing plants', sqlWriting('plants')],
-    ['SQL writing event_outbox', sqlWriting('event_outbox')],
-  ];
-  const WRITE_METHODS = new Set([
-    'insert',
-    'update',
-    'delete',
-    'save',
-    'remove',
-    'upsert',
-    'clear',
-    'softDelete',
-    'softRemove',
-    'restore',
-    'increment',
-    'decrement',
-  ]);
-  const PLANT_EVENTS = new Set(['plantCreated', 'createPlant', 'deletePlant']);
-
-  /** The text of a string, or of each literal part of a template (`${…}` parts are not known here). */
-  const stringText = (node: ts.Node) =>
-    ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)
-      ? node.text
-      : undefined;
-  const isPlant = (node: ts.Node | undefined) => node !== undefined && ts.isIdentifier(node) && node.text === 'Plant';
-  /** The calls and names a call's receiver is made of: `this.plants.manager.createQueryBuilder().insert()` → each step. */
-  const chain = (node: ts.Expression): ts.Expression[] => {
-    if (ts.isPropertyAccessExpression(node) || ts.isCallExpression(node) || ts.isNonNullExpression(node)) return [node, ...chain(node.expression)];
-    return [node];
-  };
-
-  /** "file: what" for each kind of write `text` holds; `statements`: the names of other files' plant SQL constants, each use of which is a write. */
-  const writesIn = (file: string, text: string, statements: ReadonlySet<string> = new Set()) => {
-    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
-    const found = new Set<string>();
-    // The repositories of Plant the file holds: injected (`@InjectRepository(Plant) private plants`) or taken (`const r = x.getRepository(Plant)`).
-    const repositories = new Set<string>();
-    const collect = (node: ts.Node) => {
-      if (ts.isParameter(node) && ts.isIdentifier(node.name)) {
-        const injected = ts
-          .getDecorators(node)
-          ?.some((d) => ts.isCallExpression(d.expression) && d.expression.expression.getText() === 'InjectRepository' && isPlant(d.expression.arguments[0]));
-        if (injected) repositories.add(node.name.text);
-      }
-      if (
-        ts.isVariableDeclaration(node) &&
-        ts.isIdentifier(node.name) &&
-        node.initializer &&
-        /\bgetRepository\(\s*Plant\s*\)$/.test(node.initializer.getText())
-      )
-        repositories.add(node.name.text);
-      ts.forEachChild(node, collect);
-    };
-    collect(source);
-    const visit = (node: ts.Node) => {
-      const literal = stringText(node);
-      if (literal !== undefined) for (const [what, pattern] of SQL) if (pattern.test(literal)) found.add(what);
-      if (ts.isIdentifier(node) && statements.has(node.text)) found.add(`runs ${node.text}`);
-      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
-        const method = node.expression.name.text;
-        if (PLANT_EVENTS.has(method)) found.add('a plant event');
-        if ((WRITE_METHODS.has(method) || method === 'into') && isPlant(node.arguments[0])) found.add('TypeORM writing Plant');
-        if (WRITE_METHODS.has(method)) {
-          const steps = chain(node.expression.expression);
-          const through =
-            steps.find((step) => ts.isPropertyAccessExpression(step) && repositories.has(step.name.text)) ??
-            steps.find((step) => ts.isIdentifier(step) && repositories.has(step.text));
-          if (through) found.add(`a repository (${through.getText().replace(/^this\./, '')}) writing Plant`);
-          const builder = steps.some(
-            (step) => ts.isCallExpression(step) && /(createQueryBuilder|getRepository)$/.test(step.expression.getText()) && isPlant(step.arguments[0]),
-          );
-          if (builder) found.add('TypeORM writing Plant');
-        }
-      }
-      ts.forEachChild(node, visit);
-    };
-    visit(source);
-    return [...found].sort().map((what) => `${file}: ${what}`);
-  };
-
-  /** The names of the constants holding SQL that writes plants, in `file` (INSERT_PLANT …): a file that imports one runs a plant write. */
-  const plantStatements = (file: string, text: string) => {
-    const names: string[] = [];
-    const visit = (node: ts.Node) => {
-      if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer && SQL[0][1].test(stringText(node.initializer) ?? ''))
-        names.push(node.name.text);
-      ts.forEachChild(node, visit);
-    };
-    visit(ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true));
-    return names;
-  };
+  const PLANTS: Writes = { tables: ['plants', 'event_outbox'], entities: ['Plant'], events: ['plantCreated', 'createPlant', 'deletePlant'] };
+  const writesIn = (file: string, text: string, statements?: ReadonlySet<string>) => writesOf(file, text, PLANTS, statements);
+  /** The constants of a file holding SQL that writes plants (INSERT_PLANT …): a file that imports one runs a plant write. */
+  const plantStatements = (file: string, text: string) => sqlConstants(file, text, ['plants']);
 
   it('finds each kind of write, and nothing in comments or reads', () => {
     expect(writesIn('s', "// never DELETE FROM plants here\nconst sql = 'SELECT name FROM plants WHERE team = ?';")).toEqual([]);
@@ -137,7 +48,7 @@ describe('plants and their events are written in known places only', () => {
     expect(writesIn('s', injected)).toEqual(['s: a repository (mine) writing Plant']);
     const taken = "const repo = ds.getRepository(Plant);\nawait repo.createQueryBuilder('p').update().set({ name: 'x' }).execute();";
     expect(writesIn('s', taken)).toEqual(['s: a repository (repo) writing Plant']);
-    expect(writesIn('s', 'await this.outbox.deletePlant(team, id, actor, write);')).toEqual(['s: a plant event']);
+    expect(writesIn('s', 'await this.outbox.deletePlant(team, id, actor, write);')).toEqual(['s: the event deletePlant']);
     expect(writesIn('s', 'await manager.query(INSERT_PLANT, [team, id, name, tag]);', new Set(['INSERT_PLANT']))).toEqual(['s: runs INSERT_PLANT']);
     // Reads through a repository, a builder or a query, and a repository of another entity, are not writes of plants.
     const reads =
@@ -164,12 +75,13 @@ describe('plants and their events are written in known places only', () => {
       'src/database/plant-event-triggers.ts: SQL writing plants',
       'src/events/outbox-relay.ts: SQL writing event_outbox',
       'src/events/outbox.service.ts: SQL writing event_outbox',
-      'src/plants/idempotent-creates.service.ts: a plant event',
       'src/plants/idempotent-creates.service.ts: runs INSERT_PLANT',
+      'src/plants/idempotent-creates.service.ts: the event plantCreated',
       'src/plants/plants.service.ts: SQL writing plants',
       'src/plants/plants.service.ts: TypeORM writing Plant',
-      'src/plants/plants.service.ts: a plant event',
       'src/plants/plants.service.ts: a repository (plants) writing Plant',
+      'src/plants/plants.service.ts: the event createPlant',
+      'src/plants/plants.service.ts: the event deletePlant',
     ]);
   });
 });
