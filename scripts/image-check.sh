@@ -41,7 +41,8 @@ for tool in buildah podman debootstrap unshare chroot curl mysql; do
   command -v "$tool" >/dev/null || fail "$tool is missing (apt-get install -y buildah podman debootstrap mariadb-client curl)"
 done
 [ "$(id -u)" = 0 ] || fail 'run as root (debootstrap, buildah mount and chroot need it)'
-[ "$(node -p 'process.versions.node.split(".")[0]')" -ge 24 ] || fail "node on PATH is $(node --version); the image's base needs Node 24 (npm run image:check puts the one npm installed first)"
+REQUIRED=$(node -p "require('./package.json').engines.node.replace('>=', '')")
+[ "$(node -p 'process.versions.node.split(".")[0]')" -ge "$REQUIRED" ] || fail "node on PATH is $(node --version); the image's base needs Node $REQUIRED (npm run image:check puts the one npm installed first)"
 
 mkdir -p "$WORK"
 
@@ -168,7 +169,7 @@ IMAGE_NODE=$(in_image node --version)
 ok "Node $IMAGE_NODE in the image"
 
 step "4. migrations as compose.yaml's migrate service and the Kubernetes Job run them"
-in_image node --enable-source-maps dist/database/migrate.js run >"$WORK/migrate.log" 2>&1 || { cat "$WORK/migrate.log"; fail 'migrations'; }
+in_image node --enable-source-maps dist/migrate.js run >"$WORK/migrate.log" 2>&1 || { cat "$WORK/migrate.log"; fail 'migrations'; }
 ok "migrations applied: $(mysql_admin "SELECT COUNT(*) FROM \`$DB_NAME\`.migrations") ($(mysql_admin "SELECT GROUP_CONCAT(name) FROM \`$DB_NAME\`.migrations"))"
 
 step "5. the entry point ($ENTRY) as PID 1 of its own PID namespace"

@@ -365,8 +365,8 @@ export function consistencyProblems(docs, defaults = environmentVariables()) {
     const get = (name) => setting(environment, defaults, name);
     if (object.kind === 'Job') {
       const command = [...(app.command ?? []), ...(app.args ?? [])].join(' ');
-      if (!/dist\/database\/migrate\.js run$/.test(command))
-        problems.push(`${label(doc)}: runs "${command}", not dist/database/migrate.js run (the migrations under the migration lock)`);
+      if (!/dist\/migrate\.js run$/.test(command))
+        problems.push(`${label(doc)}: runs "${command}", not dist/migrate.js run (the migrations under the migration lock)`);
       if (podSpec(object).restartPolicy !== 'Never' && podSpec(object).restartPolicy !== 'OnFailure')
         problems.push(`${label(doc)}: restartPolicy must be Never or OnFailure`);
       continue;

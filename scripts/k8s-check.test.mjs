@@ -188,7 +188,7 @@ describe('consistency with the service', () => {
   it('reports a Job that does not run the migrations', () => {
     const docs = fresh();
     kindOf(docs, 'Job').spec.template.spec.containers[0].args = ['npm', 'run', 'migration:run'];
-    assert.match(consistencyProblems(docs).join('\n'), /runs "npm run migration:run", not dist\/database\/migrate\.js run/);
+    assert.match(consistencyProblems(docs).join('\n'), /runs "npm run migration:run", not dist\/migrate\.js run/);
   });
 });
 

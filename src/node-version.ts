@@ -1,5 +1,5 @@
 /**
- * The first import of every entry point (main.js, cli.js, database/migrate.js, instrumentation.js):
+ * The first import of every entry point (main.js, cli.js, migrate.js, instrumentation.js):
  * on a Node older than the one package.json's "engines" names, the process stops here with a line
  * that says which Node it needs and where to get it, before any other module of the app or of a
  * dependency runs (an ES module's imports are evaluated in order, so this one runs first). Without it

@@ -31,7 +31,7 @@ describe('npm run build', () => {
     const orphans = built.filter((file) => !file.startsWith('console/public/') && !existsSync(join(ROOT, 'src', file.replace(/\.js(\.map)?$/, '.ts'))));
     expect(orphans).toEqual([]);
     expect(built).toEqual(
-      expect.arrayContaining(['main.js', 'cli.js', 'instrumentation.js', 'database/migrate.js', 'console/public/index.html', 'console/public/console.js']),
+      expect.arrayContaining(['main.js', 'cli.js', 'instrumentation.js', 'migrate.js', 'console/public/index.html', 'console/public/console.js']),
     );
     expect(readFileSync(join(DIST, 'console/public/index.html'), 'utf8')).toContain('console.js');
   });

@@ -12,7 +12,7 @@ import { createTestDatabase, type TestDatabase } from './support/test-app.js';
  * migrates at start-up, under the migration lock.
  */
 const ROUNDS = 3;
-const MIGRATE = fileURLToPath(new URL('../dist/database/migrate.js', import.meta.url));
+const MIGRATE = fileURLToPath(new URL('../dist/migrate.js', import.meta.url));
 const LOCK_TABLE = 'CREATE TABLE migration_lock (id INTEGER PRIMARY KEY, owner VARCHAR(200) NOT NULL, expires_at BIGINT NOT NULL)';
 
 /** A loaded machine starts five processes at once slowly: the deadline is generous, the check is that they all come up. */

@@ -23,7 +23,7 @@ import { bearer, type TestDatabase } from './support/test-app.js';
  * is on; the specs that run as root never see that. Each test runs with the variable off (events in
  * each write's transaction) and on (the plants table's triggers).
  */
-const MIGRATE = fileURLToPath(new URL('../dist/database/migrate.js', import.meta.url));
+const MIGRATE = fileURLToPath(new URL('../dist/migrate.js', import.meta.url));
 /** The release before the triggers: every migration up to the one that creates them. */
 const RELEASE_BEFORE = ALL_MIGRATIONS.slice(0, ALL_MIGRATIONS.indexOf(PlantEventTriggers1764800000000));
 /** What docs/deployment.md names for the account that migrates, in the order SHOW GRANTS writes it. */

@@ -5,7 +5,7 @@ import { type RowProblem, type RowWarning, type StoreRow } from './store-csv.js'
 import { PROGRESS_EVERY_ROWS, type CheckedFile, type Pacer, type StoreCsvReader } from './store-csv-reader.js';
 import { KEPT_FIELDS, STORED_FIELDS, storeFieldText, type StoredField } from '../shared/store-fields.js';
 import { Store } from './store.entity.js';
-import type { ImportOptions } from './store-import.service.js';
+import type { ImportOptions } from './store-import-options.js';
 
 export interface FieldChange {
   field: StoredField;

@@ -24,7 +24,7 @@ import { bearer, type TestDatabase } from '../support/test-app.js';
  */
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const REDIS_KEY_PREFIX = `plant-store-i13-cluster-${randomBytes(4).toString('hex')}:`;
-const MIGRATE = fileURLToPath(new URL('../../dist/database/migrate.js', import.meta.url));
+const MIGRATE = fileURLToPath(new URL('../../dist/migrate.js', import.meta.url));
 const SAME_ID_ROUNDS = 100;
 const SAME_ID_PER_INSTANCE = 3;
 const ASSIGN_WAVES = 10;

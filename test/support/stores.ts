@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { STORE_FIELD_NAMES } from '../../src/shared/store-fields.js';
 import { STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
-import { StoreImportService, type ImportOptions } from '../../src/stores/store-import.service.js';
+import type { ImportOptions } from '../../src/stores/store-import-options.js';
+import { StoreImportService } from '../../src/stores/store-import.service.js';
 import type { TestApp } from './test-app.js';
 
 export const WEEK_OPEN = {

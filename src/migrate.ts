@@ -1,11 +1,11 @@
-import '../node-version.js';
+import './node-version.js';
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import { loadSettings } from '../settings.js';
-import { loadEnvironment } from '../config/environment.js';
-import { databaseOptions } from './database-options.js';
-import { runMigrationsLocked, withMigrationLock } from './migration-lock.js';
-import { ensurePlantEventTriggers, plantEventsLine } from './plant-event-triggers.js';
+import { loadSettings } from './settings.js';
+import { loadEnvironment } from './config/environment.js';
+import { databaseOptions } from './database/database-options.js';
+import { runMigrationsLocked, withMigrationLock } from './database/migration-lock.js';
+import { ensurePlantEventTriggers, plantEventsLine } from './database/plant-event-triggers.js';
 
 /**
  * `npm run migration:run` / `migration:revert`: the migrations as a step of their own (a
