@@ -6,14 +6,16 @@ import { sqlConstants, writesIn as writesOf, type Writes } from '../../test/supp
  * Where plants and their change events are written. A plant written anywhere else would have no
  * event (or an event with no plant), and nothing would say so, so the tree is held to this list:
  *
- * - the plants table: by the statements of plants/plants.service.ts (INSERT_PLANT, DELETE_PLANT,
- *   and its repository with events off), which plants/idempotent-creates.service.ts also runs
- *   (INSERT_PLANT, in the transaction that stores the key); and by the trigger probe of
- *   database/plant-event-triggers.ts, a row no token can name, in a transaction rolled back;
- * - the plant events: asked of the outbox (plantCreated, createPlant, deletePlant) by those two
- *   files of plants/ alone; event_outbox rows are written by events/outbox.service.ts and by the
- *   plants table's triggers (database/plant-event-triggers.ts), and deleted by the relay once
- *   published (events/outbox-relay.ts).
+ * - the plants table: only by the outbox's plant writer (OutboxService.createPlant and deletePlant,
+ *   which run the write with its event whether events are on or off), given the statements of
+ *   plants/plants.service.ts (INSERT_PLANT, DELETE_PLANT) by that file and by
+ *   plants/idempotent-creates.service.ts (INSERT_PLANT, in the transaction that stores the key);
+ *   and by the trigger probe of database/plant-event-triggers.ts, a row no token can name, in a
+ *   transaction rolled back;
+ * - the plant events: asked of the outbox (createPlant, deletePlant) by those two files of plants/
+ *   alone; event_outbox rows are written by events/outbox.service.ts and by the plants table's
+ *   triggers (database/plant-event-triggers.ts), and deleted by the relay once published
+ *   (events/outbox-relay.ts).
  *
  * The files are read by TypeScript's parser (test/support/source-writes.ts, as the store
  * catalogue's door spec): SQL counts in strings only, a TypeORM write by its call. Migrations are
@@ -30,7 +32,7 @@ describe('plants and their events are written in known places only', () => {
       return name.endsWith('.ts') && !name.endsWith('.spec.ts') ? [path] : [];
     });
 
-  const PLANTS: Writes = { tables: ['plants', 'event_outbox'], entities: ['Plant'], events: ['plantCreated', 'createPlant', 'deletePlant'] };
+  const PLANTS: Writes = { tables: ['plants', 'event_outbox'], entities: ['Plant'], events: ['createPlant', 'deletePlant'] };
   const writesIn = (file: string, text: string, statements?: ReadonlySet<string>) => writesOf(file, text, PLANTS, statements);
   /** The constants of a file holding SQL that writes plants (INSERT_PLANT …): a file that imports one runs a plant write. */
   const plantStatements = (file: string, text: string) => sqlConstants(file, text, ['plants']);
@@ -76,10 +78,8 @@ describe('plants and their events are written in known places only', () => {
       'src/events/outbox-relay.ts: SQL writing event_outbox',
       'src/events/outbox.service.ts: SQL writing event_outbox',
       'src/plants/idempotent-creates.service.ts: runs INSERT_PLANT',
-      'src/plants/idempotent-creates.service.ts: the event plantCreated',
+      'src/plants/idempotent-creates.service.ts: the event createPlant',
       'src/plants/plants.service.ts: SQL writing plants',
-      'src/plants/plants.service.ts: TypeORM writing Plant',
-      'src/plants/plants.service.ts: a repository (plants) writing Plant',
       'src/plants/plants.service.ts: the event createPlant',
       'src/plants/plants.service.ts: the event deletePlant',
     ]);
