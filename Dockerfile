@@ -44,11 +44,11 @@ RUN apt-get update \
 WORKDIR /app
 # --max-old-space-size=256: V8 sizes its heap from the machine's memory where no container limit
 # tells it otherwise, and lets garbage grow to 4 times the live heap before collecting it; 256 MB
-# keeps that at 1.3 times (docs/performance.md, "Memory after the load"). --max-semi-space-size=8:
-# Node 24's V8 grows the young generation to 128 MB under this service's load (Node 20's: 32 MB)
-# and keeps it; 8 MB semi-spaces (a 16 MB young generation) hold RSS after the load at 267-286 MB
-# instead of 381, for 3-5 % of the throughput (docs/performance.md, "Node 24"). NODE_OPTIONS set at
-# run time replaces both.
+# keeps that at 1.3 times (docs/performance.md, "What holds the resident set").
+# --max-semi-space-size=8: Node 24's V8 grows the young generation to 128 MB under this service's
+# load (Node 20's: 32 MB) and keeps it; 8 MB semi-spaces (a 16 MB young generation) hold RSS after
+# the load at 267-286 MB instead of 381, for 3-5 % of the throughput (docs/performance.md,
+# "Memory: Node 24's young generation"). NODE_OPTIONS set at run time replaces both.
 ENV NODE_ENV=production \
     DATA_DIR=/app/data \
     NODE_OPTIONS="--max-old-space-size=256 --max-semi-space-size=8"

@@ -9,7 +9,7 @@
 // there are none (an account that may not create them), and what it ran before (marked
 // "before"), so that a change of a statement is measured against the one it replaces on the same
 // minutes of the machine; and MariaDB's DELETE … RETURNING (a "candidate" the service does not run).
-// docs/performance.md, "Change events at the write rate on Node 24".
+// docs/performance.md, "The statements alone".
 import { randomUUID } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { cpuSeconds, fmt, freshDatabase, pidOf } from './lib.mjs';

@@ -84,7 +84,7 @@ const PAGE_HEADERS: HelmetOptions = { contentSecurityPolicy: { directives: { upg
  * Cross-Origin-Resource-Policy against reads from other sites' pages. helmet's other seven
  * (opener policy, origin-agent cluster, referrer policy, DNS prefetch, IE download options, Flash
  * and PDF policies, the XSS auditor switch) govern documents a browser displays and do nothing on
- * JSON; they were a third of each answer's headers (docs/performance.md, "Headers for an API").
+ * JSON; they were a third of each answer's headers (docs/performance.md, "Decisions the figures rest on").
  */
 const API_HEADERS: HelmetOptions = {
   contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },

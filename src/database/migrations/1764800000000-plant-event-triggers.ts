@@ -7,7 +7,7 @@ import { createPlantEventTriggers, PLANT_EVENT_TRIGGERS } from '../plant-event-t
  * the `SET` of the event's session variables, in the same round trip) instead of a transaction of
  * four statements, and the deletion's event takes the name and tag from the row the DELETE
  * removes instead of a locking read of its own. That was the larger part of what the events cost
- * the database per write (docs/performance.md, "Change events at the write rate on Node 24").
+ * the database per write (docs/performance.md, "Change events at the write rate").
  *
  * A trigger writes only for a row its session named (team and id in `@plant_event_team` and
  * `@plant_event_plant`), and forgets the name at once: a write by anything else (a process with
