@@ -53,7 +53,9 @@ const legKey = (at: string, to: Point) => `${at}|${to.lat.toFixed(6)},${to.lng.t
  * shape in an LRUCache with a ttl, over the heap before: 241 bytes for a 21-character key with the
  * 'none' marker, 368 for 41 characters (an OSRM or Valhalla leg's key), 528 for 62, so about 110
  * bytes and 6.5 a character; a leg's `{seconds, metres}` instead of the marker adds 72 (440 for
- * 41 characters), a moved point's string about as much as its key's characters do.
+ * 41 characters), a moved point's string about as much as its key's characters do. Checked whole:
+ * a 16 MiB bound filled with 200,000 legs of 2,000 searches (a tenth of them none) kept 37,974 in
+ * 14.65 MiB of heap, so the bound is a little above what is held, never below.
  */
 const ENTRY_BYTES = 110;
 const BYTES_PER_CHARACTER = 6.5;
