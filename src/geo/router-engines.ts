@@ -5,12 +5,15 @@ import type { RouterEngineName } from './router.config.js';
 
 /**
  * The engines behind ROUTER: each gives the way by road from one point (the customer's) to each of
- * several (the stores'), one request per call, a store no road reaches (none within the snap
- * distance of it or of the customer, or no route) as null, and where it moved the customer's point
- * onto a road. Everything else (a refusal, an error status, an answer not in the engine's
- * documented format) is a RouterFailure, which the router counts against the engine and answers
- * with the straight-line order. No engine logs, and no failure carries a position or a URL (which
- * holds the positions): the engine's name and what went wrong only.
+ * several (the stores'), a store no road reaches (none within the snap distance of it or of the
+ * customer, or no route) as null, and where it moved the customer's point onto a road. Anything else
+ * is a RouterFailure, which the router answers with the straight-line order; it counts against the
+ * engine's health (its breaker) unless the engine refused the request itself (`refused`: an HTTP
+ * 400, the engines' answer to a request they will not answer, such as Valhalla's "locations are in
+ * unconnected regions", error 170). A table larger than the server takes (OSRM's `TooBig`,
+ * Valhalla's 150) is no failure: it is asked again in smaller requests (HttpRouterEngine.table). No
+ * engine logs, and no failure carries a position or a URL (which holds the positions): the engine's
+ * name and what went wrong only.
  */
 
 /** The way to a store: seconds and metres by road. */
@@ -42,13 +45,17 @@ export interface RouterEngine {
   close(): Promise<void>;
 }
 
-/** How the engine failed: `error` (refused, unreachable, an error status, a query error), `rate_limited` (429) or `malformed` (an answer it cannot read). */
+/**
+ * How the engine failed: `error` (unreachable, an error status, a query error), `rate_limited`
+ * (429), `malformed` (an answer it cannot read), all of them the engine's health; or `refused` (HTTP
+ * 400: the engine will not answer this request, whatever its health).
+ */
 export class RouterFailure extends Error {
   constructor(
-    readonly reason: 'error' | 'rate_limited' | 'malformed',
+    readonly reason: 'error' | 'rate_limited' | 'malformed' | 'refused',
     detail: string,
-    /** The engine's own error code, where its error status carried one (Valhalla's `error_code`). */
-    readonly code?: number,
+    /** The engine's own error code, where its error status carried one (Valhalla's `error_code`, OSRM's `code`). */
+    readonly code?: number | string,
   ) {
     super(detail);
   }
@@ -174,12 +181,21 @@ const finite = (value: unknown): number | undefined => (typeof value === 'number
 
 /**
  * The HTTP engines share the request: the caller's abort signal for the timeout, and a JSON body.
- * 429 is `rate_limited`, any other non-2xx `error` (of its body only Valhalla's `error_code` is
- * read: an engine's message may echo the positions).
+ * 429 is `rate_limited`, 400 `refused`, any other non-2xx `error`; of an error's body only the
+ * engine's code is read (Valhalla's `error_code`, OSRM's `code`): its message may echo the positions.
+ *
+ * And they share the split: a server refuses a table larger than it is set to take (OSRM's
+ * `TooBig`, Valhalla's error 150) without saying what it takes. The refused stores are then asked in
+ * two halves, each with the customer, and so on until each request is taken, all within the one
+ * timeout; the size taken is remembered, so that later searches are split from the start and cost
+ * no refusal. A refusal is the request's, never the engine's health: a split table is as good an
+ * answer as a whole one.
  */
 abstract class HttpRouterEngine implements RouterEngine {
   abstract readonly name: 'osrm' | 'valhalla';
   protected readonly base: string;
+  /** The most stores one request may hold: unlimited until the server refuses a table as too big. */
+  private perRequest = Infinity;
 
   constructor(
     base: string,
@@ -188,7 +204,32 @@ abstract class HttpRouterEngine implements RouterEngine {
     this.base = base.replace(/\/+$/, '');
   }
 
-  abstract table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Table>;
+  /** One request's table, from `origin` to every target. */
+  protected abstract request(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Table>;
+
+  /** Whether the engine refused the request for holding too many points. */
+  protected abstract tooBig(failure: RouterFailure): boolean;
+
+  async table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Table> {
+    if (targets.length <= this.perRequest) return this.whole(origin, targets, signal);
+    const parts: Array<readonly Point[]> = [];
+    for (let i = 0; i < targets.length; i += this.perRequest) parts.push(targets.slice(i, i + this.perRequest));
+    const tables = await Promise.all(parts.map((part) => this.whole(origin, part, signal)));
+    // Every request moved the customer the same way: where one found no road for it, none did.
+    if (tables.some((table) => table.origin === null)) return { origin: null, legs: targets.map(() => null) };
+    return { origin: tables.find((table) => table.origin !== undefined)?.origin, legs: tables.flatMap((table) => table.legs) };
+  }
+
+  /** The table in one request, or in parts when the server refuses it as too big (one store alone is never split). */
+  private async whole(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Table> {
+    try {
+      return await this.request(origin, targets, signal);
+    } catch (error) {
+      if (!(error instanceof RouterFailure && this.tooBig(error)) || targets.length < 2) throw error;
+      this.perRequest = Math.min(this.perRequest, Math.ceil(targets.length / 2));
+      return this.table(origin, targets, signal);
+    }
+  }
 
   protected async fetchJson(url: string, signal: AbortSignal, init: RequestInit = {}): Promise<unknown> {
     let response: Response;
@@ -202,9 +243,11 @@ abstract class HttpRouterEngine implements RouterEngine {
       throw new RouterFailure('rate_limited', `${this.name}: 429, too many requests`);
     }
     if (!response.ok) {
-      // Only the engine's error code is read: its message may echo the positions.
-      const code = finite(((await response.json().catch(() => undefined)) as { error_code?: unknown } | null | undefined)?.error_code);
-      throw new RouterFailure('error', `${this.name}: HTTP ${response.status}${code === undefined ? '' : `, error ${code}`}`, code);
+      const body = (await response.json().catch(() => undefined)) as { error_code?: unknown; code?: unknown } | null | undefined;
+      // Only the engine's code is read, and OSRM's only as the word it is: the message may echo the positions.
+      const code = finite(body?.error_code) ?? (typeof body?.code === 'string' && /^[A-Za-z]{1,40}$/.test(body.code) ? body.code : undefined);
+      const detail = `${this.name}: HTTP ${response.status}${code === undefined ? '' : `, ${typeof code === 'number' ? `error ${code}` : code}`}`;
+      throw new RouterFailure(response.status === 400 ? 'refused' : 'error', detail, code);
     }
     try {
       return await response.json();
@@ -223,14 +266,19 @@ abstract class HttpRouterEngine implements RouterEngine {
  * the first row of `durations` (s) and `distances` (m), null where no route; every coordinate is
  * moved onto the nearest road by OSRM, which says where to in `sources[].location` and how far in
  * `sources[].distance` and `destinations[].distance` (m): further than the snap distance is
- * unreachable. OSRM refuses more locations than its `--max-table-size` (100 by default:
- * ROUTER_MAX_STORES is 99 so that one search stays within it with the customer's own point; a
- * `limit` up to 200 needs 201).
+ * unreachable. OSRM refuses a table whose sources × destinations exceed the square of its
+ * `--max-table-size` (`TooBig`, src/engine/plugins/table.cpp): with the one source and the default
+ * of 100, up to 10,000 points are taken; a server run with a size of 10 takes 100, and a larger
+ * search is split (see HttpRouterEngine).
  */
 class OsrmEngine extends HttpRouterEngine {
   readonly name = 'osrm' as const;
 
-  async table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Table> {
+  protected tooBig(failure: RouterFailure): boolean {
+    return failure.reason === 'refused' && failure.code === 'TooBig';
+  }
+
+  protected async request(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Table> {
     const coordinates = [origin, ...targets].map((p) => `${p.lng.toFixed(6)},${p.lat.toFixed(6)}`).join(';');
     const body = (await this.fetchJson(`${this.base}/table/v1/driving/${coordinates}?sources=0&annotations=duration,distance`, signal)) as {
       code?: unknown;
@@ -292,7 +340,9 @@ type ValhallaMatrix = { sources_to_targets?: unknown; sources?: unknown; targets
  * for every point, takes the ones it finds no road for as unreachable, and asks the matrix again
  * for the rest, all within the one timeout. It keeps those stores' points (ROUTER_CACHE_SECONDS,
  * the time a reloaded road network takes to show) and leaves them out of later requests, so that
- * one store off the roads costs those two more requests once, not every search.
+ * one store off the roads costs those two more requests once, not every search. Stores in regions
+ * no road joins (error 170, 400: the whole matrix refused) are the request's refusal: that search
+ * answers in straight-line order, and the engine's breaker does not count it.
  */
 class ValhallaEngine extends HttpRouterEngine {
   readonly name = 'valhalla' as const;
@@ -303,7 +353,12 @@ class ValhallaEngine extends HttpRouterEngine {
     if (cacheSeconds > 0) this.offRoad = new LRUCache({ max: 10_000, ttl: cacheSeconds * 1000 });
   }
 
-  async table(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Table> {
+  /** Error 150: sources × targets above the server's `max_matrix_location_pairs` (src/loki/matrix_action.cc). */
+  protected tooBig(failure: RouterFailure): boolean {
+    return failure.reason === 'refused' && failure.code === 150;
+  }
+
+  protected async request(origin: Point, targets: readonly Point[], signal: AbortSignal): Promise<Table> {
     const legs: Array<Leg | null> = targets.map(() => null);
     let asked = targets.map((_, i) => i).filter((i) => !this.offRoad?.has(pointKey(targets[i].lat, targets[i].lng)));
     if (asked.length === 0) return { origin: undefined, legs };
@@ -315,9 +370,9 @@ class ValhallaEngine extends HttpRouterEngine {
         signal,
       );
     } catch (error) {
-      if (!(error instanceof RouterFailure && error.code !== undefined && NO_ROAD_NEAR.has(error.code))) throw error;
+      if (!(error instanceof RouterFailure && typeof error.code === 'number' && NO_ROAD_NEAR.has(error.code))) throw error;
       const onRoad = await this.locate([origin, ...asked.map((i) => targets[i])], signal);
-      // Every point on a road: the matrix failed for a reason of its own.
+      // Every point on a road: the matrix failed for a reason of its own (171 is still a refusal, 499 the engine's).
       if (onRoad.every(Boolean)) throw error;
       if (!onRoad[0]) return { origin: null, legs };
       for (const [j, i] of asked.entries()) if (!onRoad[j + 1]) this.offRoad?.set(pointKey(targets[i].lat, targets[i].lng), true);

@@ -12,7 +12,15 @@ describe('the ROUTER settings', () => {
   };
 
   it('default to no engine, and take pgrouting with its database', () => {
-    expect(validateSettings(RouterSettings, {})).toMatchObject({ ROUTER: 'off', ROUTER_SCHEMA: 'roads', ROUTER_TIMEOUT_MS: 800, ROUTER_SNAP_MILES: 1 });
+    expect(validateSettings(RouterSettings, {})).toMatchObject({
+      ROUTER: 'off',
+      ROUTER_SCHEMA: 'roads',
+      ROUTER_TIMEOUT_MS: 800,
+      ROUTER_SNAP_MILES: 1,
+      ROUTER_MAX_STORES: 100,
+      ROUTER_CACHE_MB: 32,
+    });
+    expect(validateSettings(RouterSettings, { ROUTER_CACHE_MB: '0' })).toMatchObject({ ROUTER_CACHE_MB: 0 });
     expect(
       validateSettings(RouterSettings, { ROUTER: 'pgrouting', ROUTER_DATABASE_URL: 'postgres://router@db:5432/roads', ROUTER_SNAP_MILES: '0.25' }),
     ).toMatchObject({ ROUTER: 'pgrouting', ROUTER_SNAP_MILES: 0.25 });
@@ -28,5 +36,8 @@ describe('the ROUTER settings', () => {
     expect(problems({ ROUTER_SNAP_MILES: 'one' }).join('\n')).toContain('ROUTER_SNAP_MILES');
     expect(problems({ ROUTER_SNAP_MILES: '0' }).join('\n')).toContain('ROUTER_SNAP_MILES');
     expect(problems({ ROUTER_MAX_STORES: '1001' }).join('\n')).toContain('ROUTER_MAX_STORES');
+    expect(problems({ ROUTER_CACHE_MB: '1025' }).join('\n')).toContain('ROUTER_CACHE_MB');
+    expect(problems({ ROUTER_CACHE_MB: '-1' }).join('\n')).toContain('ROUTER_CACHE_MB');
+    expect(problems({ ROUTER_CACHE_MB: '1.5' }).join('\n')).toContain('ROUTER_CACHE_MB');
   });
 });

@@ -60,18 +60,21 @@ export class RouterSettings {
   /**
    * The most stores one search asks travel times for (1–1000; a `limit` above it is asked for
    * instead): the nearest ones in a straight line of those the search finds, before they are ordered
-   * by time and `limit` is applied. 99 so that, with the customer's point, a search fits OSRM's
-   * default table of 100 locations.
+   * by time and `limit` is applied. An OSRM server refuses a table above the square of its
+   * `--max-table-size` (10,000 points with one source at its default of 100), a Valhalla server
+   * above its `max_matrix_location_pairs` (2,500 for `auto`); a table refused as too big is asked
+   * again in smaller parts.
    */
   @IntegerSetting(1, 1000)
-  ROUTER_MAX_STORES = 99;
+  ROUTER_MAX_STORES = 100;
 
   /**
-   * Travel times kept in memory per instance (0–1000000; 0: none kept), by where the customer was
-   * moved onto a road, store and catalogue version; and as many customers' points, by where each was moved.
+   * Memory per instance for the travel times kept (0–1024 MiB; 0: none kept), by where the customer
+   * was moved onto a road and the store's point, and for each customer's point, by where it was
+   * moved (a tenth of it). Least recently used go first; a travel time takes about 440 bytes.
    */
-  @IntegerSetting(0, 1_000_000)
-  ROUTER_CACHE_SIZE = 100_000;
+  @IntegerSetting(0, 1024)
+  ROUTER_CACHE_MB = 32;
 
   /**
    * How long travel times, and the answers made of them, are kept (0–86400 s; 0: not kept): a road
@@ -80,7 +83,10 @@ export class RouterSettings {
   @IntegerSetting(0, 86_400)
   ROUTER_CACHE_SECONDS = 3600;
 
-  /** Failures in a row (timeouts, errors) after which the engine is skipped (1–1000). */
+  /**
+   * The engine's failures in a row (unreachable, timeouts, 429 and 5xx statuses, unreadable answers)
+   * after which it is skipped (1–1000); a refusal of the request (HTTP 400) is not counted.
+   */
   @IntegerSetting(1, 1000)
   ROUTER_BREAKER_FAILURES = 5;
 

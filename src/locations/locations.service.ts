@@ -133,8 +133,7 @@ export class LocationsService {
     const answer = await this.index.travelResponse(
       search,
       // No store found: nothing to ask the engine, and nothing fell back.
-      (stores, version) =>
-        stores.length === 0 ? Promise.resolve({ source: this.routing.ROUTER, legs: [] }) : this.router.times(position.point, stores, version),
+      (stores) => (stores.length === 0 ? Promise.resolve({ source: this.routing.ROUTER, legs: [] }) : this.router.times(position.point, stores)),
       this.routing.ROUTER_CACHE_SECONDS * 1000,
     );
     return { body: answer.body, source: position.source, unit: scope.unit, scope: answer.scope, travel: answer.travel as TravelSource };

@@ -162,7 +162,7 @@ export class Metrics {
   // The routing engine (ROUTER): engines and outcomes only, never a position.
   readonly routerRequests = new Counter({
     name: 'plant_store_router_requests_total',
-    help: 'Requests to the routing engine (one per search with travel_mode that is not answered from the cache), by outcome: ok, timeout, error, rate_limited, malformed, breaker_open.',
+    help: 'Requests to the routing engine (one per search with travel_mode that is not answered from the cache), by outcome: ok, timeout, error, rate_limited, malformed, refused (the request, not the engine: not counted by the breaker), breaker_open.',
     labelNames: ['engine', 'outcome'] as const,
     registers: [this.registry],
   });

@@ -12,6 +12,8 @@ export const ROAD_KMH = 50;
 export const OFF_ROAD = 0.555;
 export const NO_ROUTE = 0.2777;
 export const ACROSS_RIVER = 0.333;
+/** A latitude ending in this is on an island: no road joins it to the mainland (Valhalla refuses the matrix, error 170). */
+export const ISLAND = 0.4444;
 
 /** What the stand-in does with the next requests. */
 export type RouterBehaviour = 'ok' | 'slow' | 'status:429' | 'status:503' | 'malformed' | 'not-json' | 'unknown-error';
@@ -38,12 +40,20 @@ export const OFF_ROAD_METRES = 8000;
  * Its roads: every point is moved north or south onto the nearest of its east-west roads, except
  * one whose latitude ends in OFF_ROAD, OFF_ROAD_METRES from any; the way between two moved points is
  * the straight line times DETOUR at ROAD_KMH (three times across the river), and there is no route
- * to one ending in NO_ROUTE. Counts the requests and keeps them, so that a test can see what was
- * sent.
+ * to one ending in NO_ROUTE, nor between the mainland and one ending in ISLAND (a matrix with both
+ * is refused by Valhalla, as one with a connectivity map does: 400, error 170). Its limits on a
+ * table are the servers' own checks: OSRM's `osrmMaxTableSize` (`--max-table-size`: sources ×
+ * destinations above its square is refused, 400 `TooBig`) and Valhalla's `valhallaMaxPairs`
+ * (`max_matrix_location_pairs`: sources × targets above it, 400, error 150). Counts the requests
+ * and keeps them, so that a test can see what was sent.
  */
 export class FakeRouters {
   behaviour: RouterBehaviour = 'ok';
   valhalla: 'current' | 'fails-on-null' | 'before-3.7' | 'before-3.4' = 'current';
+  /** OSRM's `--max-table-size` (osrm-routed's default is 100). */
+  osrmMaxTableSize = 100;
+  /** Valhalla's `max_matrix_location_pairs` for `auto` (valhalla_build_config's default). */
+  valhallaMaxPairs = 2500;
   /** Answers recorded from a real server, by request path: when set, the stand-in answers these and nothing else (404). */
   replay?: Map<string, { status: number; body: unknown }>;
   readonly requests: Array<{ engine: 'osrm' | 'valhalla'; url: string; body?: unknown }> = [];
@@ -67,7 +77,7 @@ export class FakeRouters {
 
   /** The stand-in's own answer from `a` to `b`, for a test to compare with: seconds and metres, or null. */
   static leg(a: Point, b: Point): { seconds: number; metres: number } | null {
-    if (ends(b.lat, NO_ROUTE) || ends(a.lat, NO_ROUTE)) return null;
+    if (ends(b.lat, NO_ROUTE) || ends(a.lat, NO_ROUTE) || ends(a.lat, ISLAND) !== ends(b.lat, ISLAND)) return null;
     const metres = haversineMiles(FakeRouters.moved(a), FakeRouters.moved(b)) * 1609.344 * (ends(b.lat, ACROSS_RIVER) ? 3 : DETOUR);
     return { seconds: metres / (ROAD_KMH / 3.6), metres };
   }
@@ -119,6 +129,10 @@ export class FakeRouters {
         const [lng, lat] = pair.split(',').map(Number);
         return { lat, lng };
       });
+    // As src/engine/plugins/table.cpp checks it: no `sources` or `destinations` means all of them.
+    const sources = url.searchParams.get('sources')?.split(';').length ?? points.length;
+    const destinations = url.searchParams.get('destinations')?.split(';').length ?? points.length;
+    if (sources * destinations > this.osrmMaxTableSize ** 2) return send(res, 400, { code: 'TooBig', message: 'Too many table coordinates' });
     const snap = (p: Point) => {
       const at = FakeRouters.moved(p);
       return { location: [round(at.lng, 6), round(at.lat, 6)], name: 'Road', distance: round(FakeRouters.snapMetres(p), 1) };
@@ -137,6 +151,17 @@ export class FakeRouters {
   private matrix(request: ValhallaRequest, res: ServerResponse): void {
     const locations = [...request.sources, ...request.targets];
     const found = (l: ValhallaLocation) => FakeRouters.snapMetres({ lat: l.lat, lng: l.lon }) <= (l.search_cutoff ?? 35_000);
+    // As src/loki/matrix_action.cc checks them: the pairs first, then (after each point's road) the regions.
+    if (request.sources.length * request.targets.length > this.valhallaMaxPairs)
+      return send(res, 400, { error_code: 150, error: `Exceeded max locations: ${this.valhallaMaxPairs}`, status_code: 400, status: 'Bad Request' });
+    const islands = locations.filter((l) => ends(l.lat, ISLAND)).length;
+    if (islands > 0 && islands < locations.length && locations.every(found))
+      return send(res, 400, {
+        error_code: 170,
+        error: 'Locations are in unconnected regions. Go check/edit the map at osm.org',
+        status_code: 400,
+        status: 'Bad Request',
+      });
     if (this.valhalla.startsWith('before-') && !locations.every(found))
       return send(res, 400, { error_code: 171, error: 'No suitable edges near location', status_code: 400, status: 'Bad Request' });
     if (this.valhalla === 'fails-on-null' && request.verbose !== false && !locations.every(found)) return send(res, 500, UNKNOWN);
