@@ -150,7 +150,11 @@ describe('admin API: tokens', () => {
         'expires_in_days must be an integer from 1 to 3650',
         { field: 'expires_in_days', code: 'bad_integer', message: 'must be an integer from 1 to 3650' },
       ],
-      [{ team: 'acme', name: 'x'.repeat(101) }, 'name must be 1 to 100 characters', { field: 'name', code: 'too_long', message: 'must be 1 to 100 characters' }],
+      [
+        { team: 'acme', name: 'x'.repeat(101) },
+        'name must be 1 to 100 characters',
+        { field: 'name', code: 'too_long', message: 'must be 1 to 100 characters' },
+      ],
       [{ team: 'acme', colour: 'red' }, 'unknown field colour', { field: 'colour', code: 'unknown_field', message: 'unknown field' }],
     ])('refuses %j with 400 naming the field, the problem as data, and writes nothing', async (body, message, problem) => {
       const count = await rows().count();

@@ -14,7 +14,7 @@ export class HolidayRequest {
 
   @ValidateField(
     { type: 'string', description: "The stores' hours that day: `Closed`, or ranges as the weekly hours (`9:00 AM - 2:00 PM`).", example: 'Closed' },
-    // The codes of a store's weekday hours (store-csv.ts); a bad range's words come after a colon, as a store's do.
+    // The codes of a store's weekday hours (store-csv.ts).
     ValidateProblems(
       'isDayHours',
       (value): CheckProblem[] => {
@@ -24,7 +24,8 @@ export class HolidayRequest {
         const problem = hoursProblem(value);
         return problem ? [{ code: 'bad_hours', reason: problem }] : [];
       },
-      (property, [{ code, reason }]) => (code === 'bad_hours' ? `${property}: ${reason}` : `${property} ${reason}`),
+      // A bad range's words do not start with the field: the pipe's message puts it before them.
+      (property, [{ code, reason }]) => (code === 'bad_hours' ? reason : `${property} ${reason}`),
     ),
   )
   hours: string;
