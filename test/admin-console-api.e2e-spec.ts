@@ -151,10 +151,10 @@ describe('admin API: status, search, ZIP points, store filters and export column
     });
 
     it.each([
-      ['state=XX', 'state must be a US state or territory code such as NY', 'isUsState'],
-      ['q=', 'q must be 1 to 100 characters', 'isText'],
-      [`q=${'a'.repeat(101)}`, 'q must be 1 to 100 characters', 'isText'],
-      ['q=a&q=b', 'q must be a string', 'isText'],
+      ['state=XX', 'state must be a US state or territory code such as NY', 'bad_state'],
+      ['q=', 'q must be 1 to 100 characters', 'empty'],
+      [`q=${'a'.repeat(101)}`, 'q must be 1 to 100 characters', 'too_long'],
+      ['q=a&q=b', 'q must be a string', 'not_string'],
     ])('400 for %s, the problem as data', async (query, message, code) => {
       const [field] = message.split(' ');
       expect((await t.http.get(`/admin/stores?${query}`).set(bearer(admin)).expect(400)).body).toEqual({

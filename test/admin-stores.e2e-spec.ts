@@ -157,8 +157,9 @@ describe('admin API: stores', () => {
         [['monday', 'too_long']],
       ],
       [{ ...BODY, lat: '91', lng: '0' }, 'lat: "91" is not a latitude from -90 to 90', [['lat', 'bad_coordinate']]],
-      [{ ...BODY, name: undefined }, 'name must be a string', [['name', 'isString']]],
-      [{ ...BODY, name: 5 }, 'name must be a string', [['name', 'isString']]],
+      [{ ...BODY, name: undefined }, 'name: is empty', [['name', 'empty']]],
+      [{ ...BODY, name: null }, 'name: is empty', [['name', 'empty']]],
+      [{ ...BODY, name: 5 }, 'name must be a string', [['name', 'not_string']]],
       [{ ...BODY, colour: 'red' }, 'unknown field colour', [['colour', 'unknown_field']]],
     ])('PUT refuses %j with 400 in the words of the import, the problems as data, writing nothing', async (body, message, problems) => {
       const v0 = await version();

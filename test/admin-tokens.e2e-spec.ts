@@ -129,28 +129,32 @@ describe('admin API: tokens', () => {
     });
 
     it.each([
-      [{}, 'team is required', { field: 'team', code: 'isTeam', message: 'is required' }],
+      [{}, 'team is required', { field: 'team', code: 'empty', message: 'is required' }],
       [
         { team: 'Acme' },
         'team must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters)',
-        { field: 'team', code: 'isTeam', message: 'must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters)' },
+        { field: 'team', code: 'bad_team', message: 'must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters)' },
       ],
       [
         { team: 'acme', scope: 'owner' },
         'scope must be one of read, write, admin',
-        { field: 'scope', code: 'isScope', message: 'must be one of read, write, admin' },
+        { field: 'scope', code: 'bad_scope', message: 'must be one of read, write, admin' },
       ],
       [
         { team: 'acme', expires_in_days: 0 },
         'expires_in_days must be an integer from 1 to 3650',
-        { field: 'expires_in_days', code: 'isIntegerIn', message: 'must be an integer from 1 to 3650' },
+        { field: 'expires_in_days', code: 'bad_integer', message: 'must be an integer from 1 to 3650' },
       ],
       [
         { team: 'acme', expires_in_days: '30' },
         'expires_in_days must be an integer from 1 to 3650',
-        { field: 'expires_in_days', code: 'isIntegerIn', message: 'must be an integer from 1 to 3650' },
+        { field: 'expires_in_days', code: 'bad_integer', message: 'must be an integer from 1 to 3650' },
       ],
-      [{ team: 'acme', name: 'x'.repeat(101) }, 'name must be 1 to 100 characters', { field: 'name', code: 'isText', message: 'must be 1 to 100 characters' }],
+      [
+        { team: 'acme', name: 'x'.repeat(101) },
+        'name must be 1 to 100 characters',
+        { field: 'name', code: 'too_long', message: 'must be 1 to 100 characters' },
+      ],
       [{ team: 'acme', colour: 'red' }, 'unknown field colour', { field: 'colour', code: 'unknown_field', message: 'unknown field' }],
     ])('refuses %j with 400 naming the field, the problem as data, and writes nothing', async (body, message, problem) => {
       const count = await rows().count();

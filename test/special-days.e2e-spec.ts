@@ -210,7 +210,9 @@ describe('special days, temporary closures and holidays', () => {
       const res = await put(fields).expect(400);
       // The message's parts as data: `special_hours[1].date` and its words.
       const [, field, words] = /^(\S+) (.*)$/.exec(message)!;
-      expect(res.body).toEqual({ error: 400, message, problems: [{ field, code: 'isStoreJson', message: words }] });
+      // The codes of the same mistakes on a line of the CSV.
+      const code = field.startsWith('special_hours') ? 'bad_special_hours' : 'bad_closure';
+      expect(res.body).toEqual({ error: 400, message, problems: [{ field, code, message: words }] });
       await expect(stored('ADM')).resolves.toEqual({ special_hours: '2026-12-24=Closed', temporarily_closed: '' });
       await expect(version()).resolves.toBe(before);
     });
@@ -311,35 +313,38 @@ describe('special days, temporary closures and holidays', () => {
     });
 
     it.each([
-      ['/admin/holidays/2026-02-30', { name: 'x', hours: 'Closed' }, 'date "2026-02-30" is not a calendar date from 2000 to 2199', null],
-      ['/admin/holidays/tomorrow', { name: 'x', hours: 'Closed' }, 'date "tomorrow" is not a date like 2026-12-24 (YYYY-MM-DD)', null],
-      ['/admin/holidays/2027-07-04', { name: ' ', hours: 'Closed' }, 'name must not be only white space', 'name'],
+      ['/admin/holidays/2026-02-30', { name: 'x', hours: 'Closed' }, 'date "2026-02-30" is not a calendar date from 2000 to 2199', null, null],
+      ['/admin/holidays/tomorrow', { name: 'x', hours: 'Closed' }, 'date "tomorrow" is not a date like 2026-12-24 (YYYY-MM-DD)', null, null],
+      ['/admin/holidays/2027-07-04', { name: ' ', hours: 'Closed' }, 'name must not be only white space', 'name', 'empty'],
       [
         '/admin/holidays/2027-07-04',
         { name: 'Independence Day', hours: 'closed' },
         'hours: "closed" is not a time range like "9:00 AM - 6:00 PM" (or "Closed")',
         'hours',
+        'bad_hours',
       ],
       [
         '/admin/holidays/2027-07-04',
         { name: 'Independence Day', hours: 'Closed', states: [] },
         'states must name at least one state (leave it out for every store)',
         'states',
+        'empty',
       ],
       [
         '/admin/holidays/2027-07-04',
         { name: 'Independence Day', hours: 'Closed', states: ['NY', 'XX'] },
         'states[1] must be a US state or territory code such as NY',
         'states[1]',
+        'bad_state',
       ],
-      ['/admin/holidays/2027-07-04', { name: 'Independence Day', hours: 'Closed', states: ['NY', 'ny'] }, 'states names a state twice', 'states'],
-      ['/admin/holidays/2027-07-04', { name: 'Independence Day', hours: 'Closed', when: 'always' }, 'unknown field when', 'when'],
-    ])('PUT %s %j is a 400 naming the field (as data too) and writes nothing', async (path, sent, message, field) => {
+      ['/admin/holidays/2027-07-04', { name: 'Independence Day', hours: 'Closed', states: ['NY', 'ny'] }, 'states names a state twice', 'states', 'duplicate'],
+      ['/admin/holidays/2027-07-04', { name: 'Independence Day', hours: 'Closed', when: 'always' }, 'unknown field when', 'when', 'unknown_field'],
+    ])('PUT %s %j is a 400 naming the field (as data too) and writes nothing', async (path, sent, message, field, code) => {
       const before = await version();
       const res = await t.http.put(path).set(bearer(admin)).send(sent).expect(400);
       // A refused body names its field as data too; a refused date (the path) has only its message.
       if (field === null) expect(res.body).toEqual({ error: 400, message });
-      else expect(res.body).toEqual({ error: 400, message, problems: [{ field, code: expect.any(String) as string, message: expect.any(String) as string }] });
+      else expect(res.body).toEqual({ error: 400, message, problems: [{ field, code, message: expect.any(String) as string }] });
       await expect(version()).resolves.toBe(before);
       expect((await holidays()).map((h) => h.date)).toEqual(['2026-12-24', '2026-12-25']);
     });

@@ -1063,6 +1063,11 @@ export interface components {
              */
             updated_at: string;
         };
+        /**
+         * @description What is wrong, for programs: one code per mistake, the same at every admin door (a PUT's body, a line of the store CSV).
+         * @enum {string}
+         */
+        AdminProblemCode: "empty" | "too_long" | "too_short" | "not_unicode" | "not_string" | "not_list" | "not_object" | "unknown_field" | "too_many" | "duplicate" | "bad_integer" | "bad_flag" | "bad_columns" | "bad_team" | "bad_scope" | "bad_state" | "bad_zip" | "unknown_zip" | "bad_coordinate" | "bad_hours" | "bad_time_zone" | "bad_special_hours" | "bad_closure" | "white_space" | "bad_header" | "bad_csv" | "field_count" | "duplicate_code" | "invalid";
         /** @description One problem of a refused admin request, as data: what the message says, one part each. */
         AdminProblem: {
             /**
@@ -1081,10 +1086,10 @@ export interface components {
              */
             column?: string | null;
             /**
-             * @description What is wrong, for programs: a row problem code of the store CSV (`bad_state`, …) or the check that failed.
+             * @description What is wrong, for programs: one code per mistake, the same at every admin door (a PUT's body, a line of the store CSV).
              * @example bad_state
              */
-            code: string;
+            code: components["schemas"]["AdminProblemCode"];
             /**
              * @description What is wrong, in the words of the message (after the field or column).
              * @example "XX" is not a US state or territory code
@@ -1434,11 +1439,6 @@ export interface components {
             /** @description The fields that change (updates), in the CSV's order. */
             fields?: components["schemas"]["AdminStoreFieldChange"][];
         };
-        /**
-         * @description What is wrong, for programs.
-         * @enum {string}
-         */
-        AdminStoreImportProblemCode: "bad_header" | "bad_csv" | "field_count" | "empty" | "too_long" | "not_unicode" | "bad_state" | "bad_zip" | "unknown_zip" | "bad_coordinate" | "bad_hours" | "bad_time_zone" | "bad_special_hours" | "bad_closure" | "duplicate_code";
         /** @description A line of the file the import refuses, and why: the parts of one line of the 422's message, as data. */
         AdminStoreImportProblem: {
             /**
@@ -1452,10 +1452,10 @@ export interface components {
              */
             column: string | null;
             /**
-             * @description What is wrong, for programs.
+             * @description What is wrong, for programs: the code a PUT of the same fields answers.
              * @example bad_state
              */
-            code: components["schemas"]["AdminStoreImportProblemCode"];
+            code: components["schemas"]["AdminProblemCode"];
             /**
              * @description What is wrong, in the words of the 422 (after the column).
              * @example "XX" is not a US state or territory code

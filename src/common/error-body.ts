@@ -1,4 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { PROBLEM_CODES, type ProblemCode } from './problem-codes.js';
 
 /** The one error body of every layer: `{"error": <HTTP status>, "message": "<one sentence>"}`. */
 @ApiSchema({ name: 'Error', description: 'Every error response, from any layer, has exactly this body.' })
@@ -29,10 +30,12 @@ export class ProblemView {
   })
   column?: string | null;
   @ApiProperty({
-    description: 'What is wrong, for programs: a row problem code of the store CSV (`bad_state`, …) or the check that failed.',
+    description: "What is wrong, for programs: one code per mistake, the same at every admin door (a PUT's body, a line of the store CSV).",
+    enum: PROBLEM_CODES,
+    enumName: 'AdminProblemCode',
     example: 'bad_state',
   })
-  code: string;
+  code: ProblemCode;
   @ApiProperty({ description: 'What is wrong, in the words of the message (after the field or column).', example: '"XX" is not a US state or territory code' })
   message: string;
 }

@@ -2,6 +2,8 @@ import { BadRequestException, ValidationPipe, type ArgumentMetadata, type Valida
 import { getMetadataStorage } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata.js';
 import type { Problem } from './error-body.js';
+import { CHECK_CODES } from './problem-codes.js';
+import type { ProblemsContext } from './validators.js';
 
 /**
  * class-validator works out a class's rules on every validation: it filters the rules of the
@@ -67,18 +69,24 @@ function describe(errors: ValidationError[], parent = ''): string | undefined {
 
 /**
  * Every problem as data, each field by its full path (the admin routes answer them beside the
- * message). A check that names paths within its field (`special_hours[1].date …`, parts joined by
- * "; ") gives one problem per part.
+ * message). A check of the service's own gives its problems itself, each with its code and path
+ * within the field (ValidateProblems); class-validator's own checks have their codes in
+ * CHECK_CODES. The message is words only: nothing here is taken from it but the words themselves.
  */
 function problemsOf(errors: ValidationError[], parent = ''): Problem[] {
   return errors.flatMap((error) => {
     const path = parent ? `${parent}.${error.property}` : error.property;
-    const own = Object.entries(error.constraints ?? {}).flatMap(([code, message]): Problem[] => {
-      if (code === 'whitelistValidation') return [{ field: path, code: 'unknown_field', message: 'unknown field' }];
-      return message.split('; ').map((part) => {
-        const named = new RegExp(`^${error.property}([\\[.][^ ]*)? `).exec(part);
-        return named ? { field: `${path}${named[1] ?? ''}`, code, message: part.slice(named[0].length) } : { field: path, code, message: part };
-      });
+    const own = Object.entries(error.constraints ?? {}).flatMap(([name, message]): Problem[] => {
+      const context = error.contexts?.[name] as Partial<ProblemsContext> | undefined;
+      if (context?.problemsOf) {
+        return context
+          .problemsOf(error.value, error.property)
+          .map(({ path: within, code, reason }) => ({ field: `${path}${within ?? ''}`, code, message: reason }));
+      }
+      if (name === 'whitelistValidation') return [{ field: path, code: 'unknown_field', message: 'unknown field' }];
+      // class-validator's checks say one thing, which starts with the field's name.
+      const words = message.startsWith(`${error.property} `) ? message.slice(error.property.length + 1) : message;
+      return [{ field: path, code: CHECK_CODES[name] ?? 'invalid', message: words }];
     });
     return [...own, ...problemsOf(error.children ?? [], path)];
   });
@@ -110,7 +118,8 @@ export function createValidationPipe(): ValidationPipe {
     forbidUnknownValues: true,
     transform: true,
     transformOptions: { enableImplicitConversion: false },
-    validationError: { target: false, value: false },
+    // The value goes to the checks' problemsOf (problemsOf above); the answer never shows it.
+    validationError: { target: false, value: true },
     exceptionFactory: (errors) => new BadRequestException({ message: describe(errors) ?? 'request is invalid', problems: problemsOf(errors) }),
   });
 }

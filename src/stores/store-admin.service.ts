@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { Problem } from '../common/error-body.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { zoneOf } from '../geo/time-zones.js';
@@ -19,7 +20,7 @@ export class StoreNotFoundError extends Error {
 
 /** The fields of a store break a rule of the store CSV; the message names each, with the import's words, and `problems` has them as data. */
 export class StoreFieldsError extends Error {
-  constructor(readonly problems: ReadonlyArray<{ field?: string; code: string; message: string }>) {
+  constructor(readonly problems: readonly Problem[]) {
     super(problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).join('; '));
   }
 }

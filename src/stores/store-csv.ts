@@ -1,3 +1,4 @@
+import type { ProblemCode } from '../common/problem-codes.js';
 import { haversineMiles, type Point } from '../shared/great-circle.js';
 import { isKnownZone } from '../geo/time-zones.js';
 import { US_STATE_CODES } from '../shared/us-states.js';
@@ -46,39 +47,11 @@ export function headerColumns(record: readonly string[]): StoreFieldName[] | und
   return names as StoreFieldName[];
 }
 
-/**
- * What is wrong with a line of a store file, for programs (the reason says it in words). Written
- * once: the OpenAPI document's enum of AdminStoreImportProblem.code is this list.
- */
-export const ROW_PROBLEM_CODES = [
-  // The file has no header row, or not the one the import takes.
-  'bad_header',
-  // The file is not CSV (a broken quote, …): the line where the reader gave up.
-  'bad_csv',
-  // A row with more or fewer fields than the header.
-  'field_count',
-  'empty',
-  'too_long',
-  // Text with an unpaired surrogate.
-  'not_unicode',
-  'bad_state',
-  'bad_zip',
-  // A well-formed ZIP code that no source knows, on a row without coordinates.
-  'unknown_zip',
-  'bad_coordinate',
-  'bad_hours',
-  'bad_time_zone',
-  'bad_special_hours',
-  'bad_closure',
-  // A code that an earlier line of the file already has.
-  'duplicate_code',
-] as const;
-export type RowProblemCode = (typeof ROW_PROBLEM_CODES)[number];
-
+/** What is wrong with a line of a store file: its code is of the one vocabulary of admin refusals, the reason says it in words. */
 export interface RowProblem {
   line: number;
   column?: string;
-  code: RowProblemCode;
+  code: ProblemCode;
   reason: string;
 }
 
@@ -138,7 +111,7 @@ export function validateStoreRecord(
 ): { row?: StoreRow; problems: RowProblem[]; warnings: RowWarning[] } {
   const problems: RowProblem[] = [];
   const warnings: RowWarning[] = [];
-  const problem = (column: string, code: RowProblemCode, reason: string) => problems.push({ line, column, code, reason });
+  const problem = (column: string, code: ProblemCode, reason: string) => problems.push({ line, column, code, reason });
   if (fields.length !== columns.length) {
     return { problems: [{ line, code: 'field_count', reason: `expected ${columns.length} fields, found ${fields.length}` }], warnings };
   }

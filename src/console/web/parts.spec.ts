@@ -8,8 +8,8 @@ describe('console: placing the API problems', () => {
     const problems = [
       { field: 'state', code: 'bad_state', message: '"XX" is not a US state or territory code' },
       { field: 'code', code: 'white_space', message: 'has white space around it' },
-      { field: 'special_hours[1].date', code: 'isStoreJson', message: '"2026-13-01" is not a calendar date from 2000 to 2199' },
-      { field: 'special_hours[2].hours', code: 'isStoreJson', message: '"9 to 5" is not a time range' },
+      { field: 'special_hours[1].date', code: 'bad_special_hours', message: '"2026-13-01" is not a calendar date from 2000 to 2199' },
+      { field: 'special_hours[2].hours', code: 'bad_special_hours', message: '"9 to 5" is not a time range' },
     ];
     expect(fieldErrors({ message: 'ignored when there are problems', problems }, FIELDS)).toEqual({
       state: 'state: "XX" is not a US state or territory code',

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, ValidateBy, type ValidationArguments } from 'class-validator';
-import { ValidateField, ValidateText } from '../../common/validators.js';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray } from 'class-validator';
+import { ValidateField, ValidateProblems, ValidateText, type CheckProblem } from '../../common/validators.js';
 import { hoursProblem } from '../../shared/business-hours.js';
 import { DAY_HOURS_MAX } from '../../shared/special-days.js';
 import { isUsStateCode, US_STATE_CODES } from '../../shared/us-states.js';
@@ -14,18 +14,19 @@ export class HolidayRequest {
 
   @ValidateField(
     { type: 'string', description: "The stores' hours that day: `Closed`, or ranges as the weekly hours (`9:00 AM - 2:00 PM`).", example: 'Closed' },
-    ValidateBy({
-      name: 'isDayHours',
-      validator: {
-        validate: (value: unknown) => typeof value === 'string' && value.length <= DAY_HOURS_MAX && hoursProblem(value) === null,
-        defaultMessage: ({ property, value }: ValidationArguments) =>
-          typeof value !== 'string'
-            ? `${property} must be a string`
-            : value.length > DAY_HOURS_MAX
-              ? `${property} must be at most ${DAY_HOURS_MAX} characters`
-              : (hoursProblem(value) ?? ''),
+    // The codes of a store's weekday hours (store-csv.ts).
+    ValidateProblems(
+      'isDayHours',
+      (value): CheckProblem[] => {
+        if (value === undefined) return [{ code: 'empty', reason: 'is required' }];
+        if (typeof value !== 'string') return [{ code: 'not_string', reason: 'must be a string' }];
+        if (value.length > DAY_HOURS_MAX) return [{ code: 'too_long', reason: `must be at most ${DAY_HOURS_MAX} characters` }];
+        const problem = hoursProblem(value);
+        return problem ? [{ code: 'bad_hours', reason: problem }] : [];
       },
-    }),
+      // A bad range's words do not start with the field: the pipe's message puts it before them.
+      (property, [{ code, reason }]) => (code === 'bad_hours' ? reason : `${property} ${reason}`),
+    ),
   )
   hours: string;
 
@@ -42,15 +43,10 @@ export class HolidayRequest {
     ArrayUnique((state: unknown) => (typeof state === 'string' ? state.toUpperCase() : state), {
       message: ({ property }) => `${property} names a state twice`,
     }),
-    ValidateBy({
-      name: 'areUsStates',
-      validator: {
-        validate: (value: unknown) => Array.isArray(value) && value.every((state) => typeof state === 'string' && isUsStateCode(state)),
-        defaultMessage: ({ property, value }: ValidationArguments) => {
-          const at = (value as unknown[]).findIndex((state) => typeof state !== 'string' || !isUsStateCode(state));
-          return `${property}[${at}] must be a US state or territory code such as NY`;
-        },
-      },
+    // The first bad entry (a list that is no list is IsArray's).
+    ValidateProblems('areUsStates', (value) => {
+      const at = Array.isArray(value) ? value.findIndex((state) => typeof state !== 'string' || !isUsStateCode(state)) : -1;
+      return at < 0 ? [] : [{ path: `[${at}]`, code: 'bad_state', reason: 'must be a US state or territory code such as NY' }];
     }),
   )
   states?: string[];

@@ -1,18 +1,11 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsString, ValidateBy, ValidateIf, type ValidationArguments } from 'class-validator';
-import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
+import { IsString, ValidateIf } from 'class-validator';
+import { PROBLEM_CODES, type ProblemCode } from '../../common/problem-codes.js';
+import { ValidateField, ValidateInteger, ValidateProblems, ValidateText, type FieldOptions } from '../../common/validators.js';
 import { ValidateUsState } from '../../geo/validate-us-state.js';
-import {
-  ROW_PROBLEM_CODES,
-  ROW_WARNING_CODES,
-  formatProblem,
-  type RowProblem,
-  type RowProblemCode,
-  type RowWarning,
-  type RowWarningCode,
-} from '../store-csv.js';
+import { ROW_WARNING_CODES, formatProblem, type RowProblem, type RowWarning, type RowWarningCode } from '../store-csv.js';
 import { MAX_LISTED_PROBLEMS } from '../store-csv-reader.js';
 import { MAX_LISTED_CHANGES, type ImportSummary } from '../store-import-plan.js';
 import {
@@ -38,8 +31,17 @@ import {
   type SpecialDay,
 } from '../../shared/special-days.js';
 
-/** Text as a CSV field holds it; the rules of a store row (store-csv.ts) check it afterwards, with the import's messages. */
-const Field = (options: FieldOptions) => ValidateField({ type: 'string', ...options }, IsString({ message: ({ property }) => `${property} must be a string` }));
+/**
+ * Text as a CSV field holds it; the rules of a store row (store-csv.ts) check it afterwards, with
+ * the import's messages and codes. A field left out (or null) is an empty cell to those rules, so
+ * that a missing name is `empty` here as on a line of the file.
+ */
+const Field = (options: FieldOptions) =>
+  ValidateField(
+    { type: 'string', ...options },
+    ValidateIf((_, value) => value !== undefined && value !== null),
+    IsString({ message: ({ property }) => `${property} must be a string` }),
+  );
 
 @ApiSchema({ name: 'AdminSpecialDay', description: "A day whose hours differ from the weekday's, in the store's own calendar." })
 export class SpecialDayView {
@@ -77,20 +79,11 @@ const CLOSURE_SCHEMA: ApiPropertyOptions = {
  * every problem named by its path (`special_hours[1].date`, 0-based). `null` is a value here, not
  * "left out": as in JSON Merge Patch it clears the field, where leaving the field out keeps it.
  */
-function JsonField(schema: FieldOptions, problemsOf: (value: unknown) => PathProblem[]): PropertyDecorator {
+function JsonField(schema: FieldOptions, code: ProblemCode, problemsOf: (value: unknown) => PathProblem[]): PropertyDecorator {
   return applyDecorators(
     ApiPropertyOptional(schema),
     ValidateIf((_, value) => value !== undefined),
-    ValidateBy({
-      name: 'isStoreJson',
-      validator: {
-        validate: (value: unknown) => problemsOf(value).length === 0,
-        defaultMessage: ({ property, value }: ValidationArguments) =>
-          problemsOf(value)
-            .map(({ path, reason }) => `${property}${path} ${reason}`)
-            .join('; '),
-      },
-    }),
+    ValidateProblems('isStoreJson', (value) => problemsOf(value).map(({ path, reason }) => ({ path, code, reason }))),
   );
 }
 
@@ -120,6 +113,7 @@ const JSON_FIELDS: Record<string, PropertyDecorator> = {
         { date: '2026-12-26', hours: 'Closed' },
       ],
     },
+    'bad_special_hours',
     (value) => (value === null ? [] : specialDaysProblems(value)),
   ),
   temporarily_closed: JsonField(
@@ -128,6 +122,7 @@ const JSON_FIELDS: Record<string, PropertyDecorator> = {
       description: 'A temporary closure: closed whatever the hours say. Left out: kept as stored; `null` clears.',
       example: null,
     },
+    'bad_closure',
     closureProblems,
   ),
 };
@@ -215,13 +210,7 @@ const QueryFlag = (description: string) =>
   ValidateField(
     { type: 'boolean', optional: true, description },
     Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value)),
-    ValidateBy({
-      name: 'isFlag',
-      validator: {
-        validate: (value: unknown) => typeof value === 'boolean',
-        defaultMessage: ({ property }: ValidationArguments) => `${property} must be true or false`,
-      },
-    }),
+    ValidateProblems('isFlag', (value) => (typeof value === 'boolean' ? [] : [{ code: 'bad_flag', reason: 'must be true or false' }])),
   );
 
 export class ExportQuery {
@@ -232,13 +221,11 @@ export class ExportQuery {
       description: `Only these columns, comma-separated, in this order (each once): some of ${STORE_FIELD_NAMES.join(', ')}. Default: all, the format the import takes.`,
       example: 'code,lat,lng',
     },
-    ValidateBy({
-      name: 'isColumnList',
-      validator: {
-        validate: (value: unknown) => parseColumns(value) !== undefined,
-        defaultMessage: () => `columns must be a comma-separated list of ${STORE_FIELD_NAMES.join(', ')}, each at most once`,
-      },
-    }),
+    ValidateProblems('isColumnList', (value) =>
+      parseColumns(value) !== undefined
+        ? []
+        : [{ code: 'bad_columns', reason: `must be a comma-separated list of ${STORE_FIELD_NAMES.join(', ')}, each at most once` }],
+    ),
   )
   columns?: string;
 }
@@ -302,8 +289,13 @@ export class ImportProblemView {
   @ApiProperty({ description: 'The line of the file (the header is line 1).', type: 'integer', example: 3 }) line: number;
   @ApiProperty({ description: 'The CSV column, or null when the problem is the whole line or file.', type: 'string', nullable: true, example: 'state' })
   column: string | null;
-  @ApiProperty({ description: 'What is wrong, for programs.', enum: ROW_PROBLEM_CODES, enumName: 'AdminStoreImportProblemCode', example: 'bad_state' })
-  code: RowProblemCode;
+  @ApiProperty({
+    description: 'What is wrong, for programs: the code a PUT of the same fields answers.',
+    enum: PROBLEM_CODES,
+    enumName: 'AdminProblemCode',
+    example: 'bad_state',
+  })
+  code: ProblemCode;
   @ApiProperty({ description: 'What is wrong, in the words of the 422 (after the column).', example: '"XX" is not a US state or territory code' })
   message: string;
 }

@@ -1,7 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { ValidateBy, type ValidationArguments } from 'class-validator';
 import { TOKEN_SCOPES, type TokenScope } from '../../common/caller.js';
-import { ValidateField, ValidateInteger, ValidateText, type FieldOptions } from '../../common/validators.js';
+import { ValidateField, ValidateInteger, ValidateProblems, ValidateText, type FieldOptions } from '../../common/validators.js';
 import type { ApiToken } from '../api-token.entity.js';
 import { TEAM_SLUG } from '../tokens.service.js';
 
@@ -10,25 +9,19 @@ export const MAX_GRACE_SECONDS = 3650 * 24 * 60 * 60;
 
 /** A team slug (contract §2): lowercase letters, digits and inner hyphens, at most 63 characters. */
 function ValidateTeam(options: FieldOptions) {
-  const isTeam = ValidateBy({
-    name: 'isTeam',
-    validator: {
-      validate: (value: unknown) => typeof value === 'string' && TEAM_SLUG.test(value),
-      defaultMessage: ({ property, value }: ValidationArguments) =>
-        value === undefined ? `${property} is required` : `${property} must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters)`,
-    },
+  const isTeam = ValidateProblems('isTeam', (value) => {
+    if (value === undefined) return [{ code: 'empty', reason: 'is required' }];
+    return typeof value === 'string' && TEAM_SLUG.test(value)
+      ? []
+      : [{ code: 'bad_team', reason: 'must be a lowercase slug (letters, digits, inner hyphens, at most 63 characters)' }];
   });
   return ValidateField({ type: 'string', pattern: TEAM_SLUG.source, maxLength: 63, example: 'acme', ...options }, isTeam);
 }
 
 function ValidateScope(options: FieldOptions) {
-  const isScope = ValidateBy({
-    name: 'isScope',
-    validator: {
-      validate: (value: unknown) => (TOKEN_SCOPES as readonly unknown[]).includes(value),
-      defaultMessage: ({ property }: ValidationArguments) => `${property} must be one of ${TOKEN_SCOPES.join(', ')}`,
-    },
-  });
+  const isScope = ValidateProblems('isScope', (value) =>
+    (TOKEN_SCOPES as readonly unknown[]).includes(value) ? [] : [{ code: 'bad_scope', reason: `must be one of ${TOKEN_SCOPES.join(', ')}` }],
+  );
   return ValidateField({ type: 'string', enum: [...TOKEN_SCOPES], ...options }, isScope);
 }
 
