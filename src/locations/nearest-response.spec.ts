@@ -2,8 +2,33 @@ import { haversineMiles, type Point } from '../shared/great-circle.js';
 import type { CatalogStore } from '../stores/store-catalog.js';
 import type { Weekday } from '../stores/store.entity.js';
 import { KM_PER_MILE } from '../shared/great-circle.js';
-import { nearestResponse, scopedResponse, type Scope } from './nearest-response.js';
-import { buildSnapshot, EMPTY_SNAPSHOT } from './store-snapshot.js';
+import { answer, type DistanceUnit, type IndexView, type Moment, type Region, type SearchPlan } from './nearest-response.js';
+import { buildSnapshot, EMPTY_SNAPSHOT, type Snapshot } from './store-snapshot.js';
+
+/** The search's area and unit as the request's fields give them. */
+interface Scope {
+  unit: DistanceUnit;
+  nearestIfNone: boolean;
+  region?: Region;
+}
+const planOf = (
+  center: Point,
+  maxDistance: number,
+  limit: number,
+  moment: Moment | undefined,
+  { unit, nearestIfNone, region }: Scope,
+): SearchPlan & { travel?: undefined } => ({
+  center,
+  area: region ? { kind: 'region', region } : { kind: nearestIfNone ? 'nearest' : 'radius', maxDistance },
+  unit,
+  limit,
+  moment,
+});
+/** A search in miles within `maxMiles`: its body. */
+const nearestResponse = (source: Snapshot | IndexView, center: Point, maxMiles: number, limit: number, moment?: Moment) =>
+  answer(source, planOf(center, maxMiles, limit, moment, { unit: 'mi', nearestIfNone: false })).body;
+const scopedResponse = (source: Snapshot | IndexView, center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope) =>
+  answer(source, planOf(center, maxDistance, limit, moment, scope));
 
 const CENTER: Point = { lat: 40.75065, lng: -73.997293 };
 
@@ -42,7 +67,7 @@ const parse = (body: Buffer): Body => JSON.parse(body.toString('utf8')) as Body;
 /** A point `miles` due north of CENTER. */
 const north = (miles: number): Point => ({ lat: CENTER.lat + (miles / 3958.8) * (180 / Math.PI), lng: CENTER.lng });
 
-describe('nearestResponse', () => {
+describe('answer: find, then write', () => {
   it('answers an empty list when nothing is loaded', () => {
     expect(nearestResponse(EMPTY_SNAPSHOT, CENTER, 10, 5).toString()).toBe('{"Code":"Success","locations":[]}');
   });
