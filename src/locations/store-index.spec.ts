@@ -2,8 +2,8 @@ import type { StoresSettings } from '../stores/stores.config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CatalogStore, StoreCatalog } from '../stores/store-catalog.js';
 import type { Point } from '../shared/great-circle.js';
-import type { DistanceUnit, Moment, Region, SearchPlan } from './nearest-response.js';
-import { StoreIndex } from './store-index.js';
+import type { DistanceUnit, Moment, Region, SearchPlan, Travel } from './nearest-response.js';
+import { StoreIndex, type IndexAnswer } from './store-index.js';
 
 /** The search's area and unit as the request's fields give them. */
 interface Scope {
@@ -143,5 +143,40 @@ describe('StoreIndex answers', () => {
     catalogue.version = 2;
     await index.refresh();
     expect(names(scoped(index, CHELSEA, 5, 25, undefined, miles).body)).toEqual(['Cedar', 'Alder']);
+  });
+
+  it('keeps a search by road for as long as its route step says, and not when the catalogue moved while it routed', async () => {
+    const catalogue = { rows: [store('A', 'Alder', 40.751, -73.997)], version: 1 };
+    const index = indexOver(catalogue);
+    await index.reload();
+    let asked = 0;
+    const byRoad = (keepMs: number, route?: Travel['route']) => {
+      const travel: Travel = {
+        candidates: 5,
+        route: (stores, version) => {
+          asked++;
+          return route ? route(stores, version) : { legs: stores.map(() => ({ seconds: 60, metres: 1000 })), source: 'osrm', keepMs };
+        },
+      };
+      return { center: CHELSEA, area: { kind: 'radius' as const, maxDistance: 5 }, unit: 'mi' as const, limit: 25, travel };
+    };
+    // A failure (0): asked again each time. Until the catalogue changes (Infinity): asked once.
+    const failed = index.search(byRoad(0)) as IndexAnswer;
+    expect(index.search(byRoad(0))).not.toBe(failed);
+    expect(asked).toBe(2);
+    const kept = index.search({ ...byRoad(Infinity), limit: 24 }) as IndexAnswer;
+    expect(index.search({ ...byRoad(Infinity), limit: 24 })).toBe(kept);
+    expect(asked).toBe(3);
+    // The catalogue moves while the route is asked: the answer is given, and not kept.
+    const later = async () => {
+      catalogue.rows = [store('B', 'Birch', 40.76, -73.99), ...catalogue.rows];
+      catalogue.version = 2;
+      await index.refresh();
+      return { source: 'osrm', legs: [{ seconds: 60, metres: 1000 }], keepMs: Infinity };
+    };
+    const moved = await index.search({ ...byRoad(Infinity, later), limit: 1 });
+    expect(names(moved.body)).toEqual(['Alder']);
+    expect(names((await index.search({ ...byRoad(Infinity), limit: 1 })).body)).toEqual(['Alder']);
+    expect(asked).toBe(5);
   });
 });
