@@ -11,7 +11,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { parseDateTime } from './date-time.js';
 import { DEFAULT_MAX_DISTANCE, OPEN_AT_NOW, type CustomerAddress, type NearestLocationsRequest } from './dto/nearest-locations.dto.js';
 import type { Area, DistanceUnit, Moment, Routed, SearchScope, Travel } from './nearest-response.js';
-import { StoreIndex } from './store-index.js';
+import { StoreIndex, type IndexAnswer } from './store-index.js';
 
 /** Where a search measures from, and why: the `Customer-Position` header and the admin's position look-up. */
 export interface CustomerPosition {
@@ -109,14 +109,8 @@ export class LocationsService {
       : { kind: nearestIfNone ? 'nearest' : 'radius', maxDistance };
     const travel = travelMode && this.travel(position.point, request.max_travel_time);
     const found = this.index.search({ center: position.point, area, unit, limit: request.limit, moment: moment(request), travel });
-    const answered = ({ body, scope, travel: source }: { body: Buffer; scope: SearchScope; travel?: string }): NearestAnswer => ({
-      body,
-      source: position.source,
-      unit,
-      scope,
-      ...(source !== undefined && { travel: source as TravelSource }),
-    });
-    return found instanceof Promise ? found.then(answered) : answered(found);
+    if (found instanceof Promise) return found.then((answer) => nearestAnswer(answer, position, unit));
+    return nearestAnswer(found, position, unit);
   }
 
   /**
@@ -139,6 +133,15 @@ export class LocationsService {
     };
   }
 }
+
+/** What StoreIndex answered, with where the search measured from and in what unit. */
+const nearestAnswer = ({ body, scope, travel }: IndexAnswer, { source }: CustomerPosition, unit: DistanceUnit): NearestAnswer => ({
+  body,
+  source,
+  unit,
+  scope,
+  travel: travel as TravelSource | undefined,
+});
 
 /** The route step's answer without a routing engine: no legs, and nothing that a later search could answer otherwise. */
 const STRAIGHT_LINE: Routed = { source: 'straight-line', keepMs: Infinity };

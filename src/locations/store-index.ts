@@ -201,13 +201,15 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
     if (kept) return kept;
     const current = this.current;
     const found = answer(current.view, plan, current.version);
-    const keep = (made: SearchAnswer): IndexAnswer => {
-      const { body, scope, reach, travel, keepMs } = made;
-      const kept: Answer = { body, scope, center: plan.center, reach, state: plan.area.kind === 'region' ? plan.area.region.state : undefined, travel };
-      if (key !== undefined && keepMs > 0 && this.current === current) this.answers.set(key, kept, keepMs === Infinity ? undefined : { ttl: keepMs });
-      return kept;
-    };
-    return found instanceof Promise ? found.then(keep) : keep(found);
+    if (key === undefined) return found;
+    return found instanceof Promise ? found.then((made) => this.keep(key, plan, made, current)) : this.keep(key, plan, found, current);
+  }
+
+  /** Keeps a search's answer under `key`, for as long as its route step allows, unless the catalogue moved since `searched`. */
+  private keep(key: string, plan: SearchPlan, { body, scope, reach, travel, keepMs }: SearchAnswer, searched: Catalogue): IndexAnswer {
+    const kept: Answer = { body, scope, center: plan.center, reach, state: plan.area.kind === 'region' ? plan.area.region.state : undefined, travel };
+    if (keepMs > 0 && this.current === searched) this.answers.set(key, kept, keepMs === Infinity ? undefined : { ttl: keepMs });
+    return kept;
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {
