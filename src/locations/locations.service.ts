@@ -10,8 +10,8 @@ import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { parseDateTime } from './date-time.js';
 import { DEFAULT_MAX_DISTANCE, OPEN_AT_NOW, type CustomerAddress, type NearestLocationsRequest } from './dto/nearest-locations.dto.js';
-import type { DistanceUnit, Moment, Scope, SearchScope } from './nearest-response.js';
-import { StoreIndex } from './store-index.js';
+import type { Area, DistanceUnit, Moment, Routed, SearchScope, Travel } from './nearest-response.js';
+import { StoreIndex, type IndexAnswer } from './store-index.js';
 
 /** Where a search measures from, and why: the `Customer-Position` header and the admin's position look-up. */
 export interface CustomerPosition {
@@ -93,7 +93,7 @@ export class LocationsService {
 
   /**
    * Stores within max_distance miles (boundary included), nearest first, ties by name then
-   * code: the JSON of a NearestLocationsResponse, written by the store index (see nearestResponse).
+   * code: the JSON of a NearestLocationsResponse, written by the store index (see StoreIndex.search).
    */
   nearest(request: NearestLocationsRequest): NearestAnswer | Promise<NearestAnswer> {
     const position = this.position(request.customer_address);
@@ -104,41 +104,47 @@ export class LocationsService {
     this.counted[position.source].inc();
     const { distance_unit: unit = 'mi', nearest_if_none: nearestIfNone = false, region, travel_mode: travelMode } = request;
     const maxDistance = request.max_distance ?? DEFAULT_MAX_DISTANCE;
-    // The plain search (no unit, no fallback, no region, no travel mode) keeps its own path, as cheap as it was.
-    if (unit === 'mi' && !nearestIfNone && !region && !travelMode) {
-      return { body: this.index.nearestResponse(position.point, maxDistance, request.limit, moment(request)), source: position.source, unit, scope: 'radius' };
-    }
-    const scope = { unit, nearestIfNone, region: region && { state: region.state.toUpperCase(), city: region.city } };
-    if (travelMode && this.router.enabled) return this.travel(request, position, maxDistance, scope);
-    // Without a routing engine (ROUTER=off) a travel_mode search answers in straight-line order, as
-    // it does whenever the engine fails, with null times and `Travel-Source: straight-line`.
-    const answer = this.index.scopedResponse(position.point, maxDistance, request.limit, moment(request), {
-      ...scope,
-      straightLineTravel: travelMode !== undefined,
-    });
-    return { ...answer, source: position.source, unit, ...(travelMode && { travel: 'straight-line' as const }) };
+    const area: Area = region
+      ? { kind: 'region', region: { state: region.state.toUpperCase(), city: region.city } }
+      : { kind: nearestIfNone ? 'nearest' : 'radius', maxDistance };
+    const travel = travelMode && this.travel(position.point, request.max_travel_time);
+    const found = this.index.search({ center: position.point, area, unit, limit: request.limit, moment: moment(request), travel });
+    if (found instanceof Promise) return found.then((answer) => nearestAnswer(answer, position, unit));
+    return nearestAnswer(found, position, unit);
   }
 
-  /** A travel_mode search through the router: the stores the search finds, ordered by their legs (see StoreIndex.travelResponse). */
-  private async travel(request: NearestLocationsRequest, position: CustomerPosition, maxDistance: number, scope: Scope): Promise<NearestAnswer> {
-    const search = {
-      center: position.point,
-      maxDistance,
-      limit: request.limit,
+  /**
+   * The route step of a travel_mode search from `from`: the router's legs, kept for
+   * ROUTER_CACHE_SECONDS (a failure answers none, kept not at all, so that the next search asks
+   * again). Without a routing engine (ROUTER=off) no legs, ever: the straight-line answer, with
+   * null times and `Travel-Source: straight-line`, kept until the catalogue changes.
+   */
+  private travel(from: Point, maxMinutes: number | undefined): Travel {
+    if (!this.router.enabled) return { candidates: 0, maxMinutes, route: () => STRAIGHT_LINE };
+    const keepMs = this.routing.ROUTER_CACHE_SECONDS * 1000;
+    return {
       candidates: this.routing.ROUTER_MAX_STORES,
-      moment: moment(request),
-      scope,
-      maxMinutes: request.max_travel_time,
+      maxMinutes,
+      route: (stores): Routed | Promise<Routed> =>
+        // No store found: nothing to ask the engine, and nothing fell back.
+        stores.length === 0
+          ? { source: this.routing.ROUTER, legs: [], keepMs }
+          : this.router.times(from, stores).then((times) => ('legs' in times ? { ...times, keepMs } : { ...times, keepMs: 0 })),
     };
-    const answer = await this.index.travelResponse(
-      search,
-      // No store found: nothing to ask the engine, and nothing fell back.
-      (stores) => (stores.length === 0 ? Promise.resolve({ source: this.routing.ROUTER, legs: [] }) : this.router.times(position.point, stores)),
-      this.routing.ROUTER_CACHE_SECONDS * 1000,
-    );
-    return { body: answer.body, source: position.source, unit: scope.unit, scope: answer.scope, travel: answer.travel as TravelSource };
   }
 }
+
+/** What StoreIndex answered, with where the search measured from and in what unit. */
+const nearestAnswer = ({ body, scope, travel }: IndexAnswer, { source }: CustomerPosition, unit: DistanceUnit): NearestAnswer => ({
+  body,
+  source,
+  unit,
+  scope,
+  travel: travel as TravelSource | undefined,
+});
+
+/** The route step's answer without a routing engine: no legs, and nothing that a later search could answer otherwise. */
+const STRAIGHT_LINE: Routed = { source: 'straight-line', keepMs: Infinity };
 
 /** The request's `open_at` and `open_only` (already validated); "now" is read when the search runs, after any geocoding. */
 function moment({ open_at, open_only }: NearestLocationsRequest): Moment | undefined {
@@ -148,7 +154,7 @@ function moment({ open_at, open_only }: NearestLocationsRequest): Moment | undef
 
 /**
  * Sends a search's answer: the body comes as JSON bytes already (a NearestLocationsResponse, see
- * StoreIndex.nearestResponse), so it is sent as is rather than returned for Nest to serialize again.
+ * StoreIndex.search), so it is sent as is rather than returned for Nest to serialize again.
  */
 export function sendNearest(res: Response, answer: NearestAnswer | Promise<NearestAnswer>): void | Promise<void> {
   if (answer instanceof Promise) return answer.then((settled) => sendNearest(res, settled));

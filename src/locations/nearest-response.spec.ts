@@ -2,8 +2,45 @@ import { haversineMiles, type Point } from '../shared/great-circle.js';
 import type { CatalogStore } from '../stores/store-catalog.js';
 import type { Weekday } from '../stores/store.entity.js';
 import { KM_PER_MILE } from '../shared/great-circle.js';
-import { nearestResponse, scopedResponse, type Scope } from './nearest-response.js';
-import { buildSnapshot, EMPTY_SNAPSHOT } from './store-snapshot.js';
+import {
+  answer,
+  type DistanceUnit,
+  type IndexView,
+  type Moment,
+  type Region,
+  type RouteStop,
+  type Routed,
+  type SearchAnswer,
+  type SearchPlan,
+  type Travel,
+  type TravelLeg,
+} from './nearest-response.js';
+import { buildSnapshot, EMPTY_SNAPSHOT, type Snapshot } from './store-snapshot.js';
+
+/** The search's area and unit as the request's fields give them. */
+interface Scope {
+  unit: DistanceUnit;
+  nearestIfNone: boolean;
+  region?: Region;
+}
+const planOf = (
+  center: Point,
+  maxDistance: number,
+  limit: number,
+  moment: Moment | undefined,
+  { unit, nearestIfNone, region }: Scope,
+): SearchPlan & { travel?: undefined } => ({
+  center,
+  area: region ? { kind: 'region', region } : { kind: nearestIfNone ? 'nearest' : 'radius', maxDistance },
+  unit,
+  limit,
+  moment,
+});
+/** A search in miles within `maxMiles`: its body. */
+const nearestResponse = (source: Snapshot | IndexView, center: Point, maxMiles: number, limit: number, moment?: Moment) =>
+  answer(source, planOf(center, maxMiles, limit, moment, { unit: 'mi', nearestIfNone: false })).body;
+const scopedResponse = (source: Snapshot | IndexView, center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope) =>
+  answer(source, planOf(center, maxDistance, limit, moment, scope));
 
 const CENTER: Point = { lat: 40.75065, lng: -73.997293 };
 
@@ -42,7 +79,7 @@ const parse = (body: Buffer): Body => JSON.parse(body.toString('utf8')) as Body;
 /** A point `miles` due north of CENTER. */
 const north = (miles: number): Point => ({ lat: CENTER.lat + (miles / 3958.8) * (180 / Math.PI), lng: CENTER.lng });
 
-describe('nearestResponse', () => {
+describe('answer: find, then write', () => {
   it('answers an empty list when nothing is loaded', () => {
     expect(nearestResponse(EMPTY_SNAPSHOT, CENTER, 10, 5).toString()).toBe('{"Code":"Success","locations":[]}');
   });
@@ -257,6 +294,86 @@ describe('nearestResponse', () => {
         expect(parse(region('KS', 'Dodge City').body).locations).toEqual([]);
         expect(region('WY').scope).toBe('region');
       });
+    });
+  });
+
+  describe('by road (travel): route, then order and filter, then slice', () => {
+    type Travelled = { name: string; distance: number; travel_time: number | null; travel_distance: number | null };
+    const travelled = (body: Buffer) =>
+      (JSON.parse(body.toString('utf8')) as { locations: Travelled[] }).locations.map(({ name, travel_time, travel_distance }) => [
+        name,
+        travel_time,
+        travel_distance,
+      ]);
+    // Straight-line order: At 1, At 2, At 3, At 4; by road At 3 is quickest and At 2 has no road.
+    const LEGS: Record<string, TravelLeg | null> = {
+      S1: { seconds: 600, metres: 5000 },
+      S2: null,
+      S3: { seconds: 120, metres: 2000 },
+      S4: { seconds: 900, metres: 9000 },
+    };
+    let snapshot: Snapshot;
+    beforeAll(async () => {
+      snapshot = await buildSnapshot(1, [[1, 2, 3, 4].map((miles) => store(`S${miles}`, `At ${miles}`, north(miles).lat, CENTER.lng))]);
+    });
+    const plan = (travel: Travel, limit = 25): SearchPlan => ({ center: CENTER, area: { kind: 'radius', maxDistance: 5 }, unit: 'mi', limit, travel });
+    /** The store a route step is asked about, by its point: the one of S1 … S4 at that latitude. */
+    const codeAt = ({ point }: RouteStop) =>
+      `S${[1, 2, 3, 4].reduce((best, miles) => (Math.abs(north(miles).lat - point.lat) < Math.abs(north(best).lat - point.lat) ? miles : best))}`;
+    const byRoad =
+      (asked: RouteStop[][] = []): Travel['route'] =>
+      (stores) => {
+        asked.push(stores);
+        return { legs: stores.map((stop) => LEGS[codeAt(stop)]), source: 'osrm', keepMs: 1000 };
+      };
+
+    it('orders the reachable stores by time, then the unreachable ones in straight-line order; synchronous with a synchronous route', () => {
+      const asked: RouteStop[][] = [];
+      const got = answer(snapshot, plan({ candidates: 3, route: byRoad(asked) }, 2));
+      expect(got).not.toBeInstanceOf(Promise);
+      const { body, travel, keepMs } = got as SearchAnswer;
+      // The route is asked about `candidates` stores (more than limit), nearest first; the answer is `limit` of them.
+      expect(asked.map((stores) => stores.map(codeAt))).toEqual([['S1', 'S2', 'S3']]);
+      expect(travelled(body)).toEqual([
+        ['At 3', 2, 1.24],
+        ['At 1', 10, 3.11],
+      ]);
+      expect([travel, keepMs]).toEqual(['osrm', 1000]);
+      const all = answer(snapshot, plan({ candidates: 1, route: byRoad() })) as SearchAnswer;
+      expect(travelled(all.body)).toEqual([
+        ['At 3', 2, 1.24],
+        ['At 1', 10, 3.11],
+        ['At 4', 15, 5.59],
+        ['At 2', null, null],
+      ]);
+    });
+
+    it('leaves out the stores slower than maxMinutes, and the unreachable ones', () => {
+      const { body } = answer(snapshot, plan({ candidates: 25, maxMinutes: 10, route: byRoad() })) as SearchAnswer;
+      expect(travelled(body).map(([name]) => name)).toEqual(['At 3', 'At 1']);
+    });
+
+    it('without legs, writes the straight-line answer: the plain answer with null times, maxMinutes unused, whatever the candidates', () => {
+      const plain = answer(snapshot, { center: CENTER, area: { kind: 'radius', maxDistance: 5 }, unit: 'mi', limit: 3 });
+      const none = (): Routed => ({ source: 'straight-line', keepMs: 0 });
+      for (const candidates of [0, 3, 25]) {
+        const { body, travel } = answer(snapshot, plan({ candidates, maxMinutes: 1, route: none }, 3)) as SearchAnswer;
+        expect(travel).toBe('straight-line');
+        expect(JSON.parse(body.toString('utf8'))).toEqual({
+          Code: 'Success',
+          locations: (JSON.parse(plain.body.toString('utf8')) as { locations: object[] }).locations.map((l) => ({
+            ...l,
+            travel_time: null,
+            travel_distance: null,
+          })),
+        });
+      }
+    });
+
+    it('waits for an asynchronous route', async () => {
+      const got = answer(snapshot, plan({ candidates: 25, route: (stores) => Promise.resolve(byRoad()(stores)) }, 1));
+      expect(got).toBeInstanceOf(Promise);
+      expect(travelled((await got).body)).toEqual([['At 3', 2, 1.24]]);
     });
   });
 });

@@ -81,33 +81,6 @@ class Openings {
   }
 }
 
-/**
- * At most `limit` stores within `maxMiles` of `center` (boundary included), nearest first,
- * ties by name then code, as the whole 200 response of POST /locations/nearest,
- * `{"Code":"Success","locations":[…]}` in UTF-8: each store's JSON was written once when the
- * snapshot was built; a search only copies it and adds the distance (no objects built, no
- * JSON.stringify). With a `moment`, each location also says whether it is open then, its time
- * zone and its next change; with `openOnly`, closed stores are passed over in the tree walk, so
- * `limit` counts open ones.
- */
-export function nearestResponse(source: Snapshot | IndexView, center: Point, maxMiles: number, limit: number, moment?: Moment): Buffer {
-  return nearestAnswer(source, center, maxMiles, limit, moment).body;
-}
-
-/**
- * nearestResponse, and its reach: the distance in miles from `center` beyond which no store's
- * change can change the answer (see StoreIndex's answers).
- */
-export function nearestAnswer(source: Snapshot | IndexView, center: Point, maxMiles: number, limit: number, moment?: Moment): { body: Buffer; reach: number } {
-  const parts = partsOf(source);
-  const openings = moment && parts.map(({ snapshot }) => new Openings(snapshot, moment.at));
-  const found = search(parts, center, maxMiles, limit, moment?.openOnly ? (part, store) => openings![part].isOpen(store) : undefined);
-  return { body: write(parts, found, openings), reach: reachOf(found, limit, maxMiles) };
-}
-
-/** Where a store's change stops mattering to an answer of `found`: beyond the last store of a full answer, or else beyond what was searched. */
-const reachOf = (found: Nearby[], limit: number, otherwise: number) => (limit > 0 && found.length >= limit ? found[found.length - 1].distance : otherwise);
-
 export type DistanceUnit = (typeof DISTANCE_UNITS)[number];
 
 /** What a search looked through, as its `Search-Scope` header says. */
@@ -119,83 +92,12 @@ export interface Region {
   city?: string;
 }
 
-/** The search's `distance_unit`, `nearest_if_none`, `region` and `travel_mode`: what a plain search (nearestResponse) does not ask. */
-export interface Scope {
-  unit: DistanceUnit;
-  nearestIfNone: boolean;
-  region?: Region;
-  /**
-   * The answer to a `travel_mode` request without travel times (no routing engine, or none in
-   * time): the straight-line answer, each location with `travel_time` and `travel_distance` null.
-   */
-  straightLineTravel?: boolean;
-}
-
-/** What each location of a straight-line answer to `travel_mode` carries after the rest. */
-const NO_TRAVEL_TIMES = ',"travel_time":null,"travel_distance":null';
-
 /**
- * nearestResponse with a scope: `maxDistance` and each `distance` in `scope.unit`; with
- * `nearestIfNone`, the single nearest store (open store with `openOnly`) at any distance when
- * none is in range, found by the same walk of the tree without a radius; with a `region`, every
- * store of the state (or city), nearest first, walked in the state's own tree (Snapshot.states),
- * `maxDistance` unused. Also says which it answered.
+ * Where a search looks: within `maxDistance` (in the plan's unit, boundary included); the same,
+ * or else the single nearest store at any distance (`nearest_if_none`); or every store of a state
+ * or city (`region`), at any distance.
  */
-export function scopedResponse(
-  source: Snapshot | IndexView,
-  center: Point,
-  maxDistance: number,
-  limit: number,
-  moment: Moment | undefined,
-  scope: Scope,
-): { body: Buffer; scope: SearchScope; reach: number } {
-  const parts = partsOf(source);
-  const openings = moment && parts.map(({ snapshot }) => new Openings(snapshot, moment.at));
-  const { found, scope: answered, reach } = scopedFound(parts, openings, center, maxDistance, limit, moment, scope);
-  return { body: write(parts, found, openings, scope.straightLineTravel ? () => NO_TRAVEL_TIMES : undefined), scope: answered, reach };
-}
-
-/** The stores of scopedResponse, in order, their distances in the unit asked, what it answered and its reach. */
-function scopedFound(
-  parts: IndexView['parts'],
-  openings: Openings[] | undefined,
-  center: Point,
-  maxDistance: number,
-  limit: number,
-  moment: Moment | undefined,
-  scope: Scope,
-): { found: Nearby[]; scope: SearchScope; reach: number } {
-  const keep: Keep | undefined = moment?.openOnly ? (part, store) => openings![part].isOpen(store) : undefined;
-  let answered: SearchScope = 'radius';
-  let found: Nearby[];
-  let reach: number;
-  const perUnit = scope.unit === 'km' ? KM_PER_MILE : 1;
-  // The single nearest store (open store) first: beyond max_distance, it is the answer, found by one
-  // walk. A radius walk with nothing in range costs what this one does (geokdbush opens nodes until a
-  // store comes out of its queue, in range or not), so walking both would pay twice far from the stores.
-  const nearest = scope.nearestIfNone && !scope.region ? search(parts, center, Infinity, 1, keep) : undefined;
-  if (scope.region) {
-    answered = 'region';
-    found = regionSearch(parts, center, scope.region, limit, keep);
-    reach = reachOf(found, limit, Infinity);
-  } else if (nearest && (nearest.length === 0 || nearest[0].distance * perUnit > maxDistance)) {
-    found = nearest;
-    if (found.length > 0) answered = 'nearest';
-    // A store nearer than the one found (or any store, when none was) would change the answer.
-    reach = found.length > 0 ? found[0].distance : Infinity;
-  } else if (scope.unit === 'km') {
-    // Walked in miles a hair wider than asked; the exact comparison is made in kilometres, so that
-    // a store whose distance in kilometres equals max_distance counts, as it does in miles.
-    const maxMiles = (maxDistance / KM_PER_MILE) * (1 + 1e-9);
-    found = search(parts, center, maxMiles, limit, keep).filter(({ distance }) => distance * KM_PER_MILE <= maxDistance);
-    reach = reachOf(found, limit, maxMiles);
-  } else {
-    found = search(parts, center, maxDistance, limit, keep);
-    reach = reachOf(found, limit, maxDistance);
-  }
-  if (scope.unit === 'km') for (const nearby of found) nearby.distance *= KM_PER_MILE;
-  return { found, scope: answered, reach };
-}
+export type Area = { kind: 'radius'; maxDistance: number } | { kind: 'nearest'; maxDistance: number } | { kind: 'region'; region: Region };
 
 /** A store's way by road, as the router gives it. */
 export interface TravelLeg {
@@ -203,64 +105,189 @@ export interface TravelLeg {
   metres: number;
 }
 
-/**
- * The first half of a `travel_mode` search: the stores scopedResponse would find with room for
- * `candidates` of them (the most the router is asked for, or `limit` if more), each with its code
- * and point for the router; and `answer`, which writes the response once their legs are known:
- * the reachable stores by travel time (then straight-line distance, name and code), those longer
- * than `maxMinutes` left out, then the unreachable ones in straight-line order (left out too under
- * `maxMinutes`), at most `limit`; each location with `travel_time` (minutes, one decimal) and
- * `travel_distance` (road distance in the unit asked, two decimals). Without legs (no engine, or
- * none in time) it writes the straight-line answer, times null and `maxMinutes` unused.
- */
-export function travelCandidates(
-  source: Snapshot | IndexView,
-  center: Point,
-  maxDistance: number,
-  limit: number,
-  candidates: number,
-  moment: Moment | undefined,
-  scope: Scope,
-): {
-  stores: Array<{ key: string; point: Point }>;
-  scope: SearchScope;
-  /** Miles from `center` beyond which no store's change alters the candidates (see nearestAnswer). */
-  reach: number;
-  answer: (legs: ReadonlyArray<TravelLeg | null> | undefined, maxMinutes: number | undefined) => Buffer;
-} {
-  const parts = partsOf(source);
-  const openings = moment && parts.map(({ snapshot }) => new Openings(snapshot, moment.at));
-  const { found, scope: answered, reach } = scopedFound(parts, openings, center, maxDistance, Math.max(limit, candidates), moment, scope);
-  const stores = found.map(({ part, store }) => {
-    const { snapshot } = parts[part];
-    return { key: codeOf(snapshot, store), point: { lng: snapshot.points[2 * store], lat: snapshot.points[2 * store + 1] } };
-  });
-  const metresPerUnit = scope.unit === 'km' ? 1000 : 1000 * KM_PER_MILE;
-  const answer = (legs: ReadonlyArray<TravelLeg | null> | undefined, maxMinutes: number | undefined): Buffer => {
-    if (!legs) return write(parts, found.slice(0, limit), openings, () => NO_TRAVEL_TIMES);
-    const order = acrossParts(parts);
-    const reachable = found
-      .map((nearby, i) => ({ nearby, leg: legs[i] }))
-      .filter((entry): entry is { nearby: Nearby; leg: TravelLeg } => entry.leg !== null && (maxMinutes === undefined || entry.leg.seconds <= maxMinutes * 60))
-      .sort((a, b) => a.leg.seconds - b.leg.seconds || order(a.nearby, b.nearby));
-    const unreachable = maxMinutes === undefined ? found.filter((_, i) => legs[i] === null) : [];
-    const chosen = [...reachable.map(({ nearby }) => nearby), ...unreachable].slice(0, limit);
-    const legOf = new Map(reachable.map(({ nearby, leg }) => [nearby, leg]));
-    return write(parts, chosen, openings, (nearby) => {
-      const leg = legOf.get(nearby);
-      return leg
-        ? `,"travel_time":${Math.round(leg.seconds / 6) / 10},"travel_distance":${Math.round((leg.metres / metresPerUnit) * 100) / 100}`
-        : NO_TRAVEL_TIMES;
-    });
-  };
-  return { stores, scope: answered, reach, answer };
+/** A store the route step is asked about: its point (the router keeps legs by it). */
+export interface RouteStop {
+  point: Point;
 }
 
-/** The response of nearestResponse for the stores found, in order, their distances in the unit asked; `more` after each location's other fields. */
-function write(parts: IndexView['parts'], found: Nearby[], openings: Openings[] | undefined, more?: (nearby: Nearby) => string): Buffer {
+/** The route step's answer: each store's leg, in the order asked (null: no road reaches it), or none (the straight-line answer). */
+export interface Routed {
+  legs?: ReadonlyArray<TravelLeg | null>;
+  /** The `Travel-Source` header. */
+  source: string;
+  /** How long an answer made of it may be kept, in ms: 0 not at all (a failure is tried again), Infinity until the catalogue changes. */
+  keepMs: number;
+}
+
+/**
+ * A `travel_mode` search's road leg: `route` is asked about the nearest `candidates` stores found (or
+ * `limit`, if more); with its legs the stores are ordered by them. A
+ * route that answers no legs (ROUTER=off, an engine that failed) gives the straight-line answer.
+ */
+export interface Travel {
+  candidates: number;
+  /** `max_travel_time`: stores further in minutes are left out (legs only). */
+  maxMinutes?: number;
+  route: (stores: RouteStop[]) => Routed | Promise<Routed>;
+}
+
+/**
+ * A search, as POST /locations/nearest asks it: from `center`, through `area`, distances in `unit`,
+ * at most `limit` stores; at a `moment` (open_at, open_only), and by road (`travel`) when asked.
+ * An option added to the search goes here, and into StoreIndex's answer key.
+ */
+export interface SearchPlan {
+  center: Point;
+  area: Area;
+  unit: DistanceUnit;
+  limit: number;
+  moment?: Moment;
+  travel?: Travel;
+}
+
+/** A search's answer: the whole 200 response, what it looked through, where its times came from, and what may change it. */
+export interface SearchAnswer {
+  body: Buffer;
+  scope: SearchScope;
+  /** Miles from the centre beyond which no store's change alters the answer (StoreIndex forgets answers by it). */
+  reach: number;
+  /** With `travel`: the route's source. */
+  travel?: string;
+  /** How long the answer may be kept (see Routed.keepMs); Infinity without `travel`. */
+  keepMs: number;
+}
+
+/**
+ * A search's answer, in one pipeline: find (the stores of the area, nearest first) → with travel,
+ * route (their legs) and order and filter (by the legs) → slice (`limit`) → write. The whole 200
+ * response of POST /locations/nearest, `{"Code":"Success","locations":[…]}` in UTF-8: each store's
+ * JSON was written once when the snapshot was built; a search only copies it and adds the distance
+ * (no objects built, no JSON.stringify). With a `moment`, each location also says whether it is
+ * open then, its time zone and its next change; with `openOnly`, closed stores are passed over in
+ * the tree walk, so `limit` counts open ones. With travel, each location also says its
+ * `travel_time` and `travel_distance`. Synchronous unless the route step is not.
+ */
+export function answer(source: Snapshot | IndexView, plan: SearchPlan & { travel?: undefined }): SearchAnswer;
+export function answer(source: Snapshot | IndexView, plan: SearchPlan): SearchAnswer | Promise<SearchAnswer>;
+export function answer(source: Snapshot | IndexView, plan: SearchPlan): SearchAnswer | Promise<SearchAnswer> {
+  const parts = partsOf(source);
+  const { limit, moment, travel } = plan;
+  const openings = moment && parts.map(({ snapshot }) => new Openings(snapshot, moment.at));
+  const { found, scope, reach } = find(parts, openings, plan, travel ? Math.max(limit, travel.candidates) : limit);
+  if (!travel) return { body: write(parts, found, openings), scope, reach, keepMs: Infinity };
+  const metresPerUnit = plan.unit === 'km' ? 1000 : 1000 * KM_PER_MILE;
+  const routed = travel.route(found.map(stopOf(parts)));
+  const ordered = ({ legs, source: from, keepMs }: Routed): SearchAnswer => {
+    const { chosen, legOf } = legs ? byLegs(parts, found, legs, travel.maxMinutes) : { chosen: found, legOf: undefined };
+    return { body: write(parts, chosen.slice(0, limit), openings, { legOf, metresPerUnit }), scope, reach, travel: from, keepMs };
+  };
+  return routed instanceof Promise ? routed.then(ordered) : ordered(routed);
+}
+
+/** Where a store's change stops mattering to an answer of `found`: beyond the last store of a full answer, or else beyond what was searched. */
+const reachOf = (found: Nearby[], limit: number, otherwise: number) => (limit > 0 && found.length >= limit ? found[found.length - 1].distance : otherwise);
+
+const stopOf =
+  (parts: IndexView['parts']) =>
+  ({ part, store }: Nearby): RouteStop => {
+    const { snapshot } = parts[part];
+    return { point: { lng: snapshot.points[2 * store], lat: snapshot.points[2 * store + 1] } };
+  };
+
+/**
+ * The find step: at most `wanted` stores of the plan's area, nearest first (ties by name then
+ * code), their distances in its unit; what it looked through, and its reach. A radius in
+ * kilometres is walked in miles a hair wider and compared in kilometres. `nearest`: the single
+ * nearest store (open store with `openOnly`) when none is in range, found by the same walk of
+ * the tree without a radius. `region`: every store of the state (or city), nearest first,
+ * walked in the state's own tree (Snapshot.states).
+ */
+function find(
+  parts: IndexView['parts'],
+  openings: Openings[] | undefined,
+  { center, area, unit, moment }: SearchPlan,
+  wanted: number,
+): { found: Nearby[]; scope: SearchScope; reach: number } {
+  const keep: Keep | undefined = moment?.openOnly ? (part, store) => openings![part].isOpen(store) : undefined;
+  if (area.kind === 'region') {
+    const found = regionSearch(parts, center, area.region, wanted, keep);
+    const reach = reachOf(found, wanted, Infinity);
+    return { found: inUnit(found, unit), scope: 'region', reach };
+  }
+  const { maxDistance } = area;
+  if (area.kind === 'nearest') {
+    // The single nearest store (open store) first: beyond max_distance, it is the answer, found by one
+    // walk. A radius walk with nothing in range costs what this one does (geokdbush opens nodes until a
+    // store comes out of its queue, in range or not), so walking both would pay twice far from the stores.
+    const nearest = search(parts, center, Infinity, 1, keep);
+    if (nearest.length === 0) return { found: nearest, scope: 'radius', reach: Infinity };
+    if (nearest[0].distance * (unit === 'km' ? KM_PER_MILE : 1) > maxDistance) {
+      // A store nearer than the one found would change the answer.
+      const reach = nearest[0].distance;
+      return { found: inUnit(nearest, unit), scope: 'nearest', reach };
+    }
+  }
+  if (unit === 'km') {
+    // Walked in miles a hair wider than asked; the exact comparison is made in kilometres, so that
+    // a store whose distance in kilometres equals max_distance counts, as it does in miles.
+    const maxMiles = (maxDistance / KM_PER_MILE) * (1 + 1e-9);
+    const found = search(parts, center, maxMiles, wanted, keep).filter(({ distance }) => distance * KM_PER_MILE <= maxDistance);
+    const reach = reachOf(found, wanted, maxMiles);
+    return { found: inUnit(found, unit), scope: 'radius', reach };
+  }
+  const found = search(parts, center, maxDistance, wanted, keep);
+  return { found, scope: 'radius', reach: reachOf(found, wanted, maxDistance) };
+}
+
+/** The distances of `found` in `unit` (found in miles; a reach stays in miles). */
+function inUnit(found: Nearby[], unit: DistanceUnit): Nearby[] {
+  if (unit === 'km') for (const nearby of found) nearby.distance *= KM_PER_MILE;
+  return found;
+}
+
+/**
+ * The order and filter step of a search by road: the reachable stores by travel time (then
+ * straight-line distance, name and code), those longer than `maxMinutes` left out, then the
+ * unreachable ones in straight-line order (left out too under `maxMinutes`); and each one's leg.
+ */
+function byLegs(
+  parts: IndexView['parts'],
+  found: Nearby[],
+  legs: ReadonlyArray<TravelLeg | null>,
+  maxMinutes: number | undefined,
+): { chosen: Nearby[]; legOf: Map<Nearby, TravelLeg> } {
+  const order = acrossParts(parts);
+  const reachable = found
+    .map((nearby, i) => ({ nearby, leg: legs[i] }))
+    .filter((entry): entry is { nearby: Nearby; leg: TravelLeg } => entry.leg !== null && (maxMinutes === undefined || entry.leg.seconds <= maxMinutes * 60))
+    .sort((a, b) => a.leg.seconds - b.leg.seconds || order(a.nearby, b.nearby));
+  const unreachable = maxMinutes === undefined ? found.filter((_, i) => legs[i] === null) : [];
+  return { chosen: [...reachable.map(({ nearby }) => nearby), ...unreachable], legOf: new Map(reachable.map(({ nearby, leg }) => [nearby, leg])) };
+}
+
+/**
+ * The write step: the response for the stores found, in order, their distances in the unit asked;
+ * with `openings`, each one's state at the moment; with `travel`, each one's `travel_time`
+ * (minutes, one decimal) and `travel_distance` (road distance in the unit asked, two decimals),
+ * both null for a store without a leg (unreachable, or no legs at all: the straight-line answer).
+ */
+function write(
+  parts: IndexView['parts'],
+  found: Nearby[],
+  openings: Openings[] | undefined,
+  travel?: { legOf: Map<Nearby, TravelLeg> | undefined; metresPerUnit: number },
+): Buffer {
   const tails = found.map(({ part, store, distance }) => `,"distance":${Math.round(distance * 100) / 100}${openings ? openings[part].fieldsOf(store) : ''}}`);
-  // Apart, so that the searches without them build their tails exactly as before.
-  if (more) for (let i = 0; i < found.length; i++) tails[i] = `${tails[i].slice(0, -1)}${more(found[i])}}`;
+  // Apart, so that the searches without travel build their tails exactly as before.
+  if (travel) {
+    for (let i = 0; i < found.length; i++) {
+      const leg = travel.legOf?.get(found[i]);
+      const times = leg
+        ? `,"travel_time":${Math.round(leg.seconds / 6) / 10},"travel_distance":${Math.round((leg.metres / travel.metresPerUnit) * 100) / 100}`
+        : ',"travel_time":null,"travel_distance":null';
+      tails[i] = `${tails[i].slice(0, -1)}${times}}`;
+    }
+  }
   let size = RESPONSE_HEAD.length + RESPONSE_TAIL.length + Math.max(0, found.length - 1);
   for (let i = 0; i < found.length; i++) {
     const { offsets, hours, hoursOf } = parts[found[i].part].snapshot;
@@ -283,7 +310,7 @@ function write(parts: IndexView['parts'], found: Nearby[], openings: Openings[] 
 }
 
 /**
- * The stores of `nearestResponse`, in order: a k-nearest walk of each part's tree, never a scan,
+ * The stores within `maxMiles` of `center`, nearest first, at most `limit`: a k-nearest walk of each part's tree, never a scan,
  * the nearest `limit` of each merged; `keep` passes over the stores it refuses.
  */
 function search(parts: IndexView['parts'], center: Point, maxMiles: number, limit: number, keep?: Keep): Nearby[] {

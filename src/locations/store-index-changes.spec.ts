@@ -1,9 +1,31 @@
 import type { Metrics } from '../metrics/metrics.js';
 import type { CatalogChange, CatalogHoliday, CatalogStore, StoreCatalog } from '../stores/store-catalog.js';
 import type { StoresSettings } from '../stores/stores.config.js';
-import { nearestResponse, scopedResponse, type Moment, type Scope } from './nearest-response.js';
+import type { Point } from '../shared/great-circle.js';
+import { answer, type DistanceUnit, type Moment, type Region, type SearchPlan } from './nearest-response.js';
 import { StoreIndex } from './store-index.js';
 import { buildSnapshot } from './store-snapshot.js';
+
+/** The search's area and unit as the request's fields give them. */
+interface Scope {
+  unit: DistanceUnit;
+  nearestIfNone: boolean;
+  region?: Region;
+}
+const planOf = (
+  center: Point,
+  maxDistance: number,
+  limit: number,
+  moment: Moment | undefined,
+  { unit, nearestIfNone, region }: Scope,
+): SearchPlan & { travel?: undefined } => ({
+  center,
+  area: region ? { kind: 'region', region } : { kind: nearestIfNone ? 'nearest' : 'radius', maxDistance },
+  unit,
+  limit,
+  moment,
+});
+const MILES: Scope = { unit: 'mi', nearestIfNone: false };
 
 /** mulberry32: a small seeded generator, so that a failing sequence can be run again. */
 function random(seed: number): () => number {
@@ -137,9 +159,9 @@ async function compare(index: StoreIndex, catalogue: Catalogue, next: () => numb
     ]) {
       for (const moment of [undefined, monday, mondayOpen]) {
         const what = `radius ${JSON.stringify(center)} ${miles} ${limit} ${JSON.stringify(moment)}`;
-        expect([what, index.nearestResponse(center, miles, limit, moment).toString()]).toEqual([
+        expect([what, index.search(planOf(center, miles, limit, moment, MILES)).body.toString()]).toEqual([
           what,
-          nearestResponse(fresh, center, miles, limit, moment).toString(),
+          answer(fresh, planOf(center, miles, limit, moment, MILES)).body.toString(),
         ]);
       }
       const scopes: Scope[] = [
@@ -153,8 +175,8 @@ async function compare(index: StoreIndex, catalogue: Catalogue, next: () => numb
       for (const scope of scopes) {
         for (const moment of [undefined, mondayOpen]) {
           const what = `scoped ${JSON.stringify(center)} ${miles} ${limit} ${JSON.stringify(scope)} ${JSON.stringify(moment)}`;
-          const got = index.scopedResponse(center, miles, limit, moment, scope);
-          const want = scopedResponse(fresh, center, miles, limit, moment, scope);
+          const got = index.search(planOf(center, miles, limit, moment, scope));
+          const want = answer(fresh, planOf(center, miles, limit, moment, scope));
           expect([what, got.scope, got.body.toString()]).toEqual([what, want.scope, want.body.toString()]);
         }
       }
@@ -247,23 +269,23 @@ describe('StoreIndex applying changes', () => {
     await index.reload();
     const here = { lat: 40.75, lng: -73.99 };
     const there = { lat: 42.5, lng: -71 };
-    const near = index.nearestResponse(here, 5, 25);
-    const far = index.nearestResponse(there, 5, 25);
-    const region = index.scopedResponse(there, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'MA' } });
+    const near = index.search(planOf(here, 5, 25, undefined, MILES)).body;
+    const far = index.search(planOf(there, 5, 25, undefined, MILES)).body;
+    const region = index.search(planOf(there, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'MA' } }));
     // A store added within the first answer's reach, far from the second's and in another state than the region's: only the first goes.
     await index.apply(catalogue.commit([at('C', 40.77, -73.98)], []));
-    expect(index.nearestResponse(here, 5, 25)).not.toBe(near);
-    expect(index.nearestResponse(there, 5, 25)).toBe(far);
-    expect(index.scopedResponse(there, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'MA' } })).toBe(region);
+    expect(index.search(planOf(here, 5, 25, undefined, MILES)).body).not.toBe(near);
+    expect(index.search(planOf(there, 5, 25, undefined, MILES)).body).toBe(far);
+    expect(index.search(planOf(there, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'MA' } }))).toBe(region);
     // Removing the store the second answer lists: it goes.
     await index.apply(catalogue.commit([], ['F']));
-    expect(JSON.parse(index.nearestResponse(there, 5, 25).toString())).toEqual({ Code: 'Success', locations: [] });
-    expect(index.scopedResponse(there, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'MA' } })).not.toBe(region);
+    expect(JSON.parse(index.search(planOf(there, 5, 25, undefined, MILES)).body.toString())).toEqual({ Code: 'Success', locations: [] });
+    expect(index.search(planOf(there, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'MA' } }))).not.toBe(region);
     // A store moved far away from where it was: the answers near either place go, as a fresh search shows.
-    const moved = index.nearestResponse(here, 5, 25);
+    const moved = index.search(planOf(here, 5, 25, undefined, MILES)).body;
     await index.apply(catalogue.commit([at('A', 42.5, -71.001, 'MA')], []));
-    expect(names(index.nearestResponse(here, 5, 25))).toEqual(['B', 'C']);
-    expect(index.nearestResponse(here, 5, 25)).not.toBe(moved);
-    expect(names(index.nearestResponse(there, 5, 25))).toEqual(['A']);
+    expect(names(index.search(planOf(here, 5, 25, undefined, MILES)).body)).toEqual(['B', 'C']);
+    expect(index.search(planOf(here, 5, 25, undefined, MILES)).body).not.toBe(moved);
+    expect(names(index.search(planOf(there, 5, 25, undefined, MILES)).body)).toEqual(['A']);
   });
 });

@@ -1,7 +1,29 @@
 import type { StoresSettings } from '../stores/stores.config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CatalogStore, StoreCatalog } from '../stores/store-catalog.js';
-import { StoreIndex } from './store-index.js';
+import type { Point } from '../shared/great-circle.js';
+import type { DistanceUnit, Moment, Region, SearchPlan, Travel } from './nearest-response.js';
+import { StoreIndex, type IndexAnswer } from './store-index.js';
+
+/** The search's area and unit as the request's fields give them. */
+interface Scope {
+  unit: DistanceUnit;
+  nearestIfNone: boolean;
+  region?: Region;
+}
+const planOf = (
+  center: Point,
+  maxDistance: number,
+  limit: number,
+  moment: Moment | undefined,
+  { unit, nearestIfNone, region }: Scope,
+): SearchPlan & { travel?: undefined } => ({
+  center,
+  area: region ? { kind: 'region', region } : { kind: nearestIfNone ? 'nearest' : 'radius', maxDistance },
+  unit,
+  limit,
+  moment,
+});
 
 const store = (code: string, name: string, lat: number, lng: number): CatalogStore => ({
   code,
@@ -41,6 +63,11 @@ function indexOver(catalogue: { rows: CatalogStore[]; version: number }): StoreI
   return new StoreIndex(catalog, config, metrics);
 }
 
+/** A search in miles within `maxMiles`: its body. */
+const nearest = (index: StoreIndex, center: Point, maxMiles: number, limit: number, moment?: Moment) =>
+  index.search(planOf(center, maxMiles, limit, moment, { unit: 'mi', nearestIfNone: false })).body;
+const scoped = (index: StoreIndex, center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope) =>
+  index.search(planOf(center, maxDistance, limit, moment, scope));
 const names = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { locations: Array<{ name: string; open?: boolean }> }).locations.map((l) => l.name);
 const CHELSEA = { lat: 40.7506, lng: -73.9972 };
 
@@ -49,19 +76,19 @@ describe('StoreIndex answers', () => {
     const catalogue = { rows: [store('A', 'Alder', 40.751, -73.997), store('B', 'Birch', 40.76, -73.99)], version: 1 };
     const index = indexOver(catalogue);
     await index.reload();
-    const first = index.nearestResponse(CHELSEA, 5, 25);
+    const first = nearest(index, CHELSEA, 5, 25);
     expect(names(first)).toEqual(['Alder', 'Birch']);
-    expect(index.nearestResponse(CHELSEA, 5, 25)).toBe(first);
+    expect(nearest(index, CHELSEA, 5, 25)).toBe(first);
     // Another distance, limit or position is another answer.
-    expect(names(index.nearestResponse(CHELSEA, 5, 1))).toEqual(['Alder']);
-    expect(names(index.nearestResponse(CHELSEA, 0.1, 25))).toEqual(['Alder']);
-    expect(names(index.nearestResponse({ lat: 40.76, lng: -73.99 }, 5, 1))).toEqual(['Birch']);
+    expect(names(nearest(index, CHELSEA, 5, 1))).toEqual(['Alder']);
+    expect(names(nearest(index, CHELSEA, 0.1, 25))).toEqual(['Alder']);
+    expect(names(nearest(index, { lat: 40.76, lng: -73.99 }, 5, 1))).toEqual(['Birch']);
 
     catalogue.rows = [store('C', 'Cedar', 40.7507, -73.9973), ...catalogue.rows];
     catalogue.version = 2;
     await index.refresh();
-    expect(names(index.nearestResponse(CHELSEA, 5, 25))).toEqual(['Cedar', 'Alder', 'Birch']);
-    expect(names(index.nearestResponse(CHELSEA, 5, 1))).toEqual(['Cedar']);
+    expect(names(nearest(index, CHELSEA, 5, 25))).toEqual(['Cedar', 'Alder', 'Birch']);
+    expect(names(nearest(index, CHELSEA, 5, 1))).toEqual(['Cedar']);
   });
 
   it('works out a search with open_at every time: its answer depends on the moment', async () => {
@@ -69,15 +96,15 @@ describe('StoreIndex answers', () => {
     await index.reload();
     const monday = Date.parse('2026-11-23T12:00:00-05:00');
     const sunday = Date.parse('2026-11-22T12:00:00-05:00');
-    const open = index.nearestResponse(CHELSEA, 5, 25, { at: monday, openOnly: false });
-    expect(index.nearestResponse(CHELSEA, 5, 25, { at: monday, openOnly: false })).not.toBe(open);
+    const open = nearest(index, CHELSEA, 5, 25, { at: monday, openOnly: false });
+    expect(nearest(index, CHELSEA, 5, 25, { at: monday, openOnly: false })).not.toBe(open);
     expect(JSON.parse(open.toString('utf8'))).toMatchObject({ locations: [{ name: 'Alder', open: true }] });
-    expect(JSON.parse(index.nearestResponse(CHELSEA, 5, 25, { at: sunday, openOnly: false }).toString('utf8'))).toMatchObject({
+    expect(JSON.parse(nearest(index, CHELSEA, 5, 25, { at: sunday, openOnly: false }).toString('utf8'))).toMatchObject({
       locations: [{ name: 'Alder', open: false }],
     });
-    expect(names(index.nearestResponse(CHELSEA, 5, 25, { at: sunday, openOnly: true }))).toEqual([]);
+    expect(names(nearest(index, CHELSEA, 5, 25, { at: sunday, openOnly: true }))).toEqual([]);
     // The plain search beside them is its own answer.
-    expect(JSON.parse(index.nearestResponse(CHELSEA, 5, 25).toString('utf8')).locations[0]).not.toHaveProperty('open');
+    expect(JSON.parse(nearest(index, CHELSEA, 5, 25).toString('utf8')).locations[0]).not.toHaveProperty('open');
   });
 
   it('keeps a scoped answer by every argument of it: the unit, nearest_if_none, the region and its city as compared', async () => {
@@ -88,35 +115,68 @@ describe('StoreIndex answers', () => {
     const index = indexOver(catalogue);
     await index.reload();
     const miles = { unit: 'mi' as const, nearestIfNone: true };
-    const nearest = index.scopedResponse(CHELSEA, 5, 25, undefined, miles);
+    const nearest = scoped(index, CHELSEA, 5, 25, undefined, miles);
     expect(names(nearest.body)).toEqual(['Alder']);
-    expect(index.scopedResponse(CHELSEA, 5, 25, undefined, miles)).toBe(nearest);
+    expect(scoped(index, CHELSEA, 5, 25, undefined, miles)).toBe(nearest);
     // The same point and distance in kilometres is another answer, with its own distances.
-    const km = index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'km', nearestIfNone: false });
+    const km = scoped(index, CHELSEA, 5, 25, undefined, { unit: 'km', nearestIfNone: false });
     expect(km.body).not.toBe(nearest.body);
     const distance = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { locations: Array<{ distance: number }> }).locations[0].distance;
     expect(distance(km.body)).toBeCloseTo(distance(nearest.body) * 1.609344, 1);
     // A region: its city compared as the snapshot compares it, so two spellings are one answer.
-    const city = index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'KS', city: 'Garden City' } });
+    const city = scoped(index, CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'KS', city: 'Garden City' } });
     expect(city.scope).toBe('region');
     expect(names(city.body)).toEqual(['Kansas Oak']);
-    expect(index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'KS', city: ' garden CITY ' } })).toBe(city);
-    expect(
-      names(index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'KS', city: 'Dodge City' } }).body),
-    ).toEqual([]);
-    expect(names(index.scopedResponse(CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'NY' } }).body)).toEqual(['Alder']);
+    expect(scoped(index, CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'KS', city: ' garden CITY ' } })).toBe(city);
+    expect(names(scoped(index, CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'KS', city: 'Dodge City' } }).body)).toEqual([]);
+    expect(names(scoped(index, CHELSEA, 5, 25, undefined, { unit: 'mi', nearestIfNone: false, region: { state: 'NY' } }).body)).toEqual(['Alder']);
     // Nearest if none, with nothing in 1 mile of Garden City: the nearest store, and the scope says so.
     const GARDEN_CITY_EAST = { lat: 37.97, lng: -100.5 };
-    const far = index.scopedResponse(GARDEN_CITY_EAST, 1, 25, undefined, miles);
+    const far = scoped(index, GARDEN_CITY_EAST, 1, 25, undefined, miles);
     expect([far.scope, names(far.body)]).toEqual(['nearest', ['Kansas Oak']]);
-    expect(index.scopedResponse(GARDEN_CITY_EAST, 1, 25, undefined, miles)).toBe(far);
+    expect(scoped(index, GARDEN_CITY_EAST, 1, 25, undefined, miles)).toBe(far);
     // With open_at the answer is worked out each time.
     const monday = { at: Date.parse('2026-11-23T12:00:00-05:00'), openOnly: false };
-    expect(index.scopedResponse(CHELSEA, 5, 25, monday, miles).body).not.toBe(index.scopedResponse(CHELSEA, 5, 25, monday, miles).body);
+    expect(scoped(index, CHELSEA, 5, 25, monday, miles).body).not.toBe(scoped(index, CHELSEA, 5, 25, monday, miles).body);
     // A new catalogue version answers afresh.
     catalogue.rows = [store('C', 'Cedar', 40.7507, -73.9973), ...catalogue.rows];
     catalogue.version = 2;
     await index.refresh();
-    expect(names(index.scopedResponse(CHELSEA, 5, 25, undefined, miles).body)).toEqual(['Cedar', 'Alder']);
+    expect(names(scoped(index, CHELSEA, 5, 25, undefined, miles).body)).toEqual(['Cedar', 'Alder']);
+  });
+
+  it('keeps a search by road for as long as its route step says, and not when the catalogue moved while it routed', async () => {
+    const catalogue = { rows: [store('A', 'Alder', 40.751, -73.997)], version: 1 };
+    const index = indexOver(catalogue);
+    await index.reload();
+    let asked = 0;
+    const byRoad = (keepMs: number, route?: Travel['route']) => {
+      const travel: Travel = {
+        candidates: 5,
+        route: (stores) => {
+          asked++;
+          return route ? route(stores) : { legs: stores.map(() => ({ seconds: 60, metres: 1000 })), source: 'osrm', keepMs };
+        },
+      };
+      return { center: CHELSEA, area: { kind: 'radius' as const, maxDistance: 5 }, unit: 'mi' as const, limit: 25, travel };
+    };
+    // A failure (0): asked again each time. Until the catalogue changes (Infinity): asked once.
+    const failed = index.search(byRoad(0)) as IndexAnswer;
+    expect(index.search(byRoad(0))).not.toBe(failed);
+    expect(asked).toBe(2);
+    const kept = index.search({ ...byRoad(Infinity), limit: 24 }) as IndexAnswer;
+    expect(index.search({ ...byRoad(Infinity), limit: 24 })).toBe(kept);
+    expect(asked).toBe(3);
+    // The catalogue moves while the route is asked: the answer is given, and not kept.
+    const later = async () => {
+      catalogue.rows = [store('B', 'Birch', 40.76, -73.99), ...catalogue.rows];
+      catalogue.version = 2;
+      await index.refresh();
+      return { source: 'osrm', legs: [{ seconds: 60, metres: 1000 }], keepMs: Infinity };
+    };
+    const moved = await index.search({ ...byRoad(Infinity, later), limit: 1 });
+    expect(names(moved.body)).toEqual(['Alder']);
+    expect(names((await index.search({ ...byRoad(Infinity), limit: 1 })).body)).toEqual(['Alder']);
+    expect(asked).toBe(5);
   });
 });

@@ -5,17 +5,7 @@ import { haversineMiles, type Point } from '../shared/great-circle.js';
 import { storesConfig } from '../stores/stores.config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog, type CatalogChange, type CatalogStore } from '../stores/store-catalog.js';
-import {
-  nearestAnswer,
-  nearestResponse,
-  scopedResponse,
-  travelCandidates,
-  type Moment,
-  type Scope,
-  type TravelLeg,
-  type SearchScope,
-  type IndexView,
-} from './nearest-response.js';
+import { answer, type IndexView, type SearchAnswer, type SearchPlan, type SearchScope } from './nearest-response.js';
 import { buildSnapshot, cityKey, EMPTY_SNAPSHOT, storeOfCode, type Snapshot } from './store-snapshot.js';
 
 /** Rows per read while loading: small pages keep the load's short-lived garbage young. */
@@ -34,13 +24,16 @@ interface Answer {
   body: Buffer;
   scope: SearchScope;
   center: Point;
-  /** Miles from `center` beyond which no store's change alters this answer (see nearestAnswer). */
+  /** Miles from `center` beyond which no store's change alters this answer (see SearchAnswer). */
   reach: number;
   /** A region answer's state: a change elsewhere leaves it as it is. */
   state?: string;
   /** A travel_mode answer's Travel-Source. */
   travel?: string;
 }
+
+/** A search's answer as StoreIndex.search gives it. */
+export type IndexAnswer = Pick<Answer, 'body' | 'scope' | 'travel'>;
 
 /**
  * Stores changed since the base snapshot was built, at most this many, before the index is
@@ -81,12 +74,19 @@ function catalogueOf(base: Snapshot): Catalogue {
   };
 }
 
-/** A scoped answer's unit and where it looked, as its cache key says them (a region's city as the snapshot compares it). */
-function scopeKey(maxDistance: number, { unit, nearestIfNone, region }: Scope): string {
-  const where = region
-    ? `region:${region.state}:${region.city === undefined ? '' : `city:${cityKey(region.city)}`}`
-    : `${maxDistance}${nearestIfNone ? ':nearest' : ''}`;
-  return `${unit},${where}`;
+/**
+ * The key a search's answer is kept under: every part of the plan that shapes the answer (a
+ * region's city as the snapshot compares it, so "Garden City" and " garden city" are one answer),
+ * none for a search at a moment (its answer depends on the moment, and "now" moves). An option
+ * added to SearchPlan goes in too.
+ */
+function keyOf({ center, area, unit, limit, moment, travel }: SearchPlan): string | undefined {
+  if (moment) return undefined;
+  const where =
+    area.kind === 'region'
+      ? `region:${area.region.state}:${area.region.city === undefined ? '' : `city:${cityKey(area.region.city)}`}`
+      : `${area.kind}:${area.maxDistance}`;
+  return `${center.lat},${center.lng},${limit},${unit},${where}${travel ? `,travel:${travel.candidates},${travel.maxMinutes ?? ''}` : ''}`;
 }
 
 const answerCache = () => new LRUCache<string, Answer>({ maxSize: ANSWERS_MAX_BYTES, sizeCalculation: ({ body }) => body.length + 100 });
@@ -187,72 +187,29 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   }
 
   /**
-   * The whole 200 response of POST /locations/nearest, as UTF-8 JSON (see nearestResponse). A
-   * search without `open_at` depends only on the position, the distance, the limit and the
-   * catalogue, so its answer is kept and given again as is (the same bytes; a caller never writes
-   * into them) until a store within its reach changes. With `open_at` the answer depends on the
-   * moment ("now" moves), and is worked out every time.
+   * A search's answer (see `answer` in nearest-response.ts): kept by its key (keyOf) and given
+   * again as is (the same bytes; a caller never writes into them) until a store within its reach
+   * changes, or for as long as its route step allows (Routed.keepMs); a search at a moment is
+   * worked out every time. An answer whose route step was asynchronous is kept only when the
+   * catalogue did not move meanwhile. Synchronous unless the route step is not.
    */
-  nearestResponse(center: Point, maxMiles: number, limit: number, moment?: Moment): Buffer {
-    const { view } = this.current;
-    if (moment) return nearestResponse(view, center, maxMiles, limit, moment);
-    // Every argument that shapes the answer is in the key: an option added to the search goes in too.
-    const key = `radius:${center.lat},${center.lng},${maxMiles},${limit}`;
-    let answer = this.answers.get(key);
-    if (!answer) {
-      const { body, reach } = nearestAnswer(view, center, maxMiles, limit);
-      this.answers.set(key, (answer = { body, scope: 'radius', center, reach }));
-    }
-    return answer.body;
-  }
-
-  /**
-   * The same with a unit, nearest_if_none or a region, and what it answered (see scopedResponse).
-   * Kept like the plain search's answers, by every argument of the answer (a region's city as the
-   * snapshot compares it, so "Garden City" and " garden city" are one answer); with `open_at`,
-   * worked out every time.
-   */
-  scopedResponse(center: Point, maxDistance: number, limit: number, moment: Moment | undefined, scope: Scope): { body: Buffer; scope: SearchScope } {
-    const { view } = this.current;
-    if (moment) return scopedResponse(view, center, maxDistance, limit, moment, scope);
-    const key = `scoped:${center.lat},${center.lng},${limit},${scopeKey(maxDistance, scope)}${scope.straightLineTravel ? ':travel' : ''}`;
-    let answer = this.answers.get(key);
-    if (!answer) {
-      const { body, scope: answered, reach } = scopedResponse(view, center, maxDistance, limit, undefined, scope);
-      this.answers.set(key, (answer = { body, scope: answered, center, reach, state: scope.region?.state }));
-    }
-    return answer;
-  }
-
-  /**
-   * A `travel_mode` search's answer (see travelCandidates): its stores, their legs from `route`
-   * (given the stores and the catalogue version; none: the straight-line answer), and where they
-   * came from. Kept like the other answers, by every argument, but for `ttlMs` at most (the road
-   * network changes on its own) and only when the engine answered and the catalogue did not move
-   * meanwhile; with `open_at`, worked out every time.
-   */
-  async travelResponse(
-    search: { center: Point; maxDistance: number; limit: number; candidates: number; moment: Moment | undefined; scope: Scope; maxMinutes: number | undefined },
-    route: (stores: Array<{ key: string; point: Point }>, version: number) => Promise<{ legs?: ReadonlyArray<TravelLeg | null>; source: string }>,
-    ttlMs: number,
-  ): Promise<{ body: Buffer; scope: SearchScope; travel: string }> {
-    const { center, maxDistance, limit, candidates, moment, scope, maxMinutes } = search;
-    const key = moment ? undefined : `travel:${center.lat},${center.lng},${limit},${candidates},${scopeKey(maxDistance, scope)},${maxMinutes ?? ''}`;
+  search(plan: SearchPlan & { travel?: undefined }): IndexAnswer;
+  search(plan: SearchPlan): IndexAnswer | Promise<IndexAnswer>;
+  search(plan: SearchPlan): IndexAnswer | Promise<IndexAnswer> {
+    const key = keyOf(plan);
     const kept = key === undefined ? undefined : this.answers.get(key);
-    if (kept) return kept as Answer & { travel: string };
+    if (kept) return kept;
     const current = this.current;
-    const found = travelCandidates(current.view, center, maxDistance, limit, candidates, moment, scope);
-    const { legs, source } = await route(found.stores, current.version);
-    const answer = {
-      body: found.answer(legs, legs ? maxMinutes : undefined),
-      scope: found.scope,
-      center,
-      reach: found.reach,
-      state: scope.region?.state,
-      travel: source,
-    };
-    if (key !== undefined && legs && this.current === current && ttlMs > 0) this.answers.set(key, answer, { ttl: ttlMs });
-    return answer;
+    const found = answer(current.view, plan);
+    if (key === undefined) return found;
+    return found instanceof Promise ? found.then((made) => this.keep(key, plan, made, current)) : this.keep(key, plan, found, current);
+  }
+
+  /** Keeps a search's answer under `key`, for as long as its route step allows, unless the catalogue moved since `searched`. */
+  private keep(key: string, plan: SearchPlan, { body, scope, reach, travel, keepMs }: SearchAnswer, searched: Catalogue): IndexAnswer {
+    const kept: Answer = { body, scope, center: plan.center, reach, state: plan.area.kind === 'region' ? plan.area.region.state : undefined, travel };
+    if (keepMs > 0 && this.current === searched) this.answers.set(key, kept, keepMs === Infinity ? undefined : { ttl: keepMs });
+    return kept;
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {
