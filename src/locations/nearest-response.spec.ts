@@ -4,10 +4,8 @@ import type { Weekday } from '../stores/store.entity.js';
 import { KM_PER_MILE } from '../shared/great-circle.js';
 import {
   answer,
-  type DistanceUnit,
   type IndexView,
   type Moment,
-  type Region,
   type RouteStop,
   type Routed,
   type SearchAnswer,
@@ -16,26 +14,8 @@ import {
   type TravelLeg,
 } from './nearest-response.js';
 import { buildSnapshot, EMPTY_SNAPSHOT, type Snapshot } from './store-snapshot.js';
+import { planOf, type Scope } from '../../test/support/search-plans.js';
 
-/** The search's area and unit as the request's fields give them. */
-interface Scope {
-  unit: DistanceUnit;
-  nearestIfNone: boolean;
-  region?: Region;
-}
-const planOf = (
-  center: Point,
-  maxDistance: number,
-  limit: number,
-  moment: Moment | undefined,
-  { unit, nearestIfNone, region }: Scope,
-): SearchPlan & { travel?: undefined } => ({
-  center,
-  area: region ? { kind: 'region', region } : { kind: nearestIfNone ? 'nearest' : 'radius', maxDistance },
-  unit,
-  limit,
-  moment,
-});
 /** A search in miles within `maxMiles`: its body. */
 const nearestResponse = (source: Snapshot | IndexView, center: Point, maxMiles: number, limit: number, moment?: Moment) =>
   answer(source, planOf(center, maxMiles, limit, moment, { unit: 'mi', nearestIfNone: false })).body;

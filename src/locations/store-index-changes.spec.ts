@@ -1,30 +1,11 @@
 import type { Metrics } from '../metrics/metrics.js';
 import type { CatalogChange, CatalogHoliday, CatalogStore, StoreCatalog } from '../stores/store-catalog.js';
 import type { StoresSettings } from '../stores/stores.config.js';
-import type { Point } from '../shared/great-circle.js';
-import { answer, type DistanceUnit, type Moment, type Region, type SearchPlan } from './nearest-response.js';
+import { answer, type Moment } from './nearest-response.js';
 import { StoreIndex } from './store-index.js';
 import { buildSnapshot } from './store-snapshot.js';
+import { planOf, type Scope } from '../../test/support/search-plans.js';
 
-/** The search's area and unit as the request's fields give them. */
-interface Scope {
-  unit: DistanceUnit;
-  nearestIfNone: boolean;
-  region?: Region;
-}
-const planOf = (
-  center: Point,
-  maxDistance: number,
-  limit: number,
-  moment: Moment | undefined,
-  { unit, nearestIfNone, region }: Scope,
-): SearchPlan & { travel?: undefined } => ({
-  center,
-  area: region ? { kind: 'region', region } : { kind: nearestIfNone ? 'nearest' : 'radius', maxDistance },
-  unit,
-  limit,
-  moment,
-});
 const MILES: Scope = { unit: 'mi', nearestIfNone: false };
 
 /** mulberry32: a small seeded generator, so that a failing sequence can be run again. */

@@ -2,28 +2,9 @@ import type { StoresSettings } from '../stores/stores.config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CatalogStore, StoreCatalog } from '../stores/store-catalog.js';
 import type { Point } from '../shared/great-circle.js';
-import type { DistanceUnit, Moment, Region, SearchPlan, Travel } from './nearest-response.js';
+import type { Moment, Travel } from './nearest-response.js';
 import { StoreIndex, type IndexAnswer } from './store-index.js';
-
-/** The search's area and unit as the request's fields give them. */
-interface Scope {
-  unit: DistanceUnit;
-  nearestIfNone: boolean;
-  region?: Region;
-}
-const planOf = (
-  center: Point,
-  maxDistance: number,
-  limit: number,
-  moment: Moment | undefined,
-  { unit, nearestIfNone, region }: Scope,
-): SearchPlan & { travel?: undefined } => ({
-  center,
-  area: region ? { kind: 'region', region } : { kind: nearestIfNone ? 'nearest' : 'radius', maxDistance },
-  unit,
-  limit,
-  moment,
-});
+import { planOf, type Scope } from '../../test/support/search-plans.js';
 
 const store = (code: string, name: string, lat: number, lng: number): CatalogStore => ({
   code,
