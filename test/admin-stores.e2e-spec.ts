@@ -314,6 +314,29 @@ describe('admin API: stores', () => {
       await expect(checksum()).resolves.toBe(before);
     });
 
+    it('answers a file of 200 bad rows with its first 50 problems and the count of all, in the 422 and the preview alike', async () => {
+      await importStores(t, storesCsv(many(2)));
+      const before = await checksum();
+      const csv = storesCsv([...many(1, 'N'), ...Array.from({ length: 200 }, (_, i) => ({ code: `BAD${i}`, name: 'bad', state: 'XX' }))]);
+      const first50 = Array.from({ length: 50 }, (_, i) => ({
+        line: i + 3,
+        column: 'state',
+        code: 'bad_state',
+        message: '"XX" is not a US state or territory code',
+      }));
+      const refused = await upload(csv).expect(422);
+      const lines = first50.map((p) => `  line ${p.line}, state: ${p.message}`);
+      expect(refused.body).toEqual({
+        error: 422,
+        message: `the file was not imported, 200 problems found:\n${lines.join('\n')}\n  … and 150 more`,
+        problems: first50,
+      });
+      const dry = await upload(csv, '?dry_run=true').set('Prefer', 'handling=lenient').expect(200);
+      expect(dry.body).toMatchObject({ read: 201, inserted: 0, changes: [], problem_count: 200 });
+      expect(dry.body.problems).toEqual(first50);
+      await expect(checksum()).resolves.toBe(before);
+    });
+
     it('refuses another content type with 415 and bad flags with 400, writing nothing', async () => {
       const csv = storesCsv(many(2));
       await expect(t.http.post('/admin/stores.csv').set(bearer(admin)).set('Content-Type', 'application/json').send('{}').expect(415)).resolves.toMatchObject({

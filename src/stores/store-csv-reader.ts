@@ -52,14 +52,21 @@ export const PROGRESS_EVERY_ROWS = 1000;
 export class StoreImportError extends Error {
   /** The rows the check read (a dry run's `read` with `listProblems`); 0 when the file itself was refused (its header, or not CSV). */
   read = 0;
+  /** The first MAX_LISTED_PROBLEMS problems, in the file's order: all that any answer shows. */
+  readonly problems: RowProblem[];
 
-  constructor(readonly problems: RowProblem[]) {
-    const listed = problems.slice(0, MAX_LISTED_PROBLEMS).map(formatProblem);
-    const rest = problems.length - listed.length;
+  /** `problemCount` counts every problem found, `problems` may hold only the first ones (a bad file of 100,000 rows has hundreds of thousands). */
+  constructor(
+    problems: RowProblem[],
+    readonly problemCount = problems.length,
+  ) {
+    const listed = problems.slice(0, MAX_LISTED_PROBLEMS);
+    const rest = problemCount - listed.length;
     super(
-      `the file was not imported, ${problems.length} problem${problems.length === 1 ? '' : 's'} found:\n  ${listed.join('\n  ')}` +
+      `the file was not imported, ${problemCount} problem${problemCount === 1 ? '' : 's'} found:\n  ${listed.map(formatProblem).join('\n  ')}` +
         (rest > 0 ? `\n  … and ${rest} more` : ''),
     );
+    this.problems = listed;
   }
 }
 
@@ -83,9 +90,17 @@ export interface CheckedFile {
 export class StoreCsvReader {
   constructor(private readonly lookupZip: (zip5: string) => Point | undefined) {}
 
-  /** First pass: every row checked, every problem collected; throws StoreImportError if there is any. */
+  /**
+   * First pass: every row checked, every problem counted and the first MAX_LISTED_PROBLEMS kept
+   * (all that is shown); throws StoreImportError if there is any.
+   */
   async validate(open: () => Readable, pacer: Pacer, onProgress?: (p: ImportProgress) => void): Promise<CheckedFile> {
     const problems: RowProblem[] = [];
+    let problemCount = 0;
+    const found = (more: RowProblem[]) => {
+      problemCount += more.length;
+      problems.push(...more.slice(0, MAX_LISTED_PROBLEMS - problems.length));
+    };
     const warnings: RowWarning[] = [];
     let warningCount = 0;
     const codes = new Map<string, number>();
@@ -99,21 +114,21 @@ export class StoreCsvReader {
       }
       read++;
       const result = validateStoreRecord(record, line, { zip: this.lookupZip }, columns);
-      problems.push(...result.problems);
+      found(result.problems);
       warningCount += result.warnings.length;
       warnings.push(...result.warnings.slice(0, MAX_LISTED_PROBLEMS - warnings.length));
       if (result.row) {
         const seen = codes.get(result.row.code);
-        if (seen !== undefined) problems.push({ line, column: 'code', code: 'duplicate_code', reason: `"${result.row.code}" already appears on line ${seen}` });
+        if (seen !== undefined) found([{ line, column: 'code', code: 'duplicate_code', reason: `"${result.row.code}" already appears on line ${seen}` }]);
         else codes.set(result.row.code, line);
       }
       if (read % PROGRESS_EVERY_ROWS === 0) onProgress?.({ phase: 'validate', rows: read, bytes });
     }
     onProgress?.({ phase: 'validate', rows: read, bytes: Number.NaN });
     if (!sawHeader) {
-      problems.push({ line: 1, code: 'bad_header', reason: `the file is empty; ${STORE_CSV_HEADER_RULE}` });
+      found([{ line: 1, code: 'bad_header', reason: `the file is empty; ${STORE_CSV_HEADER_RULE}` }]);
     }
-    if (problems.length > 0) throw Object.assign(new StoreImportError(problems), { read });
+    if (problemCount > 0) throw Object.assign(new StoreImportError(problems, problemCount), { read });
     return { codes, read, warnings, warningCount };
   }
 

@@ -14,7 +14,7 @@ import type { Request, Response } from 'express';
 import { AllExceptionsFilter } from '../common/all-exceptions.filter.js';
 import type { Caller } from '../common/caller.js';
 import { StoreFieldsError, StoreNotFoundError } from './store-admin.service.js';
-import { MAX_LISTED_PROBLEMS, StoreImportError } from './store-csv-reader.js';
+import { StoreImportError } from './store-csv-reader.js';
 import { StoreCatalogMovedError, StoreRemovalGuardError } from './store-import-plan.js';
 
 type StoreError = StoreImportError | StoreCatalogMovedError | StoreRemovalGuardError | StoreNotFoundError | StoreFieldsError;
@@ -38,9 +38,7 @@ export class StoreErrorsFilter implements ExceptionFilter<StoreError> {
 
   private translate(error: StoreError, req: Request & { user?: Caller }, res: Response): HttpException {
     if (error instanceof StoreImportError) {
-      const problems = error.problems
-        .slice(0, MAX_LISTED_PROBLEMS)
-        .map(({ line, column, code, reason }) => ({ line, column: column ?? null, code, message: reason }));
+      const problems = error.problems.map(({ line, column, code, reason }) => ({ line, column: column ?? null, code, message: reason }));
       return new UnprocessableEntityException({ message: error.message, problems });
     }
     if (error instanceof StoreNotFoundError) return new NotFoundException(error.message);

@@ -8,7 +8,7 @@ import { storesConfig } from './stores.config.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog } from './store-catalog.js';
-import { MAX_LISTED_PROBLEMS, Pacer, StoreCsvReader, StoreImportError, type CheckedFile } from './store-csv-reader.js';
+import { Pacer, StoreCsvReader, StoreImportError, type CheckedFile } from './store-csv-reader.js';
 import type { ImportOptions } from './store-import-options.js';
 import { ImportPlanner, StoreCatalogMovedError, type ImportSummary } from './store-import-plan.js';
 import { Store } from './store.entity.js';
@@ -113,8 +113,8 @@ export class StoreImportService {
       changes: [],
       changesTruncated: false,
       removalsNeedConfirmation: false,
-      problems: error.problems.slice(0, MAX_LISTED_PROBLEMS),
-      problemCount: error.problems.length,
+      problems: error.problems,
+      problemCount: error.problemCount,
     };
   }
 
