@@ -95,8 +95,9 @@ function changedFields(row: StoreRow, store: Store): FieldChange[] {
   }));
 }
 
-/** The stores a prune removes: every id (they are deleted by id), details only for the ones listed. */
+/** The stores a prune removes: how many, every id for an apply (they are deleted by id), details only for the ones listed. */
 interface Removals {
+  count: number;
   ids: number[];
   listed: StoreChange[];
   catalogSize: number;
@@ -105,13 +106,15 @@ interface Removals {
 /**
  * What an import would do to the catalogue at `summary.version`: the dry run's answer, and what
  * an apply writes. It holds the rows to write and the ids to remove, nothing of the rows that
- * stay as they are: a file that changes one store of 100,000 plans to one row.
+ * stay as they are: a file that changes one store of 100,000 plans to one row. A dry run's plan
+ * holds neither (it writes nothing): its answer is the summary, counts and a listing capped at
+ * MAX_LISTED_CHANGES, where a file of 100,000 new stores would hold about 76 MB of rows.
  */
 export interface ImportPlan {
   summary: ImportSummary;
-  /** The file's new and changed rows, in its order; `summary.inserted` of them are new. */
+  /** The file's new and changed rows, in its order; `summary.inserted` of them are new. Empty for a dry run. */
   puts: StoreRow[];
-  /** The ids of the stores a prune removes. */
+  /** The ids of the stores a prune removes. Empty for a dry run. */
   removals: number[];
 }
 
@@ -150,9 +153,10 @@ export class ImportPlanner {
       problems: [],
       problemCount: 0,
     };
-    const removals = options.prune ? await this.removals(reader, file.codes) : undefined;
+    const apply = !options.dryRun;
+    const removals = options.prune ? await this.removals(reader, file.codes, apply) : undefined;
     summary.catalogSize = removals?.catalogSize ?? (await reader.count(Store));
-    summary.pruned = removals?.ids.length ?? 0;
+    summary.pruned = removals?.count ?? 0;
     summary.removalsNeedConfirmation = summary.pruned > (summary.catalogSize * this.maxPrunePercent) / 100;
     const plan: ImportPlan = { summary, puts: [], removals: removals?.ids ?? [] };
     let batch: Array<{ row: StoreRow; line: number }> = [];
@@ -160,13 +164,13 @@ export class ImportPlanner {
       await pacer.pause();
       batch.push({ row, line });
       if (batch.length === CHUNK) {
-        await this.compare(reader, batch, plan);
+        await this.compare(reader, batch, plan, apply);
         batch = [];
       }
       // Still named `write` for the progress's readers (the command's bar, scripts): the pass that leads to the write.
       if (rows % PROGRESS_EVERY_ROWS === 0) options.onProgress?.({ phase: 'write', rows, bytes });
     }
-    await this.compare(reader, batch, plan);
+    await this.compare(reader, batch, plan, apply);
     options.onProgress?.({ phase: 'write', rows: file.read, bytes: Number.NaN });
     if (removals) this.list(summary, removals.listed);
     return plan;
@@ -179,8 +183,8 @@ export class ImportPlanner {
     summary.changes.push(...changes.slice(0, Math.max(0, room)));
   }
 
-  /** One chunk of the file's rows against the stored ones: counted, listed, and the new and changed ones kept for the apply. */
-  private async compare(reader: EntityManager, rows: Array<{ row: StoreRow; line: number }>, plan: ImportPlan): Promise<void> {
+  /** One chunk of the file's rows against the stored ones: counted, listed, and the new and changed ones kept for an `apply`. */
+  private async compare(reader: EntityManager, rows: Array<{ row: StoreRow; line: number }>, plan: ImportPlan, apply: boolean): Promise<void> {
     if (rows.length === 0) return;
     const { summary } = plan;
     const existing = new Map((await reader.findBy(Store, { code: In(rows.map((r) => r.row.code)) })).map((s) => [s.code, s]));
@@ -201,14 +205,14 @@ export class ImportPlanner {
         summary.inserted++;
         listed.push({ change: 'add', line, code: row.code, name: row.name, city: row.city, state: row.state });
       }
-      plan.puts.push(row);
+      if (apply) plan.puts.push(row);
     }
     this.list(summary, listed);
   }
 
-  /** The stores whose code the file does not have, read page by page in id order, and how many stores there are. */
-  private async removals(reader: EntityManager, keep: Map<string, number>): Promise<Removals> {
-    const removals: Removals = { ids: [], listed: [], catalogSize: 0 };
+  /** The stores whose code the file does not have, read page by page in id order (their ids kept for an `apply`), and how many stores there are. */
+  private async removals(reader: EntityManager, keep: Map<string, number>, apply: boolean): Promise<Removals> {
+    const removals: Removals = { count: 0, ids: [], listed: [], catalogSize: 0 };
     for (let after = 0; ;) {
       const page = await reader
         .createQueryBuilder(Store, 'store')
@@ -220,7 +224,8 @@ export class ImportPlanner {
       removals.catalogSize += page.length;
       for (const store of page) {
         if (keep.has(store.code)) continue;
-        removals.ids.push(store.id);
+        removals.count++;
+        if (apply) removals.ids.push(store.id);
         if (removals.listed.length < MAX_LISTED_CHANGES)
           removals.listed.push({ change: 'remove', code: store.code, name: store.name, city: store.city, state: store.state });
       }

@@ -3,8 +3,9 @@ import { jest } from '@jest/globals';
 import { STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
 import { StoreAdminService } from '../../src/stores/store-admin.service.js';
 import { StoreCatalog, type CatalogWrite, type CatalogWriter } from '../../src/stores/store-catalog.js';
-import { StoreImportError, type ImportProgress } from '../../src/stores/store-csv-reader.js';
-import { StoreCatalogMovedError } from '../../src/stores/store-import-plan.js';
+import { ZipGeocoder } from '../../src/geo/zip-geocoder.js';
+import { Pacer, StoreCsvReader, StoreImportError, type ImportProgress } from '../../src/stores/store-csv-reader.js';
+import { ImportPlanner, StoreCatalogMovedError } from '../../src/stores/store-import-plan.js';
 import type { ImportOptions } from '../../src/stores/store-import-options.js';
 import { StoreImportService } from '../../src/stores/store-import.service.js';
 import { Store } from '../../src/stores/store.entity.js';
@@ -256,6 +257,25 @@ describe(StoreImportService.name, () => {
       await expect(run(csv, { prune: true, expectedRemovals: 1 })).resolves.toEqual({ ...dry, version: before.version + 1 });
       await expect(stores()).resolves.toMatchObject([{ code: 'FAR' }, { code: 'KEEP', name: 'Renamed' }, { code: 'NEW' }]);
       await expect(version()).resolves.toBe(before.version + 1);
+    });
+    it("keeps none of the rows to write nor the ids to remove in a dry run's plan, its summary the apply's plan's", async () => {
+      await run(storesCsv([{ code: 'KEEP', name: 'Kept store' }, { code: 'OLD', name: 'Gone from the file' }, ...many(3)]));
+      const [old] = await ctx.dataSource.getRepository(Store).findBy({ code: 'OLD' });
+      const csv = storesCsv([{ code: 'KEEP', name: 'Renamed' }, ...many(1200)]);
+      const open = () => Readable.from([csv]);
+      const reader = new StoreCsvReader((zip5) => ctx.module.get(ZipGeocoder).lookup(zip5));
+      const planner = new ImportPlanner(reader, ctx.module.get(StoreCatalog), 50);
+      const file = await reader.validate(open, new Pacer(1));
+      const dry = await planner.plan(ctx.dataSource.manager, open, file, new Pacer(1), { dryRun: true, prune: true });
+      const apply = await planner.plan(ctx.dataSource.manager, open, file, new Pacer(1), { prune: true });
+      expect(dry.summary).toMatchObject({ read: 1201, inserted: 1197, updated: 1, unchanged: 3, pruned: 1, changesTruncated: true });
+      expect(dry.summary.changes).toHaveLength(1000);
+      expect(dry.summary).toEqual(apply.summary);
+      expect(dry.puts).toEqual([]);
+      expect(dry.removals).toEqual([]);
+      expect(apply.puts).toHaveLength(1198);
+      expect(apply.puts[0]).toMatchObject({ code: 'KEEP', name: 'Renamed' });
+      expect(apply.removals).toEqual([old.id]);
     });
   });
 
