@@ -236,8 +236,15 @@ export class StoreCatalog {
    * process's listeners run with the change (the search index applies it) before
    * this answers. A write that changed nothing commits nothing, bumps nothing and tells no one.
    * A write conflict runs `work` again from the start, so it must not keep state across tries.
+   * `committed`, when given, runs once with `work`'s value after the commit and before the
+   * listeners: there a writer lets go of what it held for `work` (an import's rows, tens of
+   * megabytes), which would otherwise still be held while the index loads every store again.
    */
-  async write<T>(writer: CatalogWriter, work: (write: CatalogWrite) => Promise<T>): Promise<{ value: T; version: number; change: CatalogWrite['change'] }> {
+  async write<T>(
+    writer: CatalogWriter,
+    work: (write: CatalogWrite) => Promise<T>,
+    committed?: (value: T) => void,
+  ): Promise<{ value: T; version: number; change: CatalogWrite['change'] }> {
     const result = await retryWriteConflicts(() =>
       this.dataSource.transaction(async (manager) => {
         const begun = performance.now();
@@ -258,6 +265,7 @@ export class StoreCatalog {
       }),
     );
     this.metrics.storeCatalogWriteDuration.observe({ writer }, (performance.now() - result.begun) / 1000);
+    committed?.(result.value);
     if (result.changed) await this.changed(result.changed);
     return { value: result.value, version: result.version, change: result.change };
   }

@@ -10,7 +10,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog } from './store-catalog.js';
 import { Pacer, StoreCsvReader, StoreImportError, type CheckedFile } from './store-csv-reader.js';
 import type { ImportOptions } from './store-import-options.js';
-import { ImportPlanner, StoreCatalogMovedError, type ImportSummary } from './store-import-plan.js';
+import { ImportPlanner, StoreCatalogMovedError, type ImportPlan, type ImportSummary } from './store-import-plan.js';
 import { Store } from './store.entity.js';
 
 /**
@@ -81,18 +81,25 @@ export class StoreImportService {
         if (tries === OPTIMISTIC_PLANS || (await this.catalog.version()) === plan.summary.version) return plan.summary;
         continue;
       }
+      // Once an apply committed, the codes of the file are not needed again (no plan follows): let
+      // them go before the index loads every store, as the plan's rows (planThenApply).
+      const committed = (applied: ImportSummary | undefined) => applied && file.codes.clear();
       const outcome = optimistic
-        ? await this.planThenApply(open, file, pacer, options)
-        : await this.catalog.write('import', async (write) => {
-            const plan = await this.planner.plan(write.manager, open, file, pacer, options, write.version);
-            this.planner.check(plan, options);
-            await write.put(plan.puts, plan.summary.inserted);
-            await write.remove(plan.removals);
-            return plan;
-          });
+        ? await this.planThenApply(open, file, pacer, options, committed)
+        : await this.catalog.write(
+            'import',
+            async (write) => {
+              // Only the summary leaves `work`: the plan's rows are garbage once written.
+              const plan = await this.planner.plan(write.manager, open, file, pacer, options, write.version);
+              this.planner.check(plan, options);
+              await write.put(plan.puts, plan.summary.inserted);
+              await write.remove(plan.removals);
+              return plan.summary;
+            },
+            committed,
+          );
       if (!outcome) continue;
-      const { value: plan, version } = outcome;
-      const summary = { ...plan.summary, version };
+      const summary = { ...outcome.value, version: outcome.version };
       for (const count of ['inserted', 'updated', 'unchanged', 'pruned'] as const) this.metrics.storeImportRows.inc({ outcome: count }, summary[count]);
       return summary;
     }
@@ -118,16 +125,36 @@ export class StoreImportService {
     };
   }
 
-  /** A plan outside any transaction, then its apply; undefined when the catalogue moved in between (plan again). */
-  private async planThenApply(open: () => Readable, file: CheckedFile, pacer: Pacer, options: ImportOptions) {
-    const plan = await this.planner.plan(this.dataSource.manager, open, file, pacer, options);
+  /**
+   * A plan outside any transaction, then its apply; undefined when the catalogue moved in between
+   * (plan again). The plan is let go of once the write committed, before the catalogue's
+   * listeners run: an import of more than CHANGE_LOG_MAX_STORES stores makes the index load
+   * every store again, and the old index, the new one and the plan's rows must not all be held
+   * at once. `committed` runs then too.
+   */
+  private async planThenApply(
+    open: () => Readable,
+    file: CheckedFile,
+    pacer: Pacer,
+    options: ImportOptions,
+    committed: (applied: ImportSummary | undefined) => void,
+  ): Promise<{ value: ImportSummary; version: number } | undefined> {
+    let plan: ImportPlan | undefined = await this.planner.plan(this.dataSource.manager, open, file, pacer, options);
     this.planner.check(plan, options);
-    const applied = await this.catalog.write('import', async (write) => {
-      if (write.version !== plan.summary.version) return undefined;
-      await write.put(plan.puts, plan.summary.inserted);
-      await write.remove(plan.removals);
-      return plan;
-    });
+    const applied = await this.catalog.write(
+      'import',
+      async (write) => {
+        const { summary, puts, removals } = plan!;
+        if (write.version !== summary.version) return undefined;
+        await write.put(puts, summary.inserted);
+        await write.remove(removals);
+        return summary;
+      },
+      (value) => {
+        plan = undefined;
+        committed(value);
+      },
+    );
     if (applied.value) return { value: applied.value, version: applied.version };
     if (options.ifVersions !== undefined && !options.ifVersions.includes(applied.version))
       throw new StoreCatalogMovedError(options.ifVersions, applied.version);

@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { jest } from '@jest/globals';
-import { STORE_CSV_REQUIRED_COLUMNS } from '../../src/stores/store-csv.js';
+import { STORE_CSV_REQUIRED_COLUMNS, type StoreRow } from '../../src/stores/store-csv.js';
 import { StoreAdminService } from '../../src/stores/store-admin.service.js';
 import { StoreCatalog, type CatalogWrite, type CatalogWriter } from '../../src/stores/store-catalog.js';
 import { ZipGeocoder } from '../../src/geo/zip-geocoder.js';
@@ -14,6 +16,9 @@ import { storesCsv, WEEK_OPEN, type StoreInput } from '../support/stores.js';
 import { newMediumContext, type MediumContext } from './medium.factory.js';
 
 const HEADER = STORE_CSV_REQUIRED_COLUMNS.join(',');
+// A full garbage collection on demand, without starting the test runner with --expose-gc.
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 /** The summary of an import that reads no row and changes nothing. */
 const NOTHING = {
   read: 0,
@@ -320,17 +325,68 @@ describe(`${StoreImportService.name}: plan, then apply`, () => {
   const moveBeforeApply = (times: number, edit: (time: number) => Promise<unknown>) => {
     const write = catalog.write.bind(catalog);
     let time = 0;
-    jest.spyOn(catalog, 'write').mockImplementation(async (writer: CatalogWriter, work: (w: CatalogWrite) => Promise<unknown>) => {
-      if (writer === 'import' && time < times) await edit(time++);
-      return write(writer, work);
-    });
+    jest
+      .spyOn(catalog, 'write')
+      .mockImplementation(async (writer: CatalogWriter, work: (w: CatalogWrite) => Promise<unknown>, committed?: (value: unknown) => void) => {
+        if (writer === 'import' && time < times) await edit(time++);
+        return write(writer, work, committed);
+      });
   };
+  /**
+   * Imports `csv` (more than CHANGE_LOG_MAX_STORES new stores: an index reloads every store on
+   * it) and gives, for each listener call of the catalogue, whether any row written so far was
+   * still held then (after a full garbage collection). The rows are watched through weak
+   * references taken as `put` gets them, which keep nothing alive.
+   */
+  const rowsHeldByListeners = async (csv: string, moves = 0) => {
+    const put: Array<WeakRef<object>> = [];
+    const write = catalog.write.bind(catalog);
+    let time = 0;
+    const spy = jest
+      .spyOn(catalog, 'write')
+      .mockImplementation(async (writer: CatalogWriter, work: (w: CatalogWrite) => Promise<unknown>, committed?: (value: unknown) => void) => {
+        // As moveBeforeApply: the first `moves` applies find an admin write committed just before.
+        if (writer === 'import' && time < moves) await admin.upsert(`MOVE${time}`, fields(`Moved ${time++}`));
+        return write(
+          writer,
+          (w) => {
+            const { put: real } = w;
+            return work(
+              Object.assign(Object.create(w) as CatalogWrite, {
+                put: (rows: readonly StoreRow[], added: number) => {
+                  if (rows.length > 0) put.push(new WeakRef(rows), new WeakRef(rows[0]), new WeakRef(rows[rows.length - 1]));
+                  return real(rows, added);
+                },
+              }),
+            );
+          },
+          committed,
+        );
+      });
+    const held: boolean[] = [];
+    listening = async () => {
+      // A weak reference holds its target until the task that made it ends (sqlite's writes run in one).
+      await new Promise((resolve) => setImmediate(resolve));
+      collectGarbage();
+      held.push(put.some((ref) => ref.deref() !== undefined));
+    };
+    try {
+      await run(csv);
+    } finally {
+      listening = undefined;
+      spy.mockRestore();
+    }
+    expect(put.length).toBeGreaterThan(0);
+    return held;
+  };
+  let listening: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     ctx = await newMediumContext(StoresModule, { EVENTS_NATS_URL: 'nats://127.0.0.1:4222' });
     sut = ctx.module.get(StoreImportService);
     admin = ctx.module.get(StoreAdminService);
     catalog = ctx.module.get(StoreCatalog);
+    catalog.onChange(async () => await listening?.());
   });
   afterAll(() => ctx.close());
   beforeEach(async () => {
@@ -390,6 +446,14 @@ describe(`${StoreImportService.name}: plan, then apply`, () => {
     expect((await stores()).map((s) => s.code)).toEqual(['C00000', 'C00001', 'C00002', 'MOVE0', 'MOVE1', 'MOVE2', 'NEW']);
     await expect(version()).resolves.toBe(v0 + 4);
     expect(await events()).toHaveLength(4);
+  });
+
+  it("holds none of the apply's rows by the time the catalogue's listeners run (the index's reload), planned before the write or inside it", async () => {
+    await expect(rowsHeldByListeners(storesCsv(many(1200, 100)))).resolves.toEqual([false]);
+    // Three admin writes (their listener calls hold no rows), then the import planned inside its write.
+    await expect(rowsHeldByListeners(storesCsv(many(1200, 2000)), 3)).resolves.toEqual([false, false, false, false]);
+    expect(plans).toBe(5);
+    await expect(ctx.dataSource.getRepository(Store).count()).resolves.toBe(3 + 1200 + 3 + 1200);
   });
 
   it('writes nothing and bumps nothing when the file changes nothing: the rows, their times, the version and the outbox stay', async () => {
