@@ -4,6 +4,7 @@ import type { StoreCatalog } from './store-catalog.js';
 import { type RowProblem, type RowWarning, type StoreRow } from './store-csv.js';
 import { PROGRESS_EVERY_ROWS, type CheckedFile, type Pacer, type StoreCsvReader } from './store-csv-reader.js';
 import { KEPT_FIELDS, STORED_FIELDS, storeFieldText, type StoredField } from '../shared/store-fields.js';
+import { WEEKDAYS } from '../shared/weekdays.js';
 import { Store } from './store.entity.js';
 import type { ImportOptions } from './store-import-options.js';
 
@@ -95,6 +96,25 @@ function changedFields(row: StoreRow, store: Store): FieldChange[] {
   }));
 }
 
+/** The fields whose values repeat from store to store in a chain's file: its opening hours, cities, states and zones. */
+const REPEATING_FIELDS = ['city', 'state', ...WEEKDAYS, 'time_zone'] as const;
+
+/**
+ * `row`, each of its REPEATING_FIELDS now the first equal string of the plan (`seen`): the
+ * file's parser makes a new string of every cell, so a plan keeping 100,000 rows held as many
+ * copies of the same few hours (771 bytes a row of the synthetic file; 449 shared).
+ */
+function sharingValues(row: StoreRow, seen: Map<string, string>): StoreRow {
+  for (const field of REPEATING_FIELDS) {
+    const value = row[field];
+    if (value === undefined) continue;
+    const first = seen.get(value);
+    if (first === undefined) seen.set(value, value);
+    else (row as { [field: string]: unknown })[field] = first;
+  }
+  return row;
+}
+
 /** The stores a prune removes: how many, every id for an apply (they are deleted by id), details only for the ones listed. */
 interface Removals {
   count: number;
@@ -159,18 +179,19 @@ export class ImportPlanner {
     summary.pruned = removals?.count ?? 0;
     summary.removalsNeedConfirmation = summary.pruned > (summary.catalogSize * this.maxPrunePercent) / 100;
     const plan: ImportPlan = { summary, puts: [], removals: removals?.ids ?? [] };
+    const kept = apply ? new Map<string, string>() : undefined;
     let batch: Array<{ row: StoreRow; line: number }> = [];
     for await (const { row, line, rows, bytes } of this.csv.rows(open)) {
       await pacer.pause();
       batch.push({ row, line });
       if (batch.length === CHUNK) {
-        await this.compare(reader, batch, plan, apply);
+        await this.compare(reader, batch, plan, kept);
         batch = [];
       }
       // Still named `write` for the progress's readers (the command's bar, scripts): the pass that leads to the write.
       if (rows % PROGRESS_EVERY_ROWS === 0) options.onProgress?.({ phase: 'write', rows, bytes });
     }
-    await this.compare(reader, batch, plan, apply);
+    await this.compare(reader, batch, plan, kept);
     options.onProgress?.({ phase: 'write', rows: file.read, bytes: Number.NaN });
     if (removals) this.list(summary, removals.listed);
     return plan;
@@ -183,8 +204,17 @@ export class ImportPlanner {
     summary.changes.push(...changes.slice(0, Math.max(0, room)));
   }
 
-  /** One chunk of the file's rows against the stored ones: counted, listed, and the new and changed ones kept for an `apply`. */
-  private async compare(reader: EntityManager, rows: Array<{ row: StoreRow; line: number }>, plan: ImportPlan, apply: boolean): Promise<void> {
+  /**
+   * One chunk of the file's rows against the stored ones: counted, listed, and the new and
+   * changed ones kept for an apply, their repeating values shared through `kept` (undefined for
+   * a dry run, which keeps no row).
+   */
+  private async compare(
+    reader: EntityManager,
+    rows: Array<{ row: StoreRow; line: number }>,
+    plan: ImportPlan,
+    kept: Map<string, string> | undefined,
+  ): Promise<void> {
     if (rows.length === 0) return;
     const { summary } = plan;
     const existing = new Map((await reader.findBy(Store, { code: In(rows.map((r) => r.row.code)) })).map((s) => [s.code, s]));
@@ -205,7 +235,7 @@ export class ImportPlanner {
         summary.inserted++;
         listed.push({ change: 'add', line, code: row.code, name: row.name, city: row.city, state: row.state });
       }
-      if (apply) plan.puts.push(row);
+      if (kept) plan.puts.push(sharingValues(row, kept));
     }
     this.list(summary, listed);
   }
