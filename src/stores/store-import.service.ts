@@ -83,7 +83,9 @@ export class StoreImportService {
       }
       // Once an apply committed, the codes of the file are not needed again (no plan follows): let
       // them go before the index loads every store, as the plan's rows (planThenApply).
-      const committed = (applied: ImportSummary | undefined) => applied && file.codes.clear();
+      const committed = (applied: ImportSummary | undefined) => {
+        if (applied) file.codes.clear();
+      };
       const outcome = optimistic
         ? await this.planThenApply(open, file, pacer, options, committed)
         : await this.catalog.write(
