@@ -61,6 +61,19 @@ const TRIGGER_RECHECK_MS = 10_000;
  */
 export type PlantEventsWay = 'off' | 'triggers' | 'statements';
 
+/** A plant write asked of OutboxService.writePlant: `write` (its INSERT or DELETE) for that plant, and its event's pieces. */
+interface PlantWriteRequest {
+  kind: 'created' | 'deleted';
+  team: string;
+  id: number;
+  actor: Actor;
+  write: Statement;
+  /** A creation's plant: its event is made from it rather than read from the row. */
+  plant?: PlantChange;
+  /** The transaction to write in (an idempotent create's); otherwise one round trip of its own. */
+  manager?: EntityManager;
+}
+
 /** A plant write with its event: statements for one round trip, the write last; `transaction` false: each autocommits (the event is the write's trigger's). */
 interface PlantWrite {
   statements: Statement[];
@@ -138,12 +151,12 @@ export class OutboxService {
    * Refuses with 503 when the outbox is full.
    */
   createPlant(plant: PlantChange, actor: Actor, write: Statement, manager?: EntityManager): Promise<number> {
-    return this.writePlant('created', plant.team, plant.id, actor, write, plant, manager);
+    return this.writePlant({ kind: 'created', team: plant.team, id: plant.id, actor, write, plant, manager });
   }
 
   /** A plant's deletion (`write`, its DELETE) with its event, as createPlant: 0 when there was no such plant, and no event. */
   deletePlant(team: string, id: number, actor: Actor, write: Statement): Promise<number> {
-    return this.writePlant('deleted', team, id, actor, write);
+    return this.writePlant({ kind: 'deleted', team, id, actor, write });
   }
 
   /**
@@ -169,35 +182,19 @@ export class OutboxService {
    * the same as the transaction; under load, mariadbd's CPU per write for events fell by a third
    * (`npm run bench:outbox-sql`, `npm run bench:events`, docs/performance.md).
    */
-  private async writePlant(
-    kind: 'created' | 'deleted',
-    team: string,
-    id: number,
-    actor: Actor,
-    write: Statement,
-    plant?: PlantChange,
-    manager?: EntityManager,
-  ): Promise<number> {
-    const { statements, transaction, unlessChanged } = this.enabled
-      ? await this.plantStatements(kind, team, id, actor, write, plant, manager)
-      : { statements: [write], transaction: false };
+  private async writePlant(request: PlantWriteRequest): Promise<number> {
+    const { statements, transaction, unlessChanged } = await this.plantStatements(request);
+    const { manager } = request;
     const changed = manager
       ? await writeIn(manager, statements, unlessChanged)
-      : (await runStatements(this.dataSource, statements, { transaction: transaction && statements.length > 1, unlessChanged })).at(-1)!;
+      : (await runStatements(this.dataSource, statements, { transaction, unlessChanged })).at(-1)!;
     if (this.enabled) this.recorded(changed, !manager);
     return changed;
   }
 
-  /** The statements of writePlant, `write` last: its changed rows are the events written. */
-  private async plantStatements(
-    kind: 'created' | 'deleted',
-    team: string,
-    id: number,
-    actor: Actor,
-    write: Statement,
-    plant?: PlantChange,
-    manager = this.dataSource.manager,
-  ): Promise<PlantWrite> {
+  /** The statements of writePlant, `write` last: its changed rows are the events written (with events off, `write` alone). */
+  private async plantStatements({ kind, team, id, actor, write, plant, manager = this.dataSource.manager }: PlantWriteRequest): Promise<PlantWrite> {
+    if (!this.enabled) return { statements: [write], transaction: false };
     await this.checkRoom(manager);
     const event = this.event(kind === 'created' ? EVENT_TYPES.plantCreated : EVENT_TYPES.plantDeleted, plantSubject({ team, id }), { team, id });
     const head = `${JSON.stringify(event).slice(0, -2)},"name":`;

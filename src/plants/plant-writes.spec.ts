@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { sqlConstants, writesIn as writesOf, type Writes } from '../../test/support/source-writes.js';
+import { sqlConstants, writesIn as writesOf, type Writes, writerSources } from '../../test/support/source-writes.js';
 
 /**
  * Where plants and their change events are written. A plant written anywhere else would have no
@@ -24,13 +24,6 @@ import { sqlConstants, writesIn as writesOf, type Writes } from '../../test/supp
 describe('plants and their events are written in known places only', () => {
   const root = new URL('../..', import.meta.url).pathname;
   const src = join(root, 'src');
-
-  const sources = (dir: string): string[] =>
-    readdirSync(dir).flatMap((name) => {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) return name === 'migrations' ? [] : sources(path);
-      return name.endsWith('.ts') && !name.endsWith('.spec.ts') ? [path] : [];
-    });
 
   const PLANTS: Writes = { tables: ['plants', 'event_outbox'], entities: ['Plant'], events: ['createPlant', 'deletePlant'] };
   const writesIn = (file: string, text: string, statements?: ReadonlySet<string>) => writesOf(file, text, PLANTS, statements);
@@ -63,7 +56,7 @@ describe('plants and their events are written in known places only', () => {
   });
 
   it('finds the writes of plants and their events in these places and no other', () => {
-    const files = new Map(sources(src).map((path) => [relative(root, path), readFileSync(path, 'utf8')]));
+    const files = new Map(writerSources(src).map((path) => [relative(root, path), readFileSync(path, 'utf8')]));
     const declared = new Map([...files].flatMap(([file, text]) => plantStatements(file, text).map((name) => [name, file] as const)));
     expect([...declared]).toEqual([
       ['INSERT_PLANT', 'src/plants/plants.service.ts'],

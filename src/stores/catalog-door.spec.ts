@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { writesIn as writesOf, type Writes } from '../../test/support/source-writes.js';
+import { writesIn as writesOf, type Writes, writerSources } from '../../test/support/source-writes.js';
 
 /**
  * The store catalogue has one door for writes (StoreCatalog.write in store-catalog.ts): it bumps
@@ -13,13 +13,6 @@ describe('the store catalogue is written through one door', () => {
   const root = new URL('../..', import.meta.url).pathname;
   const src = join(root, 'src');
   const DOOR = 'src/stores/store-catalog.ts';
-
-  const sources = (dir: string): string[] =>
-    readdirSync(dir).flatMap((name) => {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) return name === 'migrations' ? [] : sources(path);
-      return name.endsWith('.ts') && !name.endsWith('.spec.ts') ? [path] : [];
-    });
 
   /** The catalogue's tables and entities, and its change event. */
   const CATALOGUE: Writes = { tables: ['store_catalog', 'stores', 'store_changes', 'holidays'], entities: ['Store', 'Holiday'], events: ['storesChanged'] };
@@ -55,7 +48,7 @@ describe('the store catalogue is written through one door', () => {
   });
 
   it('finds no write of the catalogue in any other file of src/', () => {
-    const files = sources(src).map((path) => relative(root, path));
+    const files = writerSources(src).map((path) => relative(root, path));
     expect(files).toContain(DOOR);
     const elsewhere = files.filter((file) => file !== DOOR).flatMap((file) => writesIn(file, readFileSync(join(root, file), 'utf8')));
     expect(elsewhere).toEqual([]);

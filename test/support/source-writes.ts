@@ -1,4 +1,15 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import ts from 'typescript';
+
+/** The files a door spec reads under `dir`: every .ts but the specs, migrations left out (they change the schema and its data before any writer runs). */
+export function writerSources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name === 'migrations' ? [] : writerSources(path);
+    return name.endsWith('.ts') && !name.endsWith('.spec.ts') ? [path] : [];
+  });
+}
 
 /**
  * What a door spec looks for in a file of src/: SQL writing its `tables`, TypeORM writing its
