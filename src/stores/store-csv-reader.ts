@@ -168,14 +168,18 @@ export class StoreCsvReader {
     }
   }
 
-  /** Second pass: the rows, already known to be valid. */
-  async *rows(open: () => Readable): AsyncGenerator<{ row: StoreRow; line: number; rows: number; bytes: number }> {
+  /**
+   * A later pass: the rows, already known to be valid; `rows` counts every row read. With `only`,
+   * just the rows whose place among the rows (0 the first) it takes: the others are not made again.
+   */
+  async *rows(open: () => Readable, only?: (place: number) => boolean): AsyncGenerator<{ row: StoreRow; line: number; rows: number; bytes: number }> {
     let rows = 0;
     for await (const { record, line, bytes, header, columns } of this.records(open)) {
       if (header) continue;
-      const { row } = validateStoreRecord(record, line, { zip: this.lookupZip, zone: zoneOf }, columns);
-      if (!row) throw new Error(`line ${line} changed between the two passes over the file`);
       rows++;
+      if (only && !only(rows - 1)) continue;
+      const { row } = validateStoreRecord(record, line, { zip: this.lookupZip, zone: zoneOf }, columns);
+      if (!row) throw new Error(`line ${line} changed between the passes over the file`);
       yield { row, line, rows, bytes };
     }
   }

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { In, type EntityManager } from 'typeorm';
-import type { StoreCatalog } from './store-catalog.js';
+import type { CatalogWrite, StoreCatalog } from './store-catalog.js';
 import { type RowProblem, type RowWarning, type StoreRow } from './store-csv.js';
 import { PROGRESS_EVERY_ROWS, type CheckedFile, type Pacer, type StoreCsvReader } from './store-csv-reader.js';
 import { KEPT_FIELDS, STORED_FIELDS, storeFieldText, type StoredField } from '../shared/store-fields.js';
@@ -52,8 +52,20 @@ export interface ImportSummary {
  * (and about 200 KB of JSON); a file that changes more is checked by its counts and by sampling.
  */
 export const MAX_LISTED_CHANGES = 1000;
-/** Codes per look-up of the stored rows while planning. */
+/** Codes per look-up of the stored rows while planning, and rows per write of an apply that reads the file again. */
 const CHUNK = 500;
+/**
+ * The most new and changed rows a plan keeps for its apply (about 450 bytes each: 4.5 MB). A plan
+ * that changes more keeps only a mark per row of the file (ImportPlan.marks, a byte each) and the
+ * apply reads those rows from the file again, so that an import's memory does not grow with the
+ * file (100,000 kept rows were 43 MB, enough to get a 256 MiB pod killed). The cost is that pass,
+ * inside the write's transaction: about a second for 100,000 rows, where writing 10,000 rows alone
+ * takes about as long; an import that changes fewer stores writes straight from memory.
+ */
+export const KEPT_ROWS_MAX = 10_000;
+
+/** What an apply does with a row of the file (ImportPlan.marks). */
+const Mark = { Unchanged: 0, Added: 1, Updated: 2 } as const;
 const PRUNE_PAGE = 1000;
 
 /** An apply with `ifVersions` found the catalogue at another version: nothing was written. */
@@ -115,6 +127,18 @@ function sharingValues(row: StoreRow, seen: Map<string, string>): StoreRow {
   return row;
 }
 
+/** Gives the rows' KEPT_FIELDS that the file left out the stored values (a new store's are empty), as the plan compared them. */
+async function keepStoredValues(reader: EntityManager, rows: StoreRow[]): Promise<void> {
+  const missing = rows.filter((row) => KEPT_FIELDS.some((field) => row[field] === undefined));
+  if (missing.length === 0) return;
+  const stored = await reader.find(Store, {
+    select: Object.fromEntries(['code', ...KEPT_FIELDS].map((field) => [field, true])),
+    where: { code: In(missing.map((row) => row.code)) },
+  });
+  const byCode = new Map(stored.map((store) => [store.code, store]));
+  for (const row of missing) for (const field of KEPT_FIELDS) (row as { [field: string]: unknown })[field] ??= byCode.get(row.code)?.[field] ?? '';
+}
+
 /** The stores a prune removes: how many, every id for an apply (they are deleted by id), details only for the ones listed. */
 interface Removals {
   count: number;
@@ -125,15 +149,17 @@ interface Removals {
 
 /**
  * What an import would do to the catalogue at `summary.version`: the dry run's answer, and what
- * an apply writes. It holds the rows to write and the ids to remove, nothing of the rows that
- * stay as they are: a file that changes one store of 100,000 plans to one row. A dry run's plan
- * holds neither (it writes nothing): its answer is the summary, counts and a listing capped at
- * MAX_LISTED_CHANGES, where a file of 100,000 new stores would hold about 76 MB of rows.
+ * an apply writes (ImportPlanner.apply). It holds a mark per row of the file, the new and
+ * changed rows themselves only while there are at most KEPT_ROWS_MAX of them, and the ids to
+ * remove; nothing of the rows that stay as they are. A dry run's plan holds none of it (it writes
+ * nothing): its answer is the summary, counts and a listing capped at MAX_LISTED_CHANGES.
  */
 export interface ImportPlan {
   summary: ImportSummary;
-  /** The file's new and changed rows, in its order; `summary.inserted` of them are new. Empty for a dry run. */
-  puts: StoreRow[];
+  /** Each row of the file, by its place among the rows (0 the first): added, updated or unchanged. Empty for a dry run. */
+  marks: Uint8Array;
+  /** The new and changed rows in the file's order, while there are at most KEPT_ROWS_MAX; undefined beyond (the apply reads the file again). Empty for a dry run. */
+  puts: StoreRow[] | undefined;
   /** The ids of the stores a prune removes. Empty for a dry run. */
   removals: number[];
 }
@@ -148,6 +174,8 @@ export class ImportPlanner {
     private readonly csv: StoreCsvReader,
     private readonly catalog: StoreCatalog,
     private readonly maxPrunePercent: number,
+    /** KEPT_ROWS_MAX; a test makes it smaller to read a small file's rows again. */
+    private readonly keptRowsMax = KEPT_ROWS_MAX,
   ) {}
 
   /**
@@ -178,12 +206,12 @@ export class ImportPlanner {
     summary.catalogSize = removals?.catalogSize ?? (await reader.count(Store));
     summary.pruned = removals?.count ?? 0;
     summary.removalsNeedConfirmation = summary.pruned > (summary.catalogSize * this.maxPrunePercent) / 100;
-    const plan: ImportPlan = { summary, puts: [], removals: removals?.ids ?? [] };
+    const plan: ImportPlan = { summary, marks: new Uint8Array(apply ? file.read : 0), puts: [], removals: removals?.ids ?? [] };
     const kept = apply ? new Map<string, string>() : undefined;
-    let batch: Array<{ row: StoreRow; line: number }> = [];
+    let batch: Array<{ row: StoreRow; line: number; place: number }> = [];
     for await (const { row, line, rows, bytes } of this.csv.rows(open)) {
       await pacer.pause();
-      batch.push({ row, line });
+      batch.push({ row, line, place: rows - 1 });
       if (batch.length === CHUNK) {
         await this.compare(reader, batch, plan, kept);
         batch = [];
@@ -205,13 +233,41 @@ export class ImportPlanner {
   }
 
   /**
-   * One chunk of the file's rows against the stored ones: counted, listed, and the new and
-   * changed ones kept for an apply, their repeating values shared through `kept` (undefined for
-   * a dry run, which keeps no row).
+   * Writes `plan` through `write`: the new and changed rows (kept, or read from the file again
+   * CHUNK at a time, with the values of the columns the file leaves out read back from the
+   * stores), then the removals. The catalogue is at the plan's version (the caller checked it),
+   * so the marks still say which rows change. No pause for the pacer: this is the transaction.
+   */
+  async apply(write: CatalogWrite, open: () => Readable, plan: ImportPlan): Promise<void> {
+    const { marks, puts, summary } = plan;
+    if (puts) await write.put(puts, summary.inserted);
+    else {
+      let chunk: StoreRow[] = [];
+      let added = 0;
+      const flush = async () => {
+        await keepStoredValues(write.manager, chunk);
+        await write.put(chunk, added);
+        chunk = [];
+        added = 0;
+      };
+      for await (const { row, rows } of this.csv.rows(open, (place) => marks[place] !== Mark.Unchanged)) {
+        chunk.push(row);
+        if (marks[rows - 1] === Mark.Added) added++;
+        if (chunk.length === CHUNK) await flush();
+      }
+      if (chunk.length > 0) await flush();
+    }
+    await write.remove(plan.removals);
+  }
+
+  /**
+   * One chunk of the file's rows against the stored ones: counted, listed, and for an apply
+   * marked, the new and changed rows kept while there are at most keptRowsMax, their repeating
+   * values shared through `kept` (undefined for a dry run, which keeps no row).
    */
   private async compare(
     reader: EntityManager,
-    rows: Array<{ row: StoreRow; line: number }>,
+    rows: Array<{ row: StoreRow; line: number; place: number }>,
     plan: ImportPlan,
     kept: Map<string, string> | undefined,
   ): Promise<void> {
@@ -219,7 +275,7 @@ export class ImportPlanner {
     const { summary } = plan;
     const existing = new Map((await reader.findBy(Store, { code: In(rows.map((r) => r.row.code)) })).map((s) => [s.code, s]));
     const listed: StoreChange[] = [];
-    for (const { row, line } of rows) {
+    for (const { row, line, place } of rows) {
       const current = existing.get(row.code);
       // A column the file does not have leaves the stored value (KEPT_FIELDS); a new store has none.
       for (const field of KEPT_FIELDS) (row as { [field: string]: unknown })[field] ??= current?.[field] ?? '';
@@ -235,7 +291,11 @@ export class ImportPlanner {
         summary.inserted++;
         listed.push({ change: 'add', line, code: row.code, name: row.name, city: row.city, state: row.state });
       }
-      if (kept) plan.puts.push(sharingValues(row, kept));
+      if (!kept) continue;
+      plan.marks[place] = fields ? Mark.Updated : Mark.Added;
+      // Past the bound the rows are read again by the apply: the ones kept so far are let go of.
+      if (plan.puts && plan.puts.length === this.keptRowsMax) plan.puts = undefined;
+      plan.puts?.push(sharingValues(row, kept));
     }
     this.list(summary, listed);
   }

@@ -94,8 +94,7 @@ export class StoreImportService {
               // Only the summary leaves `work`: the plan's rows are garbage once written.
               const plan = await this.planner.plan(write.manager, open, file, pacer, options, write.version);
               this.planner.check(plan, options);
-              await write.put(plan.puts, plan.summary.inserted);
-              await write.remove(plan.removals);
+              await this.planner.apply(write, open, plan);
               return plan.summary;
             },
             committed,
@@ -146,11 +145,9 @@ export class StoreImportService {
     const applied = await this.catalog.write(
       'import',
       async (write) => {
-        const { summary, puts, removals } = plan!;
-        if (write.version !== summary.version) return undefined;
-        await write.put(puts, summary.inserted);
-        await write.remove(removals);
-        return summary;
+        if (write.version !== plan!.summary.version) return undefined;
+        await this.planner.apply(write, open, plan!);
+        return plan!.summary;
       },
       (value) => {
         plan = undefined;

@@ -129,7 +129,7 @@ describe(StoreImportService.name, () => {
       await expect(untouched()).resolves.toEqual(before);
     });
 
-    it('rolls back the chunks already written when the file changes between its two passes', async () => {
+    it('refuses a file that changes between its passes, writing nothing', async () => {
       const before = await untouched();
       const valid = storesCsv(many(1200));
       const changed = storesCsv([...many(1100), { code: 'C01100', name: 'now bad', state: 'XX' }, ...many(99, 1101)]);
@@ -138,7 +138,7 @@ describe(StoreImportService.name, () => {
         opened.push(opened.length === 0 ? valid : changed);
         return Readable.from([opened[opened.length - 1]]);
       };
-      await expect(sut.import(open)).rejects.toThrow('line 1102 changed between the two passes over the file');
+      await expect(sut.import(open)).rejects.toThrow('line 1102 changed between the passes over the file');
       expect(opened).toHaveLength(2);
       await expect(untouched()).resolves.toEqual(before);
     });
@@ -279,8 +279,72 @@ describe(StoreImportService.name, () => {
       expect(dry.puts).toEqual([]);
       expect(dry.removals).toEqual([]);
       expect(apply.puts).toHaveLength(1198);
-      expect(apply.puts[0]).toMatchObject({ code: 'KEEP', name: 'Renamed' });
+      expect(apply.puts?.[0]).toMatchObject({ code: 'KEEP', name: 'Renamed' });
+      expect(apply.marks).toHaveLength(1201);
+      expect(dry.marks).toHaveLength(0);
       expect(apply.removals).toEqual([old.id]);
+    });
+    it('writes a plan of more new and changed rows than it keeps from the file again, as one that keeps them, the columns the file leaves out as stored', async () => {
+      const seed = storesCsv([{ code: 'KEEP', name: 'Kept store', special: '2026-12-25=Closed' }, { code: 'OLD', name: 'Gone from the file' }, ...many(3)]);
+      // One store renamed, three as they are, twenty new, OLD pruned; no special_hours column: KEEP keeps its special day.
+      const csv = storesCsv([{ code: 'KEEP', name: 'Renamed' }, ...many(3), ...many(20, 3)]);
+      const open = () => Readable.from([csv]);
+      const reader = new StoreCsvReader((zip5) => ctx.module.get(ZipGeocoder).lookup(zip5));
+      const catalog = ctx.module.get(StoreCatalog);
+      const written = async (keptRowsMax?: number) => {
+        await ctx.dataSource.getRepository(Store).clear();
+        await run(seed);
+        const planner = new ImportPlanner(reader, catalog, 50, keptRowsMax);
+        const file = await reader.validate(open, new Pacer(1));
+        const plan = await planner.plan(ctx.dataSource.manager, open, file, new Pacer(1), { prune: true });
+        const { change } = await catalog.write('import', (write) => planner.apply(write, open, plan));
+        const rows = (await stores()).map(({ id: _id, createdAt: _created, updatedAt: _updated, ...fields }) => fields);
+        return { plan, change, rows };
+      };
+      const kept = await written();
+      const reread = await written(5);
+      expect(kept.plan.puts).toHaveLength(21);
+      expect(reread.plan.puts).toBeUndefined();
+      expect([...reread.plan.marks]).toEqual([2, 0, 0, 0, ...Array<number>(20).fill(1)]);
+      expect(reread.plan.summary).toEqual({ ...kept.plan.summary, version: reread.plan.summary.version });
+      expect(reread.change).toEqual({ added: 20, updated: 1, removed: 1 });
+      expect(reread.change).toEqual(kept.change);
+      expect(reread.rows).toEqual(kept.rows);
+      expect(reread.rows.map((s) => s.code)).toEqual([...many(23).map((s) => s.code), 'KEEP']);
+      expect(reread.rows.find((s) => s.code === 'KEEP')).toMatchObject({ name: 'Renamed', special_hours: '2026-12-25=Closed' });
+      expect(reread.rows.find((s) => s.code === 'C00010')).toMatchObject({ special_hours: '', temporarily_closed: '' });
+    });
+    it('rolls back the chunks an apply already wrote from the file when a later row of it changed meanwhile', async () => {
+      await ctx.dataSource.getRepository(Store).clear();
+      await run(storesCsv(many(5)));
+      const before = await untouched();
+      const valid = storesCsv(many(1300));
+      const changed = storesCsv([...many(1200), { code: 'C01200', name: 'now bad', state: 'XX' }, ...many(99, 1201)]);
+      const opened: string[] = [];
+      // The check and the plan read the valid file, the apply's pass (a plan of 1,295 new rows is past the 5 kept) the changed one.
+      const open = () => {
+        opened.push(opened.length < 2 ? valid : changed);
+        return Readable.from([opened[opened.length - 1]]);
+      };
+      const reader = new StoreCsvReader((zip5) => ctx.module.get(ZipGeocoder).lookup(zip5));
+      const catalog = ctx.module.get(StoreCatalog);
+      const planner = new ImportPlanner(reader, catalog, 50, 5);
+      const file = await reader.validate(open, new Pacer(1));
+      const plan = await planner.plan(ctx.dataSource.manager, open, file, new Pacer(1), {});
+      let chunks = 0;
+      await expect(
+        catalog.write('import', async (write) => {
+          const put = write.put;
+          (write as { put: CatalogWrite['put'] }).put = async (rows, added) => {
+            chunks++;
+            await put(rows, added);
+          };
+          await planner.apply(write, open, plan);
+        }),
+      ).rejects.toThrow('line 1202 changed between the passes over the file');
+      expect(opened).toHaveLength(3);
+      expect(chunks).toBe(2);
+      await expect(untouched()).resolves.toEqual(before);
     });
   });
 
