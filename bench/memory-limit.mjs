@@ -12,6 +12,13 @@
 // request) goes through a pipe to this process, outside the cgroup, as a container runtime
 // takes a container's stdout.
 //
+// Then, each while searches run and each with the cgroup's peak reset before it, the whole-catalogue
+// operations: the upload of another 100,000-row list where every store changes, a dry run of a
+// list that replaces half the catalogue (new codes, the rest pruned), its apply, and the export;
+// the database and a search are then checked to hold the last list's stores and no other. A
+// preloaded sampler (bench/memory-sampler.mjs) writes the service's own memory counters every
+// 100 ms: the table shows them at each phase's highest resident set.
+//
 // Then it reads memory.max_usage_in_bytes (peak, page cache included), memory.failcnt (how often
 // the limit was hit and the kernel had to reclaim), memory.oom_control's oom_kill counter and
 // memory.stat, and checks that the service is still the same process and answers. Exit code 1
@@ -23,11 +30,12 @@
 // user may create the database <name>_memory (dropped and re-created on every run).
 import { execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { ROOT, cli, fmt, freePort, freshDatabase, seedStoresAndPlants } from './lib.mjs';
-import { benchScenarios, searchDuringImport } from './scenarios.mjs';
+import { benchScenarios, searchDuring, searchDuringImport } from './scenarios.mjs';
 
 const LIMIT_MB = Number(process.env.MEMORY_LIMIT_MB ?? 256);
 const DURATION = Number(process.env.DURATION ?? 10);
@@ -108,9 +116,19 @@ const heapOutside = await heapLimit(spawn(process.execPath, probe, probeOptions)
 const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
 const logFile = join(work, 'service.log');
+// Where the service's memory is, every 100 ms (bench/memory-sampler.mjs), beside the cgroup's own counters (read here).
+const sampleFile = join(work, 'samples.jsonl');
+const samplerOptions = `--import ${ROOT}bench/memory-sampler.mjs`;
 const started = Date.now();
 service = inCgroup([`${ROOT}dist/main.js`], {
-  env: { ...process.env, ...serviceEnv, ...env, HOST: '127.0.0.1', PORT: String(port) },
+  env: {
+    ...process.env,
+    ...env,
+    NODE_OPTIONS: [SERVICE_NODE_OPTIONS, samplerOptions].filter(Boolean).join(' '),
+    MEMORY_SAMPLE_FILE: sampleFile,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+  },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 service.stdout.pipe(createWriteStream(logFile));
@@ -156,24 +174,83 @@ for (const scenario of scenarios) {
   }
 }
 
-// A 100,000-row store list uploaded to the admin API while searches run: the upload is
-// spooled to a file and imported in two streamed passes, so it must fit in the same limit.
-let duringImport;
+// The whole-catalogue operations, each while searches run, each a phase of its own (the cgroup's
+// peak is reset before it): the upload of another 100,000-row list where every store changes
+// (seed 43), a dry run of a list that replaces half the catalogue (every second code new, the
+// rest pruned), its apply, and the export. An import is spooled to a file and imported in
+// streamed passes, so it must fit in the same limit.
+const phases = [];
+let catalogueCheck;
 if (!exit) {
   const importFile = join(work, 'import.csv');
   execFileSync(process.execPath, [`${ROOT}scripts/make-synthetic-stores.mjs`, String(STORES), importFile, '43'], { stdio: 'ignore' });
+  const changedText = readFileSync(importFile, 'utf8');
+  const halfFile = join(work, 'half.csv');
+  let renamed = 0;
+  writeFileSync(
+    halfFile,
+    changedText
+      .split('\n')
+      .map((line, i) => (i > 0 && i % 2 === 0 && line.startsWith('SYN-') ? (renamed++, `NEW-${line.slice(4)}`) : line))
+      .join('\n'),
+  );
   const adminToken = await cli(env, 'tokens', 'create', '--team', 'ops', '--scope', 'admin');
-  console.error('importing a store list through the admin API while searching…');
-  duringImport = await searchDuringImport({ url, teamToken: tokens[0], adminToken, csvFile: importFile });
-  rows.push({
-    name: `POST /locations/nearest 5 mi during an import of ${STORES} rows`,
-    rps: duringImport.duringRps,
-    p99: NaN,
-    failed: duringImport.searchFailures + (duringImport.importStatus === 200 ? 0 : 1),
-    peak: readNumber('memory.max_usage_in_bytes') / MiB,
-  });
+  const operations = [
+    { name: `import of ${STORES} rows, every store changed`, file: importFile, query: '' },
+    { name: `dry run of ${STORES} rows replacing half the catalogue`, file: halfFile, query: `?dry_run=true&prune=true` },
+    {
+      name: `import of ${STORES} rows replacing half the catalogue (${renamed} new, ${renamed} pruned)`,
+      file: halfFile,
+      query: `?prune=true&expected_removals=${renamed}`,
+    },
+    { name: `export of ${STORES} stores`, export: true },
+  ];
+  for (const operation of operations) {
+    if (exit) break;
+    console.error(`${operation.name}, while searching…`);
+    writeFileSync(cg('memory.max_usage_in_bytes'), '0');
+    const from = Date.now();
+    const result = operation.export
+      ? await searchDuring({
+          url,
+          teamToken: tokens[0],
+          work: async () => {
+            const res = await fetch(`${url}/admin/stores.csv`, { headers: { authorization: `Bearer ${adminToken}` } });
+            let bytes = 0;
+            for await (const chunk of res.body) bytes += chunk.length;
+            return { status: res.status, body: { bytes } };
+          },
+        })
+      : await searchDuringImport({ url, teamToken: tokens[0], adminToken, csvFile: operation.file, query: operation.query });
+    const phase = { ...operation, ...result, from, to: Date.now(), peak: readNumber('memory.max_usage_in_bytes') / MiB };
+    phases.push(phase);
+    rows.push({
+      name: `searches 5 mi during the ${operation.name}`,
+      rps: result.duringRps,
+      p99: NaN,
+      failed: result.searchFailures + (result.status === 200 ? 0 : 1),
+      peak: phase.peak,
+    });
+  }
+  // The catalogue after the last import, in the database and in the search: every store of the
+  // file and none other, and a search that answers only stores of the file, at their places.
+  if (!exit && phases.every((p) => p.status === 200)) {
+    const file = parse(readFileSync(halfFile, 'utf8'), { columns: true });
+    const db = await mysql.createConnection(DATABASE_URL);
+    const [[{ count, fresh }]] = await db.query("SELECT COUNT(*) AS count, SUM(code LIKE 'NEW-%') AS fresh FROM stores");
+    await db.end();
+    const places = new Set(file.map((r) => `${r.name}|${Number(r.lat).toFixed(6)}|${Number(r.lng).toFixed(6)}`));
+    const answer = await fetch(`${url}/locations/nearest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokens[0]}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ customer_address: { zip: '10001' }, max_distance: 5, limit: 200 }),
+    })
+      .then((r) => r.json())
+      .then((body) => body.locations);
+    const strangers = answer.filter((l) => !places.has(`${l.name}|${l.lat}|${l.lng}`)).length;
+    catalogueCheck = { count: Number(count), fresh: Number(fresh), expected: file.length, renamed, answered: answer.length, strangers };
+  }
 }
-
 const cores = exit ? NaN : (cpuSeconds() - cpuBefore) / ((Date.now() - loadStarted) / 1000);
 const alive =
   !exit &&
@@ -204,14 +281,43 @@ console.log(
   `at the end: rss ${fmt(stat.total_rss / MiB)} MiB, cache ${fmt(stat.total_cache / MiB)} MiB (memory.stat); process VmRSS ${fmt(rssNow)} MiB, VmHWM (its peak RSS) ${fmt(rssPeak)} MiB`,
 );
 console.log(`CPU: ${fmt(cores, 2)} cores busy on average under the load (the machine has ${availableParallelism()}, shared with autocannon and the database)`);
-if (duringImport)
+if (phases.length > 0) {
+  // At each phase's highest sample of the cgroup's usage: what the service's own counters said then.
+  const samples = existsSync(sampleFile)
+    ? readFileSync(sampleFile, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+    : [];
+  const mib = (bytes) => fmt(bytes / MiB);
   console.log(
-    `store import through the admin API: ${fmt(duringImport.rows)} rows in ${fmt(duringImport.importSeconds, 1)} s (${fmt(duringImport.rowsPerSecond)} rows/s, status ${duringImport.importStatus}${duringImport.importError ? `: ${duringImport.importError}` : ''}); searches ${fmt(duringImport.duringRps)} req/s during it against ${fmt(duringImport.idleRps)} idle (${fmt(duringImport.ratio * 100)} %)`,
+    '\n| phase | status | seconds | cgroup peak MiB | at the highest RSS sample: RSS | V8 heap used / reserved | old space used / reserved | young reserved | external (array buffers) | searches, % of idle |',
   );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const p of phases) {
+    const within = samples.filter((s) => s.t >= p.from && s.t <= p.to);
+    const top = within.reduce((a, b) => (b.rss > (a?.rss ?? -1) ? b : a), undefined);
+    console.log(
+      `| ${p.name} | ${p.status}${p.error ? ` (${p.error})` : ''} | ${fmt(p.seconds, 1)} | ${fmt(p.peak)} | ${top ? mib(top.rss) : 'n/a'} | ${top ? `${mib(top.heapUsed)} / ${mib(top.heapTotal)}` : 'n/a'} | ${top ? `${mib(top.oldUsed)} / ${mib(top.oldSize)}` : 'n/a'} | ${top ? mib(top.youngSize) : 'n/a'} | ${top ? `${mib(top.external)} (${mib(top.arrayBuffers)})` : 'n/a'} | ${fmt(p.ratio * 100)} |`,
+    );
+  }
+  if (catalogueCheck)
+    console.log(
+      `\nafter the last import: ${catalogueCheck.count} stores in the database (${catalogueCheck.fresh} new codes; the file has ${catalogueCheck.expected}, ${catalogueCheck.renamed} of them new); a 5-mile search answered ${catalogueCheck.answered} stores, ${catalogueCheck.strangers} of them not in the file`,
+    );
+}
 console.log(`memory.failcnt: ${failcnt}; oom_kill: ${oom.oom_kill ?? 'n/a'}; under_oom: ${oom.under_oom}`);
 console.log(`service: ${alive ? `alive, same pid ${pid}` : `GONE (${JSON.stringify(exit)})`}; failed requests: ${failedRequests}; log in ${logFile}`);
 
-const ok = alive && samePid && (oom.oom_kill ?? 0) === 0 && failedRequests === 0;
+const catalogueOk =
+  phases.length === 0 ||
+  (catalogueCheck !== undefined &&
+    catalogueCheck.count === catalogueCheck.expected &&
+    catalogueCheck.fresh === catalogueCheck.renamed &&
+    catalogueCheck.answered > 0 &&
+    catalogueCheck.strangers === 0);
+const ok = alive && samePid && (oom.oom_kill ?? 0) === 0 && failedRequests === 0 && catalogueOk;
 console.log(ok ? `\nOK: no OOM kill within ${LIMIT_MB} MiB.` : `\nFAILED within ${LIMIT_MB} MiB.`);
 await new Promise((resolve) => (exit ? resolve() : (service.once('exit', resolve), service.kill('SIGTERM'))));
 process.exitCode = ok ? 0 : 1;

@@ -59,10 +59,38 @@ export function benchScenarios({ tokens, duration, firstId = 1_000_000 }) {
 /**
  * Searches while a store list is imported through the admin API: search req/s for
  * `idleSeconds` first, then in one-second runs for as long as the upload of `csvFile` to
- * POST /admin/stores.csv takes (streamed from disk, as curl --data-binary does). Returns
+ * POST /admin/stores.csv`query` takes (streamed from disk, as curl --data-binary does). Returns
  * both rates, the import's rows/s and status, and the searches that did not answer 200.
  */
-export async function searchDuringImport({ url, teamToken, adminToken, csvFile, idleSeconds = 5 }) {
+export async function searchDuringImport({ url, teamToken, adminToken, csvFile, query = '', idleSeconds = 5 }) {
+  const result = await searchDuring({
+    url,
+    teamToken,
+    idleSeconds,
+    work: () =>
+      fetch(`${url}/admin/stores.csv${query}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'text/csv' },
+        body: Readable.toWeb(createReadStream(csvFile)),
+        duplex: 'half',
+      }).then(async (res) => ({ status: res.status, body: await res.json() })),
+  });
+  return {
+    ...result,
+    importStatus: result.status,
+    importError: result.error ?? (result.status === 200 ? undefined : result.body?.message),
+    rows: result.body.read,
+    importSeconds: result.seconds,
+    rowsPerSecond: result.body.read / result.seconds,
+  };
+}
+
+/**
+ * Searches (5 miles around 10001, 16 connections) for `idleSeconds`, then in one-second runs for
+ * as long as `work()` takes: what a whole-catalogue operation (an import, its dry run, the
+ * export) costs the searches running beside it. `work` gives `{ status, body }`.
+ */
+export async function searchDuring({ url, teamToken, work, idleSeconds = 5 }) {
   const search = (duration) =>
     load({
       url,
@@ -81,30 +109,24 @@ export async function searchDuringImport({ url, teamToken, adminToken, csvFile, 
   const idle = await search(idleSeconds);
   const started = Date.now();
   let done = false;
-  const importing = fetch(`${url}/admin/stores.csv`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'text/csv' },
-    body: Readable.toWeb(createReadStream(csvFile)),
-    duplex: 'half',
-  })
-    .then(async (res) => ({ status: res.status, body: await res.json(), seconds: (Date.now() - started) / 1000 }))
-    // A service that died under the import (bench:memory's cgroup killing it) is a result to report
+  const working = work()
+    .then((r) => ({ ...r, seconds: (Date.now() - started) / 1000 }))
+    // A service that died under the work (bench:memory's cgroup killing it) is a result to report
     // with the cgroup's counters, not a crash of the bench: status 0.
     .catch((error) => ({ status: 0, body: { read: 0 }, error: error.cause?.message ?? error.message, seconds: (Date.now() - started) / 1000 }))
     .finally(() => (done = true));
   const during = [];
   while (!done) during.push(await search(1));
-  const result = await importing;
+  const result = await working;
   const mean = during.reduce((n, r) => n + r.rps, 0) / Math.max(during.length, 1);
   return {
     idleRps: idle.rps,
     duringRps: mean,
     ratio: mean / idle.rps,
     searchFailures: failed(idle) + during.reduce((n, r) => n + failed(r), 0),
-    importStatus: result.status,
-    importError: result.error,
-    rows: result.body.read,
-    importSeconds: result.seconds,
-    rowsPerSecond: result.body.read / result.seconds,
+    status: result.status,
+    body: result.body,
+    error: result.error,
+    seconds: result.seconds,
   };
 }
