@@ -1,5 +1,5 @@
 import { STORE_FIELDS, type CatalogStore } from '../shared/store-fields.js';
-import { buildSnapshot } from './store-snapshot.js';
+import { buildSnapshot, locationBytes, writeLocation } from './store-snapshot.js';
 
 const STORE: CatalogStore = {
   code: 'NY-1',
@@ -27,10 +27,9 @@ const STORE: CatalogStore = {
 describe('the Location of the search and the store field table', () => {
   it("names exactly the fields the search's Location shows, the hours as its business_hours", async () => {
     const snapshot = await buildSnapshot(1, [[STORE]]);
-    const [start, split, end] = [snapshot.offsets[0], snapshot.splits[0], snapshot.offsets[1]];
-    const location = JSON.parse(
-      `${snapshot.json.subarray(start, split).toString()}${snapshot.hours[snapshot.hoursOf[0]].toString()}${snapshot.json.subarray(split, end).toString()}}`,
-    ) as Record<string, unknown>;
+    const bytes = Buffer.alloc(locationBytes(snapshot, 0));
+    writeLocation(snapshot, 0, bytes, 0);
+    const location = JSON.parse(`${bytes.toString()}}`) as Record<string, unknown>;
     const shown = STORE_FIELDS.filter((field) => field.location);
     expect(Object.keys(location).sort()).toEqual([...shown.filter((f) => f.kind !== 'hours').map((f) => f.name), 'business_hours'].sort());
     expect(Object.keys(location.business_hours as object)).toEqual(

@@ -3,7 +3,7 @@ import type KDBush from 'kdbush';
 import { DISTANCE_UNITS, SEARCH_SCOPES } from '../common/api-headers.js';
 import { EARTH_RADIUS_MILES, haversineMiles, KM_PER_MILE, type Point } from '../shared/great-circle.js';
 import { hoursOfDay, localDay, openingState } from '../shared/opening-hours.js';
-import { cityKey, codeOf, compareText, nameOf, type Snapshot } from './store-snapshot.js';
+import { cityKey, codeOf, compareText, locationBytes, nameOf, writeLocation, type Snapshot } from './store-snapshot.js';
 
 /** geokdbush measures in kilometres on a sphere of this radius; only the angle matters. */
 const GEOKDBUSH_EARTH_RADIUS_KM = 6371;
@@ -289,20 +289,12 @@ function write(
     }
   }
   let size = RESPONSE_HEAD.length + RESPONSE_TAIL.length + Math.max(0, found.length - 1);
-  for (let i = 0; i < found.length; i++) {
-    const { offsets, hours, hoursOf } = parts[found[i].part].snapshot;
-    const n = found[i].store;
-    size += offsets[n + 1] - offsets[n] + hours[hoursOf[n]].length + tails[i].length;
-  }
+  for (let i = 0; i < found.length; i++) size += locationBytes(parts[found[i].part].snapshot, found[i].store) + tails[i].length;
   const body = Buffer.allocUnsafe(size);
   let at = RESPONSE_HEAD.copy(body, 0);
   for (let i = 0; i < found.length; i++) {
-    const { json, offsets, splits, hours, hoursOf } = parts[found[i].part].snapshot;
-    const n = found[i].store;
     if (i > 0) body[at++] = COMMA;
-    at += json.copy(body, at, offsets[n], splits[n]);
-    at += hours[hoursOf[n]].copy(body, at);
-    at += json.copy(body, at, splits[n], offsets[n + 1]);
+    at += writeLocation(parts[found[i].part].snapshot, found[i].store, body, at);
     at += body.write(tails[i], at, 'latin1');
   }
   RESPONSE_TAIL.copy(body, at);

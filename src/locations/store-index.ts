@@ -324,7 +324,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
     this.answers = answerCache();
     this.loaded();
     this.logger.log(
-      `store index loaded: ${snapshot.rank.length} stores, ${snapshot.hours.length} distinct weeks of hours (version ${version}, ${Math.round(snapshot.json.length / 1024)} KiB of JSON) in ${Date.now() - started} ms`,
+      `store index loaded: ${snapshot.rank.length} stores, ${snapshot.hours.length} distinct weeks of hours (version ${version}, ${Math.round(snapshot.offsets[snapshot.rank.length] / 1024)} KiB of JSON) in ${Date.now() - started} ms`,
     );
   }
 

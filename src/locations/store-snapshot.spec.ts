@@ -1,5 +1,5 @@
 import type { CatalogStore } from '../stores/store-catalog.js';
-import { buildSnapshot, cityKey, GROUP_TREE_MIN, type Snapshot } from './store-snapshot.js';
+import { buildSnapshot, cityKey, GROUP_TREE_MIN, locationBytes, writeLocation, type Snapshot } from './store-snapshot.js';
 
 const WEEK = {
   monday: '9:00 AM - 6:00 PM',
@@ -28,10 +28,10 @@ const store = (code: string, name: string, lat: number | string, lng: number | s
 });
 
 /** Store n's Location as the response carries it, without `distance`. */
-function location({ json, offsets, splits, hours, hoursOf }: Snapshot, n: number): unknown {
-  return JSON.parse(
-    Buffer.concat([json.subarray(offsets[n], splits[n]), hours[hoursOf[n]], json.subarray(splits[n], offsets[n + 1]), Buffer.from('}')]).toString('utf8'),
-  );
+function location(snapshot: Snapshot, n: number): unknown {
+  const bytes = Buffer.alloc(locationBytes(snapshot, n));
+  expect(writeLocation(snapshot, n, bytes, 0)).toBe(bytes.length);
+  return JSON.parse(`${bytes.toString('utf8')}}`);
 }
 
 describe('buildSnapshot', () => {
@@ -90,6 +90,20 @@ describe('buildSnapshot', () => {
   it('ranks stores by name, then code, for distance ties', async () => {
     const snapshot = await buildSnapshot(1, [[store('Z2', 'Beta', 0, 0), store('Z1', 'Beta', 0, 0), store('A9', 'Alpha', 0, 0)]]);
     expect(Array.from(snapshot.rank)).toEqual([2, 1, 0]);
+  });
+
+  it("keeps the stores' JSON in pieces of 2,048 stores, each store whole in its own, whatever the pages it was read in", async () => {
+    const count = 4100;
+    // Pages of 1,000 and names of one to three bytes a character: pieces and pages do not line up, nor bytes and characters.
+    const names = Array.from({ length: count }, (_, n) => `${'é'.repeat(n % 3)}Store ${n}`);
+    const pages = Array.from({ length: Math.ceil(count / 1000) }, (_, p) =>
+      names.slice(p * 1000, (p + 1) * 1000).map((name, i) => store(`C${p * 1000 + i}`, name, 40 + (p * 1000 + i) / 1e4, -74)),
+    );
+    const snapshot = await buildSnapshot(1, pages);
+    expect(snapshot.json).toHaveLength(3);
+    expect(Array.from(snapshot.jsonStarts)).toEqual([0, snapshot.offsets[2048], snapshot.offsets[4096]]);
+    expect(snapshot.json.reduce((bytes, piece) => bytes + piece.length, 0)).toBe(snapshot.offsets[count]);
+    for (const n of [0, 2047, 2048, 4095, 4096, count - 1]) expect(location(snapshot, n)).toMatchObject({ name: names[n], lat: (40 + n / 1e4).toFixed(6) });
   });
 
   it('an empty catalogue has no tree and no JSON', async () => {
