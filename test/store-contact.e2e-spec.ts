@@ -242,3 +242,28 @@ describe("a store's phone, website and email", () => {
     });
   });
 });
+
+describe('the migration that adds the contact fields', () => {
+  it('gives every stored store empty ones on the way up, and drops them on the way down', async () => {
+    const t = await createTestApp({ env: ENV });
+    try {
+      const columns = async () => (await t.dataSource.createQueryRunner().getTable('stores'))!.columns.map((c) => c.name);
+      await t.dataSource.getRepository(Store).clear();
+      const last = async () => (await t.dataSource.query<Array<{ name: string }>>('SELECT name FROM migrations ORDER BY id DESC LIMIT 1'))[0].name;
+      while ((await last()) !== 'StoreContactFields1764900000000') await t.dataSource.undoLastMigration();
+      await t.dataSource.undoLastMigration();
+      expect((await columns()).filter((name) => ['phone', 'website', 'email'].includes(name))).toEqual([]);
+      // A store as the schema before it holds it, and as the previous version of the service writes it.
+      await t.dataSource.query(
+        "INSERT INTO stores (code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, created_at, updated_at) VALUES ('OLD', 'n', 'a', 'c', 'NY', '10001', 40.7, -74, 'Closed', 'Closed', 'Closed', 'Closed', 'Closed', 'Closed', 'Closed', 'America/New_York', '2026-01-01', '2026-01-01')",
+      );
+      await t.dataSource.runMigrations();
+      expect(await columns()).toEqual(expect.arrayContaining(['phone', 'website', 'email']));
+      const { phone, website, email } = await t.dataSource.getRepository(Store).findOneByOrFail({ code: 'OLD' });
+      expect({ phone, website, email }).toEqual({ phone: '', website: '', email: '' });
+      await t.dataSource.getRepository(Store).clear();
+    } finally {
+      await t.close();
+    }
+  });
+});
