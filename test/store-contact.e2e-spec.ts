@@ -50,23 +50,18 @@ describe("a store's phone, website and email", () => {
   });
 
   describe('through the admin API', () => {
-    it.each([
-      '(913) 555-0142',
-      '913-555-0142',
-      '913.555.0142',
-      '9135550142',
-      '+1 913 555 0142',
-      '1-913-555-0142',
-      ' +19135550142 ',
-    ])('takes the phone %p and keeps it as +19135550142', async (phone) => {
-      const res = await put('KS-1', { ...STORE, phone });
-      expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ code: 'KS-1', phone: '+19135550142', website: null, email: null });
-      await expect(stored('KS-1')).resolves.toEqual({ phone: '+19135550142', website: '', email: '' });
-      const again = await t.http.get('/admin/stores/KS-1').set(bearer(admin));
-      expect(again.status).toBe(200);
-      expect(again.body).toMatchObject({ phone: '+19135550142' });
-    });
+    it.each(['(913) 555-0142', '913-555-0142', '913.555.0142', '9135550142', '+1 913 555 0142', '1-913-555-0142', ' +19135550142 '])(
+      'takes the phone %p and keeps it as +19135550142',
+      async (phone) => {
+        const res = await put('KS-1', { ...STORE, phone });
+        expect(res.status).toBe(201);
+        expect(res.body).toMatchObject({ code: 'KS-1', phone: '+19135550142', website: null, email: null });
+        await expect(stored('KS-1')).resolves.toEqual({ phone: '+19135550142', website: '', email: '' });
+        const again = await t.http.get('/admin/stores/KS-1').set(bearer(admin));
+        expect(again.status).toBe(200);
+        expect(again.body).toMatchObject({ phone: '+19135550142' });
+      },
+    );
 
     it('keeps the website and email as given, trimmed, and answers them', async () => {
       const res = await put('NY-1', { ...STORE, website: ' HTTPS://Fern.example/Chelsea?x=1 ', email: ' Chelsea.Store@Fern.example ' });

@@ -19,7 +19,10 @@ describe("the import's reading of the export guard", () => {
 
   it("finds the guarded columns by the file's header, whichever optional columns it leaves out", () => {
     const columns = [...STORE_FIELD_NAMES.slice(0, 15), 'email' as const];
-    const read = unguardRecord(columns.map((column) => `'+${column}`), columns);
+    const read = unguardRecord(
+      columns.map((column) => `'+${column}`),
+      columns,
+    );
     expect(read[15]).toBe('+email');
     expect(read[14]).toBe("'+sunday");
   });
@@ -34,7 +37,12 @@ describe('the contact checks, beside what the server would make of the same text
   });
 
   it('takes only websites WHATWG URL reads as https to a host name, with no user name', () => {
-    for (const website of ['https://example.com', 'HTTPS://Example.COM/Stores?id=42#hours', 'https://bücher.example/', 'https://www.example.co.uk:8443/a%20b']) {
+    for (const website of [
+      'https://example.com',
+      'HTTPS://Example.COM/Stores?id=42#hours',
+      'https://bücher.example/',
+      'https://www.example.co.uk:8443/a%20b',
+    ]) {
       expect(websiteProblem(website)).toBeNull();
       const url = new URL(website);
       expect(url.protocol).toBe('https:');

@@ -118,16 +118,22 @@ function Contact({ store }: { store: Store }) {
   const dialable = parsed && 'phone' in parsed ? parsed.phone : undefined;
   const at = email ? email.lastIndexOf('@') : -1;
   return html`<dl class="contact" aria-label="Contact">
-    ${phone && html`<dt>Phone</dt><dd>${dialable ? html`<a href=${`tel:${dialable}`}>${phoneText(dialable)}</a>` : phone}</dd>`}
+    ${
+      phone &&
+      html`<dt>Phone</dt>
+        <dd>${dialable ? html`<a href=${`tel:${dialable}`}>${phoneText(dialable)}</a>` : phone}</dd>`
+    }
     ${
       website &&
-      html`<dt>Website</dt><dd>${websiteProblem(website) === null ? html`<a href=${website} target="_blank" rel="noopener noreferrer">${website}</a>` : website}</dd>`
+      html`<dt>Website</dt>
+        <dd>${websiteProblem(website) === null ? html`<a href=${website} target="_blank" rel="noopener noreferrer">${website}</a>` : website}</dd>`
     }
     ${
       email &&
-      html`<dt>Email</dt><dd>${
-        emailProblem(email) === null ? html`<a href=${`mailto:${encodeURIComponent(email.slice(0, at))}@${email.slice(at + 1)}`}>${email}</a>` : email
-      }</dd>`
+      html`<dt>Email</dt>
+        <dd>
+          ${emailProblem(email) === null ? html`<a href=${`mailto:${encodeURIComponent(email.slice(0, at))}@${email.slice(at + 1)}`}>${email}</a>` : email}
+        </dd>`
     }
   </dl>`;
 }
