@@ -17,9 +17,11 @@ import {
   type StoreFields,
   type StoreViewFields,
   type StoreFieldName,
-  type StoreFieldSpec,
 } from '../../shared/store-fields.js';
 type NullableField = (typeof NULLABLE_VIEW_FIELDS)[number];
+/** The contact fields as the request takes them (null clears) and the view answers them (null: none). */
+type NullableRequest = { [N in NullableField]?: string | null };
+type NullableView = { [N in NullableField]: string | null };
 import type { Store } from '../store.entity.js';
 import {
   closureProblems,
@@ -94,7 +96,7 @@ function JsonField(schema: FieldOptions, code: ProblemCode, problemsOf: (value: 
  * A text field that `null` clears (a contact field): unlike an optional field of ValidateField, whose
  * `null` means "left out", and so "kept as stored" here. Checked afterwards as a CSV cell, empty for null.
  */
-const ClearableField = (options: FieldOptions) =>
+const ClearableField = ({ optional: _optional, ...options }: FieldOptions) =>
   applyDecorators(
     ApiPropertyOptional({ type: 'string', nullable: true, ...options }),
     ValidateIf((_, value) => value !== undefined && value !== null),
@@ -111,13 +113,10 @@ const NULLABLE = new Set<string>(NULLABLE_VIEW_FIELDS);
 @ApiSchema({
   name: 'AdminStoreRequest',
   description:
-    'A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours` and `temporarily_closed` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing.',
+    'A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours`, `temporarily_closed`, `phone`, `website` and `email` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing.',
 })
 export class StoreRequest {}
-export interface StoreRequest extends Omit<StoreFields, 'special_hours' | 'temporarily_closed' | NullableField> {
-  phone?: string | null;
-  website?: string | null;
-  email?: string | null;
+export interface StoreRequest extends Omit<StoreFields, 'special_hours' | 'temporarily_closed' | NullableField>, NullableRequest {
   special_hours?: SpecialDay[] | null;
   temporarily_closed?: Closure | null;
 }
@@ -145,20 +144,15 @@ const JSON_FIELDS: Record<string, PropertyDecorator> = {
   ),
 };
 for (const field of STORE_FIELDS) {
-  if (!('request' in field)) continue;
-  const { optional, ...request } = field.request as StoreFieldSpec['request'] & object;
-  (JSON_FIELDS[field.name] ?? (NULLABLE.has(field.name) ? ClearableField(request) : Field({ ...request, optional })))(StoreRequest.prototype, field.name);
+  if ('request' in field) (JSON_FIELDS[field.name] ?? (NULLABLE.has(field.name) ? ClearableField : Field)(field.request))(StoreRequest.prototype, field.name);
 }
 
 /** A request's fields as the store services take them: the JSON fields in their text form, null as empty (it clears), left out when left out. */
 export function storeFields(request: StoreRequest): StoreFields {
-  const { special_hours, temporarily_closed, phone, website, email, ...rest } = request;
-  const cleared = (value: string | null | undefined) => (value === null ? '' : value);
+  const { special_hours, temporarily_closed, ...rest } = request;
+  for (const name of NULLABLE_VIEW_FIELDS) if (rest[name] === null) rest[name] = '';
   return {
-    ...rest,
-    ...(phone !== undefined && { phone: cleared(phone) }),
-    ...(website !== undefined && { website: cleared(website) }),
-    ...(email !== undefined && { email: cleared(email) }),
+    ...(rest as StoreFields),
     ...(special_hours !== undefined && { special_hours: specialDaysText(special_hours ?? []) }),
     ...(temporarily_closed !== undefined && { temporarily_closed: closureText(temporarily_closed) }),
   };
@@ -166,10 +160,7 @@ export function storeFields(request: StoreRequest): StoreFields {
 
 @ApiSchema({ name: 'AdminStore', description: 'A store as stored: what searches answer with, and its code.' })
 export class StoreView {}
-export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temporarily_closed' | NullableField> {
-  phone: string | null;
-  website: string | null;
-  email: string | null;
+export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temporarily_closed' | NullableField>, NullableView {
   special_hours: SpecialDay[];
   temporarily_closed: Closure | null;
   updated_at: string;
