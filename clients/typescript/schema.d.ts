@@ -1127,7 +1127,7 @@ export interface components {
             /** @description Each problem found, in the order of the message. */
             problems?: components["schemas"]["AdminProblem"][];
         };
-        /** @description A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours` and `temporarily_closed` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing. */
+        /** @description A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours`, `temporarily_closed`, `phone`, `website` and `email` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing. */
         AdminStoreRequest: {
             /**
              * @description Name, 1 to 200 characters.
