@@ -68,6 +68,9 @@ describe("a store's phone, website and email", () => {
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ website: 'HTTPS://Fern.example/Chelsea?x=1', email: 'Chelsea.Store@Fern.example', phone: null });
       await expect(stored('NY-1')).resolves.toEqual({ phone: '', website: 'HTTPS://Fern.example/Chelsea?x=1', email: 'Chelsea.Store@Fern.example' });
+      // A host in any script, byte for byte (the columns are utf8mb4 on MySQL whatever the server's default).
+      await put('NY-1', { ...STORE, website: 'https://植物.example/' }).expect(200);
+      await expect(stored('NY-1')).resolves.toEqual({ phone: '', website: 'https://植物.example/', email: 'Chelsea.Store@Fern.example' });
     });
 
     it.each([

@@ -11,10 +11,10 @@ export class StoreContactFields1764900000000 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     if (queryRunner.connection.options.type !== 'better-sqlite3') {
-      // One statement for the three columns, so that a big table is rebuilt (if at all) once.
-      await queryRunner.query(
-        "ALTER TABLE `stores` ADD `phone` VARCHAR(16) NOT NULL DEFAULT '', ADD `website` VARCHAR(200) NOT NULL DEFAULT '', ADD `email` VARCHAR(254) NOT NULL DEFAULT ''",
-      );
+      // One statement for the three columns, so that a big table is rebuilt (if at all) once; utf8mb4
+      // as the first schema's text, whatever the server's default: a website's host may be any script.
+      const text = (name: string, length: number) => `ADD \`${name}\` VARCHAR(${length}) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT ''`;
+      await queryRunner.query(`ALTER TABLE \`stores\` ${text('phone', 16)}, ${text('website', 200)}, ${text('email', 254)}`);
     } else {
       await queryRunner.addColumns('stores', [
         new TableColumn({ name: 'phone', type: 'varchar', length: '16', default: "''" }),

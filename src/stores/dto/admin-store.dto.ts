@@ -18,10 +18,6 @@ import {
   type StoreViewFields,
   type StoreFieldName,
 } from '../../shared/store-fields.js';
-type NullableField = (typeof NULLABLE_VIEW_FIELDS)[number];
-/** The contact fields as the request takes them (null clears) and the view answers them (null: none). */
-type NullableRequest = { [N in NullableField]?: string | null };
-type NullableView = { [N in NullableField]: string | null };
 import type { Store } from '../store.entity.js';
 import {
   closureProblems,
@@ -35,6 +31,11 @@ import {
   type PathProblem,
   type SpecialDay,
 } from '../../shared/special-days.js';
+
+type NullableField = (typeof NULLABLE_VIEW_FIELDS)[number];
+/** The contact fields as the request takes them (null clears) and the view answers them (null: none). */
+type NullableRequest = { [N in NullableField]?: string | null };
+type NullableView = { [N in NullableField]: string | null };
 
 /**
  * Text as a CSV field holds it; the rules of a store row (store-csv.ts) check it afterwards, with
