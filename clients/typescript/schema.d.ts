@@ -1057,6 +1057,21 @@ export interface components {
                 until: string | null;
             } | null;
             /**
+             * @description Phone number in E.164, or null.
+             * @example +12125550142
+             */
+            phone: string | null;
+            /**
+             * @description Website, or null.
+             * @example https://fernandfig.example/chelsea
+             */
+            website: string | null;
+            /**
+             * @description Email address, or null.
+             * @example chelsea@fernandfig.example
+             */
+            email: string | null;
+            /**
              * Format: date-time
              * @description When it last changed (ISO 8601, UTC).
              * @example 2026-11-24T10:00:00.000Z
@@ -1067,7 +1082,7 @@ export interface components {
          * @description What is wrong, for programs: one code per mistake, the same at every admin door (a PUT's body, a line of the store CSV).
          * @enum {string}
          */
-        AdminProblemCode: "empty" | "too_long" | "too_short" | "not_unicode" | "not_string" | "not_list" | "not_object" | "unknown_field" | "too_many" | "duplicate" | "bad_integer" | "bad_flag" | "bad_columns" | "bad_team" | "bad_scope" | "bad_state" | "bad_zip" | "unknown_zip" | "bad_coordinate" | "bad_hours" | "bad_time_zone" | "bad_special_hours" | "bad_closure" | "white_space" | "bad_header" | "bad_csv" | "field_count" | "duplicate_code" | "invalid";
+        AdminProblemCode: "empty" | "too_long" | "too_short" | "not_unicode" | "not_string" | "not_list" | "not_object" | "unknown_field" | "too_many" | "duplicate" | "bad_integer" | "bad_flag" | "bad_columns" | "bad_team" | "bad_scope" | "bad_state" | "bad_zip" | "unknown_zip" | "bad_coordinate" | "bad_hours" | "bad_time_zone" | "bad_special_hours" | "bad_closure" | "bad_phone" | "bad_website" | "bad_email" | "white_space" | "bad_header" | "bad_csv" | "field_count" | "duplicate_code" | "invalid";
         /** @description One problem of a refused admin request, as data: what the message says, one part each. */
         AdminProblem: {
             /**
@@ -1112,7 +1127,7 @@ export interface components {
             /** @description Each problem found, in the order of the message. */
             problems?: components["schemas"]["AdminProblem"][];
         };
-        /** @description A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours` and `temporarily_closed` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing. */
+        /** @description A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours`, `temporarily_closed`, `phone`, `website` and `email` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing. */
         AdminStoreRequest: {
             /**
              * @description Name, 1 to 200 characters.
@@ -1221,6 +1236,21 @@ export interface components {
                  */
                 until?: string | null;
             } | null;
+            /**
+             * @description A US phone number as people write it: `(913) 555-0142`, `913-555-0142`, `913.555.0142`, `+1 913 555 0142`, … (area code and exchange starting with 2 to 9); kept in E.164. Left out: kept as stored; `null` or empty clears.
+             * @example (212) 555-0142
+             */
+            phone?: string | null;
+            /**
+             * @description An absolute `https` address with a host name, at most 200 characters; kept as given. Left out: kept as stored; `null` or empty clears.
+             * @example https://fernandfig.example/chelsea
+             */
+            website?: string | null;
+            /**
+             * @description An email address, at most 254 characters; kept as given. Left out: kept as stored; `null` or empty clears.
+             * @example chelsea@fernandfig.example
+             */
+            email?: string | null;
         };
         /**
          * @description What it is, for programs.
@@ -1345,6 +1375,21 @@ export interface components {
                 until: string | null;
             } | null;
             /**
+             * @description Phone number in E.164, or null.
+             * @example +12125550142
+             */
+            phone: string | null;
+            /**
+             * @description Website, or null.
+             * @example https://fernandfig.example/chelsea
+             */
+            website: string | null;
+            /**
+             * @description Email address, or null.
+             * @example chelsea@fernandfig.example
+             */
+            email: string | null;
+            /**
              * Format: date-time
              * @description When it last changed (ISO 8601, UTC).
              * @example 2026-11-24T10:00:00.000Z
@@ -1391,7 +1436,7 @@ export interface components {
              * @example name
              * @enum {string}
              */
-            field: "name" | "address" | "city" | "state" | "zip" | "lat" | "lng" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" | "time_zone" | "special_hours" | "temporarily_closed";
+            field: "name" | "address" | "city" | "state" | "zip" | "lat" | "lng" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" | "time_zone" | "special_hours" | "temporarily_closed" | "phone" | "website" | "email";
             /**
              * @description The value stored now.
              * @example Fern & Fig Chelsea
@@ -4015,7 +4060,7 @@ export interface operations {
     adminExportStores: {
         parameters: {
             query?: {
-                /** @description Only these columns, comma-separated, in this order (each once): some of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, special_hours, temporarily_closed. Default: all, the format the import takes. */
+                /** @description Only these columns, comma-separated, in this order (each once): some of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, special_hours, temporarily_closed, phone, website, email. Default: all, the format the import takes. */
                 columns?: string;
             };
             header?: never;
@@ -4050,7 +4095,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "columns must be a comma-separated list of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, special_hours, temporarily_closed, each at most once"
+                     *       "message": "columns must be a comma-separated list of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, special_hours, temporarily_closed, phone, website, email, each at most once"
                      *     }
                      */
                     "text/csv": components["schemas"]["AdminError"];
@@ -4172,7 +4217,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The CSV, header `code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday,time_zone,special_hours,temporarily_closed`. */
+        /** @description The CSV, header `code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday,time_zone,special_hours,temporarily_closed,phone,website,email`. */
         requestBody: {
             content: {
                 "text/csv": string;

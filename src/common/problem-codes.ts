@@ -39,6 +39,10 @@ export const PROBLEM_CODES = [
   'bad_time_zone',
   'bad_special_hours',
   'bad_closure',
+  // A store's contact fields: not a US phone number, not an https address, not an email address.
+  'bad_phone',
+  'bad_website',
+  'bad_email',
   // A store's code with white space around it (the path of a PUT).
   'white_space',
   // The store CSV's own: the file has no header row, or not the one the import takes.

@@ -1,3 +1,4 @@
+import { EMAIL_MAX, PHONE_MAX, WEBSITE_MAX } from './contact-fields.js';
 import { SPECIAL_DAYS_MAX } from './special-days.js';
 import type { Weekday } from './weekdays.js';
 
@@ -6,10 +7,11 @@ import type { Weekday } from './weekdays.js';
  * export writes it: free text of at most `length` characters (which the export guards against
  * formulas), a state code, a ZIP code, a coordinate (DECIMAL(9,6), written with six decimals and
  * taken as a number), a day's hours, an IANA time zone, a list of special days, a temporary
- * closure. The last two are text in the CSV and the table (shared/special-days.ts) and JSON in the
- * admin API (`json`).
+ * closure, a phone number (kept in E.164), a website, an email address. The special days and the
+ * closure are text in the CSV and the table (shared/special-days.ts) and JSON in the admin API; the
+ * contact fields' checks are shared/contact-fields.ts, and the admin API answers an empty one as null.
  */
-export type StoreFieldKind = 'text' | 'state' | 'zip' | 'coordinate' | 'hours' | 'zone' | 'special_days' | 'closure';
+export type StoreFieldKind = 'text' | 'state' | 'zip' | 'coordinate' | 'hours' | 'zone' | 'special_days' | 'closure' | 'phone' | 'website' | 'email';
 
 export interface StoreFieldSpec {
   /** The one name: the property of Store, the column of `stores`, the CSV column and the admin API's JSON field. */
@@ -195,6 +197,53 @@ export const STORE_FIELDS = [
     },
     view: { description: 'A temporary closure, or null.', example: '2027-01-04/2027-01-31' },
   },
+  {
+    // The contact fields: kept when not given, like the two above; the search does not read them (yet).
+    name: 'phone',
+    kind: 'phone',
+    length: PHONE_MAX,
+    csv: 'optional',
+    location: false,
+    index: false,
+    keep: true,
+    request: {
+      description:
+        'A US phone number as people write it: `(913) 555-0142`, `913-555-0142`, `913.555.0142`, `+1 913 555 0142`, … (area code and exchange starting with 2 to 9); kept in E.164. Left out: kept as stored; `null` or empty clears.',
+      example: '(212) 555-0142',
+      optional: true,
+    },
+    view: { description: 'Phone number in E.164, or null.', example: '+12125550142' },
+  },
+  {
+    name: 'website',
+    kind: 'website',
+    length: WEBSITE_MAX,
+    csv: 'optional',
+    location: false,
+    index: false,
+    keep: true,
+    request: {
+      description: `An absolute \`https\` address with a host name, at most ${WEBSITE_MAX} characters; kept as given. Left out: kept as stored; \`null\` or empty clears.`,
+      example: 'https://fernandfig.example/chelsea',
+      optional: true,
+    },
+    view: { description: 'Website, or null.', example: 'https://fernandfig.example/chelsea' },
+  },
+  {
+    name: 'email',
+    kind: 'email',
+    length: EMAIL_MAX,
+    csv: 'optional',
+    location: false,
+    index: false,
+    keep: true,
+    request: {
+      description: `An email address, at most ${EMAIL_MAX} characters; kept as given. Left out: kept as stored; \`null\` or empty clears.`,
+      example: 'chelsea@fernandfig.example',
+      optional: true,
+    },
+    view: { description: 'Email address, or null.', example: 'chelsea@fernandfig.example' },
+  },
 ] as const satisfies readonly StoreFieldSpec[];
 
 type Field = (typeof STORE_FIELDS)[number];
@@ -227,8 +276,19 @@ export type StoredField = (typeof STORED_FIELDS)[number];
 /** The fields a row leaves as stored when it does not give them (`keep`). */
 export const KEPT_FIELDS = (STORE_FIELDS as readonly StoreFieldSpec[]).filter((field) => field.keep).map((field) => field.name as StoreFieldName);
 
-/** The free-text fields: what a spreadsheet could take for a formula (the export guards them). */
-export const FREE_TEXT_FIELDS = STORE_FIELDS.filter((field) => field.kind === 'text').map((field) => field.name);
+/**
+ * The fields whose values a spreadsheet could take for a formula (the export guards them): free
+ * text, a phone (E.164 starts with `+`) and an email address (whose local part may start with
+ * `=`, `+`, `-`). The other kinds are checked formats that never start so; a website starts with `https:`.
+ */
+export const GUARDED_FIELDS = STORE_FIELDS.filter((field) => field.kind === 'text' || field.kind === 'phone' || field.kind === 'email').map(
+  (field) => field.name,
+);
+
+/** The fields the admin API answers as null when empty (none stored), rather than as an empty string. */
+export const NULLABLE_VIEW_FIELDS = STORE_FIELDS.filter(
+  (field): field is Extract<Field, { kind: 'phone' | 'website' | 'email' }> => field.kind === 'phone' || field.kind === 'website' || field.kind === 'email',
+).map((field) => field.name);
 
 /** The longest code: the path of an admin route and the list's cursor are codes. */
 export const STORE_CODE_LENGTH = STORE_FIELDS[0].length;

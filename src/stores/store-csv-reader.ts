@@ -154,7 +154,7 @@ export class StoreCsvReader {
           if (!named) throw new StoreImportError([{ line, code: 'bad_header', reason: STORE_CSV_HEADER_RULE }]);
           columns = named;
         }
-        yield { record: header ? record : unguardRecord(record), line, bytes, header, columns };
+        yield { record: header ? record : unguardRecord(record, columns), line, bytes, header, columns };
         header = false;
       }
     } catch (error) {

@@ -1,3 +1,5 @@
+import { isEmail } from 'class-validator';
+import { emailProblem, websiteProblem } from '../shared/contact-fields.js';
 import { STORE_FIELD_NAMES } from '../shared/store-fields.js';
 import { WEEKDAYS } from '../shared/weekdays.js';
 import { unguardRecord, validateStoreRecord } from './store-csv.js';
@@ -10,6 +12,43 @@ describe("the import's reading of the export guard", () => {
     expect(read[STORE_FIELD_NAMES.indexOf('code')]).toBe('=code');
     expect(read[STORE_FIELD_NAMES.indexOf('state')]).toBe("'=state");
     expect(read[STORE_FIELD_NAMES.indexOf('lat')]).toBe('-40.5');
+    expect(read[STORE_FIELD_NAMES.indexOf('phone')]).toBe('=phone');
+    expect(read[STORE_FIELD_NAMES.indexOf('email')]).toBe('=email');
+    expect(read[STORE_FIELD_NAMES.indexOf('website')]).toBe("'=website");
+  });
+
+  it("finds the guarded columns by the file's header, whichever optional columns it leaves out", () => {
+    const columns = [...STORE_FIELD_NAMES.slice(0, 15), 'email' as const];
+    const read = unguardRecord(
+      columns.map((column) => `'+${column}`),
+      columns,
+    );
+    expect(read[15]).toBe('+email');
+    expect(read[14]).toBe("'+sunday");
+  });
+});
+
+describe('the contact checks, beside what the server would make of the same text', () => {
+  it("takes only addresses class-validator's isEmail takes too", () => {
+    for (const address of ['shop@example.com', 'orders+plants@example.co.uk', "o'brien@example.com", '=cmd@example.com', 'a@b.cd']) {
+      expect(emailProblem(address)).toBeNull();
+      expect(isEmail(address)).toBe(true);
+    }
+  });
+
+  it('takes only websites WHATWG URL reads as https to a host name, with no user name', () => {
+    for (const website of [
+      'https://example.com',
+      'HTTPS://Example.COM/Stores?id=42#hours',
+      'https://bücher.example/',
+      'https://www.example.co.uk:8443/a%20b',
+    ]) {
+      expect(websiteProblem(website)).toBeNull();
+      const url = new URL(website);
+      expect(url.protocol).toBe('https:');
+      expect(url.username + url.password).toBe('');
+      expect(url.hostname).toMatch(/^(?:[a-z0-9-]+\.)+[a-z]{2,}$/);
+    }
   });
 });
 

@@ -5,10 +5,11 @@ import { US_STATE_CODES } from '../shared/us-states.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { hoursProblem } from '../shared/business-hours.js';
 import { unguardCell } from '../shared/csv-guard.js';
+import { emailProblem, parsePhone, websiteProblem } from '../shared/contact-fields.js';
 import { closureText, DAY_HOURS_MAX, parseClosure, parseSpecialDays, specialDaysText } from '../shared/special-days.js';
 import { WEEKDAYS } from '../shared/weekdays.js';
 import {
-  FREE_TEXT_FIELDS,
+  GUARDED_FIELDS,
   KEPT_FIELDS,
   STORE_FIELD_NAMES,
   STORE_FIELDS,
@@ -21,11 +22,11 @@ import {
 export const STORE_CSV_REQUIRED_COLUMNS: readonly StoreFieldName[] = STORE_FIELDS.filter((field) => field.csv === 'required').map((field) => field.name);
 /*
  * Every column is a field of the table in store-fields.ts, in its order (STORE_FIELD_NAMES): the
- * required ones and the optional ones (`time_zone`, `special_hours`, `temporarily_closed`), any of
- * which a file may add after them, in this order (the export writes them all, so that an export
- * imports back unchanged). A row without a zone, or with an empty cell, gets the zone at its
- * coordinates; a file without `special_hours` or `temporarily_closed` leaves those of every store
- * as they are (an empty cell clears them).
+ * required ones and the optional ones (`time_zone`, `special_hours`, `temporarily_closed`, `phone`,
+ * `website`, `email`), any of which a file may add after them, in this order (the export writes them
+ * all, so that an export imports back unchanged). A row without a zone, or with an empty cell, gets
+ * the zone at its coordinates; a file without one of the others leaves that field of every store as
+ * it is (an empty cell clears it).
  */
 export type { StoreRow };
 
@@ -170,7 +171,14 @@ export function validateStoreRecord(
   const closure = parseClosure(value.temporarily_closed);
   if ('reason' in closure) problem('temporarily_closed', 'bad_closure', closure.reason);
 
-  if (problems.length > 0 || !point || 'reason' in special || 'reason' in closure) return { problems, warnings };
+  const phone = value.phone === '' ? { phone: '' } : parsePhone(value.phone);
+  if ('reason' in phone) problem('phone', 'bad_phone', phone.reason);
+  const website = value.website === '' ? null : websiteProblem(value.website);
+  if (website) problem('website', 'bad_website', website);
+  const email = value.email === '' ? null : emailProblem(value.email);
+  if (email) problem('email', 'bad_email', email);
+
+  if (problems.length > 0 || !point || 'reason' in special || 'reason' in closure || 'reason' in phone) return { problems, warnings };
   const zone = value.time_zone || (lookups.zone?.(point) ?? '');
   const row: StoreRow = {
     ...value,
@@ -180,23 +188,25 @@ export function validateStoreRecord(
     time_zone: zone,
     special_hours: specialDaysText(special.days),
     temporarily_closed: closureText(closure.closure),
+    phone: phone.phone,
   };
   for (const field of KEPT_FIELDS) if (!columns.includes(field)) (row as Record<string, unknown>)[field] = undefined;
   return { row, problems, warnings };
 }
 
 /**
- * The free-text columns, whose cells a spreadsheet could take for a formula (OWASP "CSV
- * Injection"): a value starting with = + - @, a tab or a carriage return. The other columns
- * are checked formats that never start so (state, ZIP, hours), or numbers (a negative lat or lng
- * is a number to a spreadsheet, not a formula).
+ * The columns whose cells a spreadsheet could take for a formula (OWASP "CSV Injection"): a value
+ * starting with = + - @, a tab or a carriage return (GUARDED_FIELDS: free text, phone, email). The
+ * other columns are checked formats that never start so (state, ZIP, hours, a website), or numbers
+ * (a negative lat or lng is a number to a spreadsheet, not a formula).
  */
-export const FREE_TEXT_COLUMNS = FREE_TEXT_FIELDS;
-const FREE_TEXT_INDEXES = FREE_TEXT_COLUMNS.map((column) => STORE_FIELD_NAMES.indexOf(column));
+const GUARDED = new Set<StoreFieldName>(GUARDED_FIELDS);
 
-/** A CSV record's free-text fields unguarded (guardCell), in place. */
-export function unguardRecord(record: string[]): string[] {
-  for (const i of FREE_TEXT_INDEXES) if (i < record.length) record[i] = unguardCell(record[i]);
+/** A CSV record's guarded fields unguarded (guardCell), in place; `columns` are the file's (headerColumns). */
+export function unguardRecord(record: string[], columns: readonly StoreFieldName[] = STORE_FIELD_NAMES): string[] {
+  columns.forEach((column, i) => {
+    if (GUARDED.has(column) && i < record.length) record[i] = unguardCell(record[i]);
+  });
   return record;
 }
 

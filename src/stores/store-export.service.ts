@@ -6,15 +6,15 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { stringify } from 'csv-stringify/sync';
 import type { Repository } from 'typeorm';
 import { guardCell } from '../shared/csv-guard.js';
-import { FREE_TEXT_FIELDS, storeFieldText, STORE_FIELD_NAMES, type StoreFieldName } from '../shared/store-fields.js';
+import { GUARDED_FIELDS, storeFieldText, STORE_FIELD_NAMES, type StoreFieldName } from '../shared/store-fields.js';
 import { Store } from './store.entity.js';
 
 const EXPORT_PAGE = 1000;
-const FREE_TEXT = new Set<string>(FREE_TEXT_FIELDS);
+const GUARDED = new Set<string>(GUARDED_FIELDS);
 
 /**
  * `locations export` and `GET /admin/stores.csv`: every store, ordered by code, in the format
- * `locations import` reads; free-text cells that a spreadsheet would run as a formula are guarded
+ * `locations import` reads; free-text, phone and email cells that a spreadsheet would run as a formula are guarded
  * with a leading `'` (guardCell), which the import takes off again. `columns` picks some of the
  * columns, in their given order (the console's map reads code, lat and lng only: 3 MB rather
  * than 22 MB for 100,000 stores); only the full set can be imported back.
@@ -56,8 +56,8 @@ export class StoreExportService {
   }
 }
 
-/** A cell as the import reads it: coordinates with six decimals (mysql2 gives DECIMAL as text), free text guarded. */
+/** A cell as the import reads it: coordinates with six decimals (mysql2 gives DECIMAL as text), free text, phone and email guarded. */
 function cell(column: StoreFieldName, value: string | number): string {
   const text = storeFieldText(column, value);
-  return FREE_TEXT.has(column) ? guardCell(text) : text;
+  return GUARDED.has(column) ? guardCell(text) : text;
 }

@@ -1,7 +1,7 @@
 import { getMetadataArgsStorage } from 'typeorm';
 import { StoreRequest, storeView, StoreView } from './dto/admin-store.dto.js';
 import { headerColumns, STORE_CSV_HEADER_RULE, STORE_CSV_REQUIRED_COLUMNS } from './store-csv.js';
-import { FREE_TEXT_FIELDS, INDEX_FIELD_NAMES, KEPT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, STORED_FIELDS, type CatalogStore } from '../shared/store-fields.js';
+import { GUARDED_FIELDS, INDEX_FIELD_NAMES, KEPT_FIELDS, STORE_FIELD_NAMES, STORE_FIELDS, STORED_FIELDS, type CatalogStore } from '../shared/store-fields.js';
 import { Store } from './store.entity.js';
 import { WEEKDAYS } from '../shared/weekdays.js';
 
@@ -59,17 +59,19 @@ describe('the store field table', () => {
 
   it("keeps the contract's CSV header, the optional columns after it, and the hours as the weekdays in order", () => {
     expect(STORE_CSV_REQUIRED_COLUMNS.join(',')).toBe('code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday');
-    expect(STORE_FIELD_NAMES).toEqual([...STORE_CSV_REQUIRED_COLUMNS, 'time_zone', 'special_hours', 'temporarily_closed']);
+    expect(STORE_FIELD_NAMES).toEqual([...STORE_CSV_REQUIRED_COLUMNS, 'time_zone', 'special_hours', 'temporarily_closed', 'phone', 'website', 'email']);
     expect(STORE_CSV_HEADER_RULE).toBe(
-      `the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by any of ,time_zone,special_hours,temporarily_closed, in this order)`,
+      `the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by any of ,time_zone,special_hours,temporarily_closed,phone,website,email, in this order)`,
     );
     expect(headerColumns([...STORE_CSV_REQUIRED_COLUMNS, ' Special_Hours '])).toEqual([...STORE_CSV_REQUIRED_COLUMNS, 'special_hours']);
     expect(headerColumns([...STORE_CSV_REQUIRED_COLUMNS, 'temporarily_closed', 'time_zone'])).toBeUndefined();
     expect(headerColumns([...STORE_CSV_REQUIRED_COLUMNS, 'time_zone', 'time_zone'])).toBeUndefined();
-    expect(KEPT_FIELDS).toEqual(['special_hours', 'temporarily_closed']);
+    expect(KEPT_FIELDS).toEqual(['special_hours', 'temporarily_closed', 'phone', 'website', 'email']);
     expect(STORE_FIELDS.filter((field) => field.kind === 'hours').map((field) => field.name)).toEqual(WEEKDAYS);
     expect(STORED_FIELDS).toEqual(STORE_FIELD_NAMES.slice(1));
-    expect(FREE_TEXT_FIELDS).toEqual(['code', 'name', 'address', 'city']);
+    expect(GUARDED_FIELDS).toEqual(['code', 'name', 'address', 'city', 'phone', 'email']);
+    // The contact fields stay out of the index until the search has a use for them.
+    expect(INDEX_FIELD_NAMES.filter((name) => ['phone', 'website', 'email'].includes(name))).toEqual([]);
     // The search's index reads what its Location shows, the code (ties) and the zone (open_at).
     expect(INDEX_FIELD_NAMES).toEqual(
       expect.arrayContaining(['code', 'time_zone', ...STORE_FIELDS.filter((field) => field.location).map((field) => field.name)]),
@@ -79,10 +81,29 @@ describe('the store field table', () => {
   it("gives the admin API's request and view their properties in the table's order", () => {
     expect(schemaProperties(StoreRequest)).toEqual(STORE_FIELDS.filter((field) => 'request' in field).map((field) => field.name));
     expect(schemaProperties(StoreView)).toEqual([...STORE_FIELD_NAMES, 'updated_at']);
-    const store = Object.assign(new Store(), { ...STORE, lat: 40.75065, lng: -73.99, updatedAt: new Date('2026-11-24T10:00:00Z') });
+    const contact = { phone: '', website: '', email: '' };
+    const store = Object.assign(new Store(), { ...STORE, ...contact, lat: 40.75065, lng: -73.99, updatedAt: new Date('2026-11-24T10:00:00Z') });
     expect(JSON.stringify(storeView(store))).toBe(
-      JSON.stringify({ ...STORE, lat: '40.750650', lng: '-73.990000', special_hours: [], temporarily_closed: null, updated_at: '2026-11-24T10:00:00.000Z' }),
+      JSON.stringify({
+        ...STORE,
+        lat: '40.750650',
+        lng: '-73.990000',
+        special_hours: [],
+        temporarily_closed: null,
+        phone: null,
+        website: null,
+        email: null,
+        updated_at: '2026-11-24T10:00:00.000Z',
+      }),
     );
+    const reachable = Object.assign(new Store(), {
+      ...STORE,
+      phone: '+12125550142',
+      website: 'https://fernandfig.example/chelsea',
+      email: 'chelsea@fernandfig.example',
+      updatedAt: new Date('2026-11-24T10:00:00Z'),
+    });
+    expect(storeView(reachable)).toMatchObject({ phone: '+12125550142', website: 'https://fernandfig.example/chelsea', email: 'chelsea@fernandfig.example' });
     const special = Object.assign(new Store(), {
       ...STORE,
       special_hours: '2026-12-24=9:00 AM - 2:00 PM; 2026-12-25=Closed',

@@ -63,6 +63,16 @@ export class Store {
   @Column({ name: 'temporarily_closed', type: 'varchar', length: 32 })
   temporarily_closed: string;
 
+  /** Contact fields (shared/contact-fields.ts): the phone in E.164 (`+19135550142`), the website and email as given; empty: none. */
+  @Column({ type: 'varchar', length: 16 })
+  phone: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  website: string;
+
+  @Column({ type: 'varchar', length: 254 })
+  email: string;
+
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;
 

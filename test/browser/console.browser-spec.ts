@@ -307,6 +307,82 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     }
   });
 
+  it('shows a store’s phone, website and email on its card as links, and its edit form saves a phone as the API keeps it', async () => {
+    const { context, clocked, errors, card, pick, open } = await clockedConsole('2026-03-11T15:30:00Z');
+    let restore: (() => Promise<unknown>) | undefined;
+    try {
+      await open();
+      const code = (await card.locator('h3 small').innerText()).trim();
+      const path = `/admin/stores/${encodeURIComponent(code)}`;
+      const { body: before } = await call<Record<string, unknown>>('GET', path, admin);
+      expect(before).toMatchObject({ phone: null, website: null, email: null });
+      const { code: _code, updated_at: _updated, ...fields } = before;
+      restore = () => call('PUT', path, admin, fields);
+      expect(await card.locator('.contact').count()).toBe(0);
+
+      let version = await catalogVersion();
+      const written = await call('PUT', path, admin, {
+        ...fields,
+        phone: '212-555-0142',
+        website: 'https://fern.example/store?x=1',
+        email: 'ask?cc=x@fern.example',
+      });
+      expect(written.status).toBe(200);
+      await clocked
+        .locator('.status')
+        .getByText(`catalogue version ${version + 1}`)
+        .waitFor();
+      await pick();
+      await card.locator('.contact').waitFor();
+      await expect(card.getByRole('link', { name: '(212) 555-0142' }).getAttribute('href')).resolves.toBe('tel:+12125550142');
+      const website = card.getByRole('link', { name: 'https://fern.example/store?x=1' });
+      await expect(website.getAttribute('href')).resolves.toBe('https://fern.example/store?x=1');
+      await expect(website.getAttribute('rel')).resolves.toBe('noopener noreferrer');
+      await expect(website.getAttribute('target')).resolves.toBe('_blank');
+      // The `?` of the address's local part is encoded: it must not start the mailto's headers.
+      await expect(card.getByRole('link', { name: 'ask?cc=x@fern.example' }).getAttribute('href')).resolves.toBe('mailto:ask%3Fcc%3Dx@fern.example');
+      await expectAccessible('stores (a store with contact fields)', clocked);
+
+      // The edit form: a refused phone next to its field and nothing written, then one written as people write it.
+      await card.getByRole('button', { name: `Edit ${code}` }).click();
+      const form = clocked.getByRole('form', { name: `Edit store ${code}` });
+      const phone = form.getByLabel('phone', { exact: true });
+      expect(await phone.inputValue()).toBe('+12125550142');
+      version = await catalogVersion();
+      await phone.fill('1-800-FLOWERS');
+      await form.getByRole('button', { name: 'Save' }).click();
+      await expect(form.locator('#store-phone-error').innerText()).resolves.toBe(
+        'phone: "1-800-FLOWERS" is not a US phone number like (913) 555-0142 or +1 913 555 0142',
+      );
+      expect(await query(`SELECT phone FROM stores WHERE code = '${code}'`)).toEqual([{ phone: '+12125550142' }]);
+      expect(await catalogVersion()).toBe(version);
+      await phone.fill('(913) 555-0199');
+      await form.getByRole('button', { name: 'Save' }).click();
+      await form.waitFor({ state: 'detached' });
+      expect(await query(`SELECT phone, website, email FROM stores WHERE code = '${code}'`)).toEqual([
+        { phone: '+19135550199', website: 'https://fern.example/store?x=1', email: 'ask?cc=x@fern.example' },
+      ]);
+      expect(await catalogVersion()).toBe(version + 1);
+      await clocked
+        .locator('.status')
+        .getByText(`catalogue version ${version + 1}`)
+        .waitFor();
+      await pick();
+      await expect(card.getByRole('link', { name: '(913) 555-0199' }).getAttribute('href')).resolves.toBe('tel:+19135550199');
+
+      // A value written into the table by hand, past the API's checks, is shown as text, never as a link.
+      await query(`UPDATE stores SET website = 'javascript:alert(1)' WHERE code = '${code}'`);
+      await open();
+      await card.locator('.contact').getByText('javascript:alert(1)').waitFor();
+      expect(await card.locator('.contact a[href^="javascript"]').count()).toBe(0);
+      expect(await card.getByRole('link', { name: 'javascript:alert(1)' }).count()).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await restore?.();
+      await context.close();
+    }
+  });
+
   it('lists a store’s temporary closure and special days on its card, and its opening words follow them as the search does', async () => {
     // Thursday 2026-12-24, 10:30 AM in New York; the store's own short day, then a closure in January.
     const { context, clocked, errors, card, pick, open } = await clockedConsole('2026-12-24T15:30:00Z');
@@ -719,9 +795,9 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     const kept = rows
       .filter((row) => !dropped.includes(row))
       .map((row) => (row.startsWith('ZZ-0001,') ? row.replace('Console Test 1', 'Console Test One') : row));
-    // The export's optional columns left empty: time_zone (the zone at the store's coordinates), special_hours and temporarily_closed (none).
+    // The export's optional columns left empty: time_zone (the zone at the store's coordinates), special_hours, temporarily_closed, phone, website and email (none).
     const added =
-      'ZZ-0003,Console Test 3,3 Test Way,Hoboken,NJ,07030,40.743990,-74.032364,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed,,,';
+      'ZZ-0003,Console Test 3,3 Test Way,Hoboken,NJ,07030,40.743990,-74.032364,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed,,,,,,';
     const file = join(files, 'next-month.csv');
     writeFileSync(file, `${header}\n${[...kept, added].join('\n')}\n`);
     const droppedCodes = dropped.map((row) => row.split(',')[0]).sort();

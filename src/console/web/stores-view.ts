@@ -1,6 +1,7 @@
 import { parse } from 'csv-parse/browser/esm/sync';
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { emailProblem, parsePhone, websiteProblem } from '../../shared/contact-fields.js';
 import { unguardCell } from '../../shared/csv-guard.js';
 import { KM_PER_MILE } from '../../shared/great-circle.js';
 import { US_STATE_CODES } from '../../shared/us-states.js';
@@ -39,6 +40,9 @@ type StoreForm = Record<(typeof FORM_FIELDS)[number], string>;
  */
 const FIELD_HINTS: Partial<Record<keyof StoreForm, string>> = {
   time_zone: 'IANA name, e.g. America/Denver. Empty: from the coordinates.',
+  phone: 'US number, any usual way, e.g. (913) 555-0142. Empty: none.',
+  website: 'https address. Empty: none.',
+  email: 'Empty: none.',
 };
 
 /** Every store's code and point, from the export's three columns (3 MB for 100,000 stores). */
@@ -97,10 +101,48 @@ function SpecialDays({ store }: { store: Store }) {
   </div>`;
 }
 
+/** `(913) 555-0142` for a stored `+19135550142`. */
+const phoneText = (phone: string) => `(${phone.slice(2, 5)}) ${phone.slice(5, 8)}-${phone.slice(8)}`;
+
+/**
+ * A store's phone, website and email, each a link only when it passes the API's own check again
+ * (shared/contact-fields.ts), so that a value edited by hand into the table never becomes a
+ * `javascript:` link: it shows as text. The address's local part is percent-encoded in the
+ * `mailto:` (RFC 6068), where a `?` it may hold would start headers (`?cc=…`). The website opens
+ * in a new tab without handing it this page (`noopener noreferrer`).
+ */
+function Contact({ store }: { store: Store }) {
+  const { phone, website, email } = store;
+  if (!phone && !website && !email) return null;
+  const parsed = phone ? parsePhone(phone) : undefined;
+  const dialable = parsed && 'phone' in parsed ? parsed.phone : undefined;
+  const at = email ? email.lastIndexOf('@') : -1;
+  return html`<dl class="contact" aria-label="Contact">
+    ${
+      phone &&
+      html`<dt>Phone</dt>
+        <dd>${dialable ? html`<a href=${`tel:${dialable}`}>${phoneText(dialable)}</a>` : phone}</dd>`
+    }
+    ${
+      website &&
+      html`<dt>Website</dt>
+        <dd>${websiteProblem(website) === null ? html`<a href=${website} target="_blank" rel="noopener noreferrer">${website}</a>` : website}</dd>`
+    }
+    ${
+      email &&
+      html`<dt>Email</dt>
+        <dd>
+          ${emailProblem(email) === null ? html`<a href=${`mailto:${encodeURIComponent(email.slice(0, at))}@${email.slice(at + 1)}`}>${email}</a>` : email}
+        </dd>`
+    }
+  </dl>`;
+}
+
 function StoreCard({ store, holidays, onEdit, onDelete }: { store: Store; holidays: readonly Holiday[]; onEdit?: () => void; onDelete?: () => void }) {
   return html`<div class="store-card">
     <h3>${store.name} <small>${store.code}</small></h3>
     <p>${store.address}, ${store.city}, ${store.state} ${store.zip}</p>
+    <${Contact} store=${store} />
     <${OpeningNow} store=${store} holidays=${holidays} />
     <${Hours} hours=${store} />
     <${SpecialDays} store=${store} />
@@ -109,7 +151,7 @@ function StoreCard({ store, holidays, onEdit, onDelete }: { store: Store; holida
 }
 
 function EditStore({ store, onDone }: { store: Store; onDone: (changed: boolean) => void }) {
-  const [form, setForm] = useState<StoreForm>(() => Object.fromEntries(FORM_FIELDS.map((field) => [field, store[field]])) as StoreForm);
+  const [form, setForm] = useState<StoreForm>(() => Object.fromEntries(FORM_FIELDS.map((field) => [field, store[field] ?? ''])) as StoreForm);
   const [errors, setErrors] = useState<Record<string, string>>({});
   // After a save the API took with warnings (coordinates far from the ZIP code): the form stays
   // open with each warning at its field, so that the operator sees it and may correct the store.

@@ -9,6 +9,7 @@ import { ROW_WARNING_CODES, formatProblem, type RowProblem, type RowWarning, typ
 import { MAX_LISTED_PROBLEMS } from '../store-csv-reader.js';
 import { MAX_LISTED_CHANGES, type ImportSummary } from '../store-import-plan.js';
 import {
+  NULLABLE_VIEW_FIELDS,
   STORE_CODE_LENGTH,
   STORE_FIELD_NAMES,
   STORE_FIELDS,
@@ -30,6 +31,11 @@ import {
   type PathProblem,
   type SpecialDay,
 } from '../../shared/special-days.js';
+
+type NullableField = (typeof NULLABLE_VIEW_FIELDS)[number];
+/** The contact fields as the request takes them (null clears) and the view answers them (null: none). */
+type NullableRequest = { [N in NullableField]?: string | null };
+type NullableView = { [N in NullableField]: string | null };
 
 /**
  * Text as a CSV field holds it; the rules of a store row (store-csv.ts) check it afterwards, with
@@ -87,6 +93,18 @@ function JsonField(schema: FieldOptions, code: ProblemCode, problemsOf: (value: 
   );
 }
 
+/**
+ * A text field that `null` clears (a contact field): unlike an optional field of ValidateField, whose
+ * `null` means "left out", and so "kept as stored" here. Checked afterwards as a CSV cell, empty for null.
+ */
+const ClearableField = ({ optional: _optional, ...options }: FieldOptions) =>
+  applyDecorators(
+    ApiPropertyOptional({ type: 'string', nullable: true, ...options }),
+    ValidateIf((_, value) => value !== undefined && value !== null),
+    IsString({ message: ({ property }) => `${property} must be a string` }),
+  );
+const NULLABLE = new Set<string>(NULLABLE_VIEW_FIELDS);
+
 /*
  * The request's and the view's properties are the table's (store-fields.ts), each field's check and
  * schema in the CSV's order: the classes carry the decorators (Nest validates and documents by
@@ -96,10 +114,10 @@ function JsonField(schema: FieldOptions, code: ProblemCode, problemsOf: (value: 
 @ApiSchema({
   name: 'AdminStoreRequest',
   description:
-    'A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours` and `temporarily_closed` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing.',
+    'A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours`, `temporarily_closed`, `phone`, `website` and `email` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing.',
 })
 export class StoreRequest {}
-export interface StoreRequest extends Omit<StoreFields, 'special_hours' | 'temporarily_closed'> {
+export interface StoreRequest extends Omit<StoreFields, 'special_hours' | 'temporarily_closed' | NullableField>, NullableRequest {
   special_hours?: SpecialDay[] | null;
   temporarily_closed?: Closure | null;
 }
@@ -126,13 +144,16 @@ const JSON_FIELDS: Record<string, PropertyDecorator> = {
     closureProblems,
   ),
 };
-for (const field of STORE_FIELDS) if ('request' in field) (JSON_FIELDS[field.name] ?? Field(field.request))(StoreRequest.prototype, field.name);
+for (const field of STORE_FIELDS) {
+  if ('request' in field) (JSON_FIELDS[field.name] ?? (NULLABLE.has(field.name) ? ClearableField : Field)(field.request))(StoreRequest.prototype, field.name);
+}
 
-/** A request's fields as the store services take them: the JSON fields in their text form, left out when left out. */
+/** A request's fields as the store services take them: the JSON fields in their text form, null as empty (it clears), left out when left out. */
 export function storeFields(request: StoreRequest): StoreFields {
   const { special_hours, temporarily_closed, ...rest } = request;
+  for (const name of NULLABLE_VIEW_FIELDS) if (rest[name] === null) rest[name] = '';
   return {
-    ...rest,
+    ...(rest as StoreFields),
     ...(special_hours !== undefined && { special_hours: specialDaysText(special_hours ?? []) }),
     ...(temporarily_closed !== undefined && { temporarily_closed: closureText(temporarily_closed) }),
   };
@@ -140,7 +161,7 @@ export function storeFields(request: StoreRequest): StoreFields {
 
 @ApiSchema({ name: 'AdminStore', description: 'A store as stored: what searches answer with, and its code.' })
 export class StoreView {}
-export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temporarily_closed'> {
+export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temporarily_closed' | NullableField>, NullableView {
   special_hours: SpecialDay[];
   temporarily_closed: Closure | null;
   updated_at: string;
@@ -148,7 +169,7 @@ export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temp
 for (const { name, view } of STORE_FIELDS) {
   if (name === 'special_hours') ApiProperty({ type: [SpecialDayView], description: 'Special days, by date; empty when none.' })(StoreView.prototype, name);
   else if (name === 'temporarily_closed') ApiProperty({ ...CLOSURE_SCHEMA, description: 'A temporary closure, or null.' })(StoreView.prototype, name);
-  else ApiProperty({ type: String, ...view })(StoreView.prototype, name);
+  else ApiProperty({ type: String, ...(NULLABLE.has(name) && { nullable: true }), ...view })(StoreView.prototype, name);
 }
 /* eslint-enable @typescript-eslint/no-unsafe-declaration-merging */
 ApiProperty({ type: String, description: 'When it last changed (ISO 8601, UTC).', format: 'date-time', example: '2026-11-24T10:00:00.000Z' })(
@@ -387,6 +408,7 @@ export function storeView(store: Store): StoreView {
   view.special_hours = 'days' in special ? special.days : [];
   const closure = parseClosure(store.temporarily_closed ?? '');
   view.temporarily_closed = 'closure' in closure ? closure.closure : null;
+  for (const name of NULLABLE_VIEW_FIELDS) view[name] = store[name] || null;
   view.updated_at = store.updatedAt.toISOString();
   return view as unknown as StoreView;
 }
