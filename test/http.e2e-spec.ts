@@ -198,9 +198,10 @@ describe('HTTP rules of every endpoint', () => {
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD, POST');
     expect(res.body).toEqual({ error: 405, message: 'method PUT is not allowed on /plants' });
-    const get = await t.http.get('/locations/nearest').set(bearer(token));
-    expect(get.status).toBe(405);
-    expect(get.headers.allow).toBe('POST');
+    // GET /locations/nearest is the page of a store coded "nearest" (GET /locations/{code}).
+    const put = await t.http.put('/locations/nearest').set(bearer(token)).send({});
+    expect(put.status).toBe(405);
+    expect(put.headers.allow).toBe('GET, HEAD, POST');
   });
 
   describe('X-Request-Id and Cache-Control on every response', () => {

@@ -94,10 +94,10 @@ export function storeJsonLd(page: StorePage, id: string): StoreJsonLd {
       addressCountry: 'US',
     },
     geo: { '@type': 'GeoCoordinates', latitude: Number(location.lat), longitude: Number(location.lng) },
-    url: details.website,
-    telephone: details.phone,
-    email: details.email,
+    ...(details.website && { url: details.website }),
+    ...(details.phone && { telephone: details.phone }),
+    ...(details.email && { email: details.email }),
     openingHoursSpecification: opening,
-    amenityFeature: details.services?.map(({ label }) => ({ '@type': 'LocationFeatureSpecification', name: label, value: true })),
+    ...(details.services && { amenityFeature: details.services.map(({ label }) => ({ '@type': 'LocationFeatureSpecification' as const, name: label, value: true as const })) }),
   };
 }
