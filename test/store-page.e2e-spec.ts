@@ -68,7 +68,7 @@ describe('GET /locations/{code}: a store page', () => {
   afterAll(() => t.close());
 
   describe('as JSON', () => {
-    it("shows the Location, the code, the zone, the days ahead, the closure, and whether it is open now", async () => {
+    it('shows the Location, the code, the zone, the days ahead, the closure, and whether it is open now', async () => {
       const res = await pageAt(FRIDAY_NOON, 'NY-PAGE');
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -202,7 +202,7 @@ describe('GET /locations/{code}: a store page', () => {
   describe('ETag and If-None-Match', () => {
     it('answers 304 to its ETag (weak or strong, in a list, or *), and 200 to another', async () => {
       const first = await pageAt(FRIDAY_NOON, 'NY-PAGE');
-      const tag = first.headers.etag as string;
+      const tag = first.headers.etag;
       for (const inm of [tag, `W/${tag}`, `"other", ${tag}`, '*']) {
         const res = await withClockAt(FRIDAY_NOON, async () => page('NY-PAGE').set('If-None-Match', inm));
         expect(res.status).toBe(304);
@@ -224,16 +224,29 @@ describe('GET /locations/{code}: a store page', () => {
     it('shows an admin edit at once, under a new ETag', async () => {
       const before = await pageAt(FRIDAY_NOON, 'NY-PLAIN');
       const ldBefore = await pageAt(FRIDAY_NOON, 'NY-PLAIN', 'application/ld+json');
-      const body = { name: 'Plain Store Renamed', address: '2 Test Street', city: 'New York', state: 'NY', zip: '10001', lat: '40.752600', lng: '-73.997300', ...WEEK_OPEN };
-      await t.http.put('/admin/stores/NY-PLAIN').set(bearer(admin)).send({ ...body, sunday: '11:00 AM - 4:00 PM' }).expect(200);
+      const body = {
+        name: 'Plain Store Renamed',
+        address: '2 Test Street',
+        city: 'New York',
+        state: 'NY',
+        zip: '10001',
+        lat: '40.752600',
+        lng: '-73.997300',
+        ...WEEK_OPEN,
+      };
+      await t.http
+        .put('/admin/stores/NY-PLAIN')
+        .set(bearer(admin))
+        .send({ ...body, sunday: '11:00 AM - 4:00 PM' })
+        .expect(200);
       const stored = await t.dataSource.getRepository(Store).findOneByOrFail({ code: 'NY-PLAIN' });
       expect([stored.name, stored.sunday]).toEqual(['Plain Store Renamed', '11:00 AM - 4:00 PM']);
 
-      const after = await withClockAt(FRIDAY_NOON, async () => page('NY-PLAIN').set('If-None-Match', before.headers.etag as string));
+      const after = await withClockAt(FRIDAY_NOON, async () => page('NY-PLAIN').set('If-None-Match', before.headers.etag));
       expect(after.status).toBe(200);
       expect(after.headers.etag).not.toBe(before.headers.etag);
       expect(after.body).toMatchObject({ name: 'Plain Store Renamed', address: '2 Test Street', business_hours: { ...WEEKLY, Sunday: '11:00 AM - 4:00 PM' } });
-      const ld = await withClockAt(FRIDAY_NOON, async () => page('NY-PLAIN', 'application/ld+json').set('If-None-Match', ldBefore.headers.etag as string));
+      const ld = await withClockAt(FRIDAY_NOON, async () => page('NY-PLAIN', 'application/ld+json').set('If-None-Match', ldBefore.headers.etag));
       expect(ld.status).toBe(200);
       expect(jsonLd(ld)).toMatchObject({ name: 'Plain Store Renamed', address: { streetAddress: '2 Test Street' } });
       expect(jsonLd(ld).openingHoursSpecification).toContainEqual(hours(['Sunday'], '11:00', '16:00'));

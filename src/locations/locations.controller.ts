@@ -76,7 +76,11 @@ export class LocationsController {
       'application/ld+json': { schema: { $ref: getSchemaPath(StorePageJsonLd) }, example: STORE_PAGE_JSON_LD_EXAMPLE },
     },
   })
-  @ApiResponse({ status: 304, description: "`If-None-Match` named this form's current ETag (or `*`): the cached page is still right.", headers: storePageHeaders() })
+  @ApiResponse({
+    status: 304,
+    description: "`If-None-Match` named this form's current ETag (or `*`): the cached page is still right.",
+    headers: storePageHeaders(),
+  })
   @ApiNotFoundResponse({
     type: ErrorBody,
     description: `No store has this code (a code longer than ${STORE_CODE_LENGTH} characters included).`,

@@ -101,9 +101,30 @@ describe('storeJsonLd', () => {
     );
     expect(schemaOrgProblems(document)).toEqual([]);
     expect(document.openingHoursSpecification.slice(2)).toEqual([
-      { '@type': 'OpeningHoursSpecification', dayOfWeek: [day('Thursday')], opens: '09:00', closes: '14:00', validFrom: '2026-12-24', validThrough: '2026-12-24' },
-      { '@type': 'OpeningHoursSpecification', dayOfWeek: [day('Friday')], opens: '00:00', closes: '00:00', validFrom: '2026-12-25', validThrough: '2026-12-25' },
-      { '@type': 'OpeningHoursSpecification', dayOfWeek: WEEKDAYS.map(day), opens: '00:00', closes: '00:00', validFrom: '2027-01-04', validThrough: '2027-01-10' },
+      {
+        '@type': 'OpeningHoursSpecification',
+        dayOfWeek: [day('Thursday')],
+        opens: '09:00',
+        closes: '14:00',
+        validFrom: '2026-12-24',
+        validThrough: '2026-12-24',
+      },
+      {
+        '@type': 'OpeningHoursSpecification',
+        dayOfWeek: [day('Friday')],
+        opens: '00:00',
+        closes: '00:00',
+        validFrom: '2026-12-25',
+        validThrough: '2026-12-25',
+      },
+      {
+        '@type': 'OpeningHoursSpecification',
+        dayOfWeek: WEEKDAYS.map(day),
+        opens: '00:00',
+        closes: '00:00',
+        validFrom: '2027-01-04',
+        validThrough: '2027-01-10',
+      },
     ]);
   });
 

@@ -73,7 +73,12 @@ export function storeJsonLd(page: StorePage, id: string): StoreJsonLd {
     if (group) group.push(day);
     else groups.set(key, [day]);
   });
-  const opening = [...groups.values()].flatMap((days) => specifications(days.map((day) => SCHEMA_DAYS[day]), page.week[days[0]]));
+  const opening = [...groups.values()].flatMap((days) =>
+    specifications(
+      days.map((day) => SCHEMA_DAYS[day]),
+      page.week[days[0]],
+    ),
+  );
   for (const { date, ranges } of page.days) opening.push(...specifications([SCHEMA_DAYS[weekdayOf(date)]], ranges, { validFrom: date, validThrough: date }));
   if (page.closure) {
     const { from, until } = page.closure;
@@ -98,6 +103,8 @@ export function storeJsonLd(page: StorePage, id: string): StoreJsonLd {
     ...(details.phone && { telephone: details.phone }),
     ...(details.email && { email: details.email }),
     openingHoursSpecification: opening,
-    ...(details.services && { amenityFeature: details.services.map(({ label }) => ({ '@type': 'LocationFeatureSpecification' as const, name: label, value: true as const })) }),
+    ...(details.services && {
+      amenityFeature: details.services.map(({ label }) => ({ '@type': 'LocationFeatureSpecification' as const, name: label, value: true as const })),
+    }),
   };
 }

@@ -33,7 +33,11 @@ export class StorePageResponse extends PickType(Location, ['name', 'address', 'c
   @ApiProperty({ description: "The store's code, its key (the path).", example: 'PS-0001' }) code: string;
   @ApiProperty({ description: 'The IANA time zone the hours are in.', example: 'America/New_York' }) time_zone: string;
   @ApiPropertyOptional({ description: 'Phone number, E.164; left out when the store has none.', example: '+12125550142' }) phone?: string;
-  @ApiPropertyOptional({ description: "The store's web page (https); left out when it has none.", format: 'uri', example: 'https://example.com/stores/chelsea' })
+  @ApiPropertyOptional({
+    description: "The store's web page (https); left out when it has none.",
+    format: 'uri',
+    example: 'https://example.com/stores/chelsea',
+  })
   website?: string;
   @ApiPropertyOptional({ description: 'E-mail address; left out when the store has none.', format: 'email', example: 'chelsea@example.com' }) email?: string;
   @ApiPropertyOptional({ type: StoreService, isArray: true, description: 'The services the store offers; left out when it lists none.' })
@@ -44,7 +48,10 @@ export class StorePageResponse extends PickType(Location, ['name', 'address', 'c
     description: `The special days and the chain's holidays of the next ${PAGE_DAYS} days (today, in the store's calendar, and the ${PAGE_DAYS - 1} after it), by date; a day that a closure covers is not listed (see \`temporarily_closed\`).`,
   })
   special_days: StoreSpecialDay[];
-  @ApiProperty({ ...CLOSURE_SCHEMA, description: 'A temporary closure that has not ended yet (under way or ahead), both dates inclusive; null when there is none.' })
+  @ApiProperty({
+    ...CLOSURE_SCHEMA,
+    description: 'A temporary closure that has not ended yet (under way or ahead), both dates inclusive; null when there is none.',
+  })
   temporarily_closed: { from: string; until: string | null } | null;
   @ApiProperty({ description: "Whether the store is open now, in its own time zone's wall-clock time.", example: true }) open: boolean;
   @ApiProperty({
@@ -85,7 +92,12 @@ export class SchemaOrgGeoCoordinates {
 })
 export class SchemaOrgOpeningHoursSpecification {
   @ApiProperty({ name: '@type', enum: ['OpeningHoursSpecification'] }) type: string;
-  @ApiProperty({ type: 'string', isArray: true, description: "schema.org's DayOfWeek members.", example: ['https://schema.org/Monday', 'https://schema.org/Tuesday'] })
+  @ApiProperty({
+    type: 'string',
+    isArray: true,
+    description: "schema.org's DayOfWeek members.",
+    example: ['https://schema.org/Monday', 'https://schema.org/Tuesday'],
+  })
   dayOfWeek: string[];
   @ApiProperty({ description: 'Opening time, HH:MM in the store’s time zone.', example: '09:00' }) opens: string;
   @ApiProperty({ description: 'Closing time, HH:MM.', example: '18:00' }) closes: string;
@@ -108,7 +120,12 @@ export class SchemaOrgLocationFeatureSpecification {
 export class StorePageJsonLd {
   @ApiProperty({ name: '@context', enum: ['https://schema.org'] }) context: string;
   @ApiProperty({ name: '@type', enum: ['GardenStore'] }) type: string;
-  @ApiProperty({ name: '@id', format: 'uri', description: "The page's URL: the store's stable identifier.", example: 'https://plants.example.com/locations/PS-0001' })
+  @ApiProperty({
+    name: '@id',
+    format: 'uri',
+    description: "The page's URL: the store's stable identifier.",
+    example: 'https://plants.example.com/locations/PS-0001',
+  })
   id: string;
   @ApiProperty({ example: 'Fern & Fig Chelsea' }) name: string;
   @ApiProperty({ description: "The store's code.", example: 'PS-0001' }) branchCode: string;
