@@ -68,7 +68,7 @@ export function storeJsonLd(page: StorePage, id: string): StoreJsonLd {
   const { location, details } = page;
   const groups = new Map<string, number[]>();
   page.week.forEach((ranges, day) => {
-    const key = JSON.stringify(ranges);
+    const key = ranges.join(' ');
     const group = groups.get(key);
     if (group) group.push(day);
     else groups.set(key, [day]);
