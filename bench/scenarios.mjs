@@ -2,6 +2,9 @@ import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { load } from './lib.mjs';
 
+/** A store of every seeded list (scripts/make-synthetic-stores.mjs numbers them from SYN-000000). */
+export const STORE_PAGE_CODE = 'SYN-000042';
+
 /**
  * The load of `npm run bench`, also what `npm run bench:memory` runs inside its cgroup: each
  * scenario's `run(url)` is one autocannon run of `duration` seconds against the server at `url`,
@@ -27,6 +30,13 @@ export function benchScenarios({ tokens, duration, firstId = 1_000_000 }) {
       baseline: true,
       expect: [200],
       run: (url) => load({ url, duration, method: 'POST', path: '/locations/nearest', body: nearest(50), headers: { ...auth(), ...json } }),
+    },
+    // A store's page (GET /locations/{code}), from the same index as the search: it must keep up with the plain search above.
+    {
+      name: 'GET /locations/{code}',
+      baseline: false,
+      expect: [200],
+      run: (url) => load({ url, duration, path: `/locations/${STORE_PAGE_CODE}`, headers: auth() }),
     },
     {
       name: 'POST + DELETE /plants',

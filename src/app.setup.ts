@@ -118,6 +118,20 @@ export function trustProxy(value = 'false'): boolean | number | string {
 const ASYNCAPI_FILE = fileURLToPath(new URL('../assets/asyncapi.yaml', import.meta.url));
 
 /**
+ * GET (and HEAD) /locations/nearest: a 405 with `Allow: POST`, token or not (contract §1), as before
+ * store pages, rather than the page of a store coded "nearest" (GET /locations/{code} would take it,
+ * after the token check). Paths match as Express matches them: any case, a trailing slash allowed.
+ */
+function nearestIsPostOnly(req: Request, res: Response, next: () => void): void {
+  if ((req.method === 'GET' || req.method === 'HEAD') && req.path.toLowerCase().replace(/\/$/, '') === '/locations/nearest') {
+    res.setHeader('Allow', 'POST');
+    res.status(405).json({ error: 405, message: `method ${req.method} is not allowed on ${req.path}` });
+    return;
+  }
+  next();
+}
+
+/**
  * Everything the HTTP app needs beyond its modules; shared by main.ts and the e2e tests
  * so that the tests exercise the real pipeline. `requestLog` (main.ts) adds the per-request log
  * line, `metrics` (main.ts, when METRICS_PORT is set) the request-duration histogram.
@@ -132,6 +146,7 @@ export function configureApp(app: NestExpressApplication, options: { docs: boole
   const durations = options.metrics ? app.get(Metrics).httpDuration : undefined;
   app.use(requestContext({ log: options.requestLog, durations }));
   app.use(securityHeaders());
+  app.use(nearestIsPostOnly);
   const corsOrigins = server.CORS_ORIGINS;
   // CORS stays off (no Access-Control-* headers at all) unless origins are listed.
   if (corsOrigins)

@@ -198,9 +198,18 @@ describe('HTTP rules of every endpoint', () => {
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD, POST');
     expect(res.body).toEqual({ error: 405, message: 'method PUT is not allowed on /plants' });
-    const get = await t.http.get('/locations/nearest').set(bearer(token));
-    expect(get.status).toBe(405);
-    expect(get.headers.allow).toBe('POST');
+    // Not the page of a store coded "nearest" (GET /locations/{code} matches the path): POST only, token or not.
+    for (const [method, auth] of [
+      ['get', bearer(token)],
+      ['get', {}],
+      ['put', bearer(token)],
+      ['delete', {}],
+    ] as const) {
+      const res = await t.http[method]('/locations/nearest').set(auth);
+      expect({ method, status: res.status, allow: res.headers.allow }).toEqual({ method, status: 405, allow: 'POST' });
+      expect(res.body).toEqual({ error: 405, message: `method ${method.toUpperCase()} is not allowed on /locations/nearest` });
+      expect(res.headers['cache-control']).toBe('no-store');
+    }
   });
 
   describe('X-Request-Id and Cache-Control on every response', () => {

@@ -118,8 +118,18 @@ const EXTENSIONS: Record<string, string[]> = {
   Location: ['open', 'time_zone', 'next_change', 'hours_today', 'travel_time', 'travel_distance'],
 };
 
-/** Schemas of those extensions: what `hours_today` holds. */
-const EXTENSION_SCHEMAS = ['HoursToday'];
+/** Schemas of those extensions: what `hours_today` holds; a store's page (GET /locations/{code}), in its two forms. */
+const EXTENSION_SCHEMAS = [
+  'HoursToday',
+  'StorePage',
+  'StoreService',
+  'StoreSpecialDay',
+  'StorePageJsonLd',
+  'SchemaOrgPostalAddress',
+  'SchemaOrgGeoCoordinates',
+  'SchemaOrgOpeningHoursSpecification',
+  'SchemaOrgLocationFeatureSpecification',
+];
 
 describe('the OpenAPI document', () => {
   let doc: OpenAPIObject;

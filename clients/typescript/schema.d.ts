@@ -133,6 +133,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/locations/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A store's page
+         * @description One store by its code, as storefronts (`application/json`, the default) and search engines (`application/ld+json`: schema.org's GardenStore) read it, from the search's index: what a search would show now, an edit through the admin API included. The JSON says whether the store is open now and when that changes next. Each answer carries a strong `ETag` (a digest of its bytes: it changes with the store, with the days ahead and, in JSON, with `open`/`next_change`), `Cache-Control: private, max-age=…, must-revalidate` (at most 60 s, and never past the next change of `open` or the store's midnight) and `Vary: Accept`; `If-None-Match` with the ETag answers 304.
+         */
+        get: operations["getStorePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/locations/nearest": {
         parameters: {
             query?: never;
@@ -651,6 +671,315 @@ export interface components {
              */
             tag?: string;
         };
+        /** @description Weekly hours: exactly seven fields, one per weekday. */
+        BusinessHours: {
+            /**
+             * @description Hours on Monday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
+             * @example 9:00 AM - 6:00 PM
+             */
+            Monday: string;
+            /**
+             * @description Hours on Tuesday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
+             * @example 9:00 AM - 6:00 PM
+             */
+            Tuesday: string;
+            /**
+             * @description Hours on Wednesday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
+             * @example 9:00 AM - 6:00 PM
+             */
+            Wednesday: string;
+            /**
+             * @description Hours on Thursday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
+             * @example 9:00 AM - 8:00 PM
+             */
+            Thursday: string;
+            /**
+             * @description Hours on Friday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
+             * @example 9:00 AM - 8:00 PM
+             */
+            Friday: string;
+            /**
+             * @description Hours on Saturday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
+             * @example 10:00 AM - 12:00 PM, 1:00 PM - 5:00 PM
+             */
+            Saturday: string;
+            /**
+             * @description Hours on Sunday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
+             * @example Closed
+             */
+            Sunday: string;
+        };
+        /** @description A service the store offers: its slug and its label in the vocabulary. */
+        StoreService: {
+            /**
+             * @description The service's slug.
+             * @example plant-doctor
+             */
+            slug: string;
+            /**
+             * @description The service's label.
+             * @example Plant doctor
+             */
+            label: string;
+        };
+        /** @description A day whose hours are not the weekday's: the store's own special day, or the chain's holiday. */
+        StoreSpecialDay: {
+            /**
+             * Format: date
+             * @description The date, in the store's calendar.
+             * @example 2026-12-24
+             */
+            date: string;
+            /**
+             * @description Its hours: `Closed`, or ranges as `business_hours` writes them.
+             * @example 9:00 AM - 2:00 PM
+             */
+            hours: string;
+            /**
+             * @description What decided them: `special` (the store's own special day, which wins over a holiday) or `holiday` (the chain's holiday).
+             * @example special
+             * @enum {string}
+             */
+            kind: "special" | "holiday";
+            /**
+             * @description The holiday's name when a holiday decided the day; else null.
+             * @example null
+             */
+            holiday: string | null;
+        };
+        /** @description A store's hours on its own local date at `open_at`, and what decided them. */
+        HoursToday: {
+            /**
+             * Format: date
+             * @description The store's local date at `open_at`.
+             * @example 2026-12-24
+             */
+            date: string;
+            /**
+             * @description Its hours that day: `Closed`, or ranges as `business_hours` writes them.
+             * @example 9:00 AM - 2:00 PM
+             */
+            hours: string;
+            /**
+             * @description What decided them, in this order of precedence: `temporarily_closed` (a closure holds), `special` (the store's own special day), `holiday` (the chain's holiday), else `weekly` (the weekday's hours).
+             * @example special
+             * @enum {string}
+             */
+            kind: "weekly" | "special" | "holiday" | "temporarily_closed";
+            /**
+             * @description The holiday's name when a holiday decided the day; else null.
+             * @example null
+             */
+            holiday: string | null;
+        };
+        /** @description One store, as `application/json`: the search's Location (without `distance`), its code and time zone, its contact details and services when it has them, its special days ahead, a closure, and whether it is open now. */
+        StorePage: {
+            /**
+             * @description Location name.
+             * @example Fern & Fig Chelsea
+             */
+            name: string;
+            /**
+             * @description Street address.
+             * @example 214 Linden Avenue
+             */
+            address: string;
+            /**
+             * @description City name.
+             * @example New York
+             */
+            city: string;
+            /**
+             * @description State code.
+             * @example NY
+             */
+            state: string;
+            /**
+             * @description ZIP code.
+             * @example 10001
+             */
+            zip: string;
+            business_hours: components["schemas"]["BusinessHours"];
+            /**
+             * @description Latitude, carried as a string with six decimals.
+             * @example 40.750650
+             */
+            lat: string;
+            /**
+             * @description Longitude, carried as a string with six decimals.
+             * @example -73.997293
+             */
+            lng: string;
+            /**
+             * @description The store's code, its key (the path).
+             * @example PS-0001
+             */
+            code: string;
+            /**
+             * @description The IANA time zone the hours are in.
+             * @example America/New_York
+             */
+            time_zone: string;
+            /**
+             * @description Phone number, E.164; left out when the store has none.
+             * @example +12125550142
+             */
+            phone?: string;
+            /**
+             * Format: uri
+             * @description The store's web page (https); left out when it has none.
+             * @example https://example.com/stores/chelsea
+             */
+            website?: string;
+            /**
+             * Format: email
+             * @description E-mail address; left out when the store has none.
+             * @example chelsea@example.com
+             */
+            email?: string;
+            /** @description The services the store offers; left out when it lists none. */
+            services?: components["schemas"]["StoreService"][];
+            /** @description The special days and the chain's holidays of the next 30 days (today, in the store's calendar, and the 29 after it), by date; a day that a closure covers is not listed (see `temporarily_closed`). */
+            special_days: components["schemas"]["StoreSpecialDay"][];
+            /** @description A temporary closure that has not ended yet (under way or ahead), both dates inclusive; null when there is none. */
+            temporarily_closed?: {
+                /**
+                 * Format: date
+                 * @description The first day closed, in the store's calendar.
+                 * @example 2027-01-04
+                 */
+                from: string;
+                /**
+                 * Format: date
+                 * @description The last day closed, not before `from`; null: until further notice.
+                 * @example 2027-01-31
+                 */
+                until: string | null;
+            } | null;
+            /**
+             * @description Whether the store is open now, in its own time zone's wall-clock time.
+             * @example true
+             */
+            open: boolean;
+            /**
+             * Format: date-time
+             * @description When the store next opens (if closed) or closes (if open), RFC 3339 with the store's UTC offset then, following its special days, a closure and the chain's holidays; null for a store that never changes (closed every day, open around the clock, closed until further notice) or whose next change is more than 400 days ahead.
+             * @example 2026-11-25T18:00:00-05:00
+             */
+            next_change: string | null;
+            /** @description The store's hours today (its own calendar), and what decided them. */
+            hours_today: components["schemas"]["HoursToday"];
+        };
+        /** @description schema.org's PostalAddress. */
+        SchemaOrgPostalAddress: {
+            /** @enum {string} */
+            "@type": "PostalAddress";
+            /** @example 1083 Cedar Lane */
+            streetAddress: string;
+            /**
+             * @description The city.
+             * @example New York
+             */
+            addressLocality: string;
+            /**
+             * @description The state code.
+             * @example NY
+             */
+            addressRegion: string;
+            /** @example 10001 */
+            postalCode: string;
+            /** @enum {string} */
+            addressCountry: "US";
+        };
+        /** @description schema.org's GeoCoordinates, in decimal degrees (six decimals). */
+        SchemaOrgGeoCoordinates: {
+            /** @enum {string} */
+            "@type": "GeoCoordinates";
+            /** @example 40.755823 */
+            latitude: number;
+            /** @example -74.001164 */
+            longitude: number;
+        };
+        /** @description When the store is open on the days of `dayOfWeek`: `opens` to `closes` (a closing before the opening runs into the next day; `00:00` to `00:00` closed all day; `00:00` to `23:59` open all day). With `validFrom` (and `validThrough`, both inclusive), only on those dates: a special day, a holiday, a closure. */
+        SchemaOrgOpeningHoursSpecification: {
+            /** @enum {string} */
+            "@type": "OpeningHoursSpecification";
+            /**
+             * @description schema.org's DayOfWeek members.
+             * @example [
+             *       "https://schema.org/Monday",
+             *       "https://schema.org/Tuesday"
+             *     ]
+             */
+            dayOfWeek: string[];
+            /**
+             * @description Opening time, HH:MM in the store’s time zone.
+             * @example 09:00
+             */
+            opens: string;
+            /**
+             * @description Closing time, HH:MM.
+             * @example 18:00
+             */
+            closes: string;
+            /**
+             * Format: date
+             * @example 2026-12-24
+             */
+            validFrom?: string;
+            /**
+             * Format: date
+             * @example 2026-12-24
+             */
+            validThrough?: string;
+        };
+        /** @description A service of the store as schema.org's LocationFeatureSpecification. */
+        SchemaOrgLocationFeatureSpecification: {
+            /** @enum {string} */
+            "@type": "LocationFeatureSpecification";
+            /**
+             * @description The service's label.
+             * @example Plant doctor
+             */
+            name: string;
+            /** @enum {boolean} */
+            value: true;
+        };
+        /** @description One store, as `application/ld+json`: schema.org's GardenStore (a LocalBusiness), as search engines read a store's page. Its `@id` is the page's URL. */
+        StorePageJsonLd: {
+            /** @enum {string} */
+            "@context": "https://schema.org";
+            /** @enum {string} */
+            "@type": "GardenStore";
+            /**
+             * Format: uri
+             * @description The page's URL: the store's stable identifier.
+             * @example https://plants.example.com/locations/PS-0001
+             */
+            "@id": string;
+            /** @example Fern & Fig Chelsea */
+            name: string;
+            /**
+             * @description The store's code.
+             * @example PS-0001
+             */
+            branchCode: string;
+            address: components["schemas"]["SchemaOrgPostalAddress"];
+            geo: components["schemas"]["SchemaOrgGeoCoordinates"];
+            /**
+             * Format: uri
+             * @description The store's web page, when it has one.
+             */
+            url?: string;
+            /** @description Phone number (E.164), when it has one. */
+            telephone?: string;
+            /** @description E-mail address, when it has one. */
+            email?: string;
+            /** @description One per group of weekdays with the same hours (and per range of them), then one per special day or holiday of the next 30 days, then a closure's. */
+            openingHoursSpecification: components["schemas"]["SchemaOrgOpeningHoursSpecification"][];
+            /** @description The services the store offers, when it lists any. */
+            amenityFeature?: components["schemas"]["SchemaOrgLocationFeatureSpecification"][];
+        };
         /** @description The customer's address, and optionally the device's position. The search measures from `lat`/`lng` when given; else, where the service has a geocoder (GEOCODER), from the street address; else from the ZIP code's point. The `Customer-Position` header of the answer says which. */
         CustomerAddress: {
             /**
@@ -750,69 +1079,6 @@ export interface components {
                  */
                 city?: string;
             };
-        };
-        /** @description Weekly hours: exactly seven fields, one per weekday. */
-        BusinessHours: {
-            /**
-             * @description Hours on Monday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
-             * @example 9:00 AM - 6:00 PM
-             */
-            Monday: string;
-            /**
-             * @description Hours on Tuesday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
-             * @example 9:00 AM - 6:00 PM
-             */
-            Tuesday: string;
-            /**
-             * @description Hours on Wednesday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
-             * @example 9:00 AM - 6:00 PM
-             */
-            Wednesday: string;
-            /**
-             * @description Hours on Thursday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
-             * @example 9:00 AM - 8:00 PM
-             */
-            Thursday: string;
-            /**
-             * @description Hours on Friday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
-             * @example 9:00 AM - 8:00 PM
-             */
-            Friday: string;
-            /**
-             * @description Hours on Saturday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
-             * @example 10:00 AM - 12:00 PM, 1:00 PM - 5:00 PM
-             */
-            Saturday: string;
-            /**
-             * @description Hours on Sunday: "Closed", or ranges like "9:00 AM - 6:00 PM" joined by ", ".
-             * @example Closed
-             */
-            Sunday: string;
-        };
-        /** @description A store's hours on its own local date at `open_at`, and what decided them. */
-        HoursToday: {
-            /**
-             * Format: date
-             * @description The store's local date at `open_at`.
-             * @example 2026-12-24
-             */
-            date: string;
-            /**
-             * @description Its hours that day: `Closed`, or ranges as `business_hours` writes them.
-             * @example 9:00 AM - 2:00 PM
-             */
-            hours: string;
-            /**
-             * @description What decided them, in this order of precedence: `temporarily_closed` (a closure holds), `special` (the store's own special day), `holiday` (the chain's holiday), else `weekly` (the weekday's hours).
-             * @example special
-             * @enum {string}
-             */
-            kind: "weekly" | "special" | "holiday" | "temporarily_closed";
-            /**
-             * @description The holiday's name when a holiday decided the day; else null.
-             * @example null
-             */
-            holiday: string | null;
         };
         /** @description A store location. */
         Location: {
@@ -1792,8 +2058,14 @@ export interface components {
     headers: {
         /** @description The request's id: the caller's own `X-Request-Id` when it is 1 to 128 letters, digits or `._:-`, otherwise a generated UUID. Every log line of the request carries it; quote it when reporting a problem. */
         "X-Request-Id": string;
-        /** @description Always `no-store`: no response of this service may be cached. */
+        /** @description `no-store`: no response of this service may be cached, but a store's page (its own `Cache-Control`). */
         "Cache-Control": "no-store";
+        /** @description How long a private cache may keep the page: `private, max-age=<seconds>, must-revalidate`, at most 60 s and never past the store's next change of `open` (JSON) or its midnight (when the days ahead move on); then it asks again with `If-None-Match`. */
+        StorePageCacheControl: string;
+        /** @description A strong entity tag of this form of the page (a digest of its bytes): it changes when the store is edited, when its days ahead move on and, in JSON, when `open` or `next_change` do. Send it back in `If-None-Match` for a 304 while it holds. */
+        StorePageETag: string;
+        /** @description Always `Accept`: the page comes as `application/json` or `application/ld+json`. */
+        StorePageVary: string;
         /** @description Seconds to wait before trying again. */
         "Retry-After": number;
         /** @description Path of the new plant, carrying its id (the body does not). */
@@ -1846,11 +2118,11 @@ export interface operations {
             /** @description The tokens. */
             200: {
                 headers: {
-                    Link: components["headers"]["AdminLink"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["AdminLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1879,9 +2151,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1916,11 +2188,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1989,11 +2261,11 @@ export interface operations {
             /** @description Issued; `Location` is the new token. */
             201: {
                 headers: {
-                    Location: components["headers"]["AdminLocation"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    Location: components["headers"]["AdminLocation"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2022,9 +2294,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2097,11 +2369,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2201,9 +2473,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2257,11 +2529,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2359,9 +2631,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2415,11 +2687,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2491,11 +2763,11 @@ export interface operations {
             /** @description The replacement (the token itself, shown once) and the old token; `Location` is the replacement. */
             201: {
                 headers: {
-                    Location: components["headers"]["AdminLocation"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    Location: components["headers"]["AdminLocation"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2524,9 +2796,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2637,11 +2909,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2713,11 +2985,11 @@ export interface operations {
             /** @description The plants, each with name and tag. */
             200: {
                 headers: {
-                    Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2746,9 +3018,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2783,11 +3055,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2859,11 +3131,11 @@ export interface operations {
             /** @description Created. Body: name and tag; the id is in `Location`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2892,9 +3164,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3005,11 +3277,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3107,9 +3379,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3163,11 +3435,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3236,14 +3508,14 @@ export interface operations {
             /** @description Code "Success" and the locations (an empty array when none is in range, or the region has none). */
             200: {
                 headers: {
-                    "Customer-Position": components["headers"]["Customer-Position"];
-                    "Distance-Unit": components["headers"]["Distance-Unit"];
-                    "Search-Scope": components["headers"]["Search-Scope"];
-                    "Travel-Source": components["headers"]["Travel-Source"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Customer-Position": components["headers"]["Customer-Position"];
+                    "Distance-Unit": components["headers"]["Distance-Unit"];
+                    "Search-Scope": components["headers"]["Search-Scope"];
+                    "Travel-Source": components["headers"]["Travel-Source"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3272,9 +3544,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3347,11 +3619,323 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getStorePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The store's code, 1 to 64 characters (a longer one: 404). */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The store's page, in the form `Accept` asked for. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["StorePageCacheControl"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["StorePageETag"];
+                    Vary: components["headers"]["StorePageVary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "Fern & Fig Chelsea",
+                     *       "address": "1083 Cedar Lane",
+                     *       "city": "New York",
+                     *       "state": "NY",
+                     *       "zip": "10001",
+                     *       "business_hours": {
+                     *         "Monday": "9:00 AM - 6:00 PM",
+                     *         "Tuesday": "9:00 AM - 6:00 PM",
+                     *         "Wednesday": "9:00 AM - 6:00 PM",
+                     *         "Thursday": "9:00 AM - 6:00 PM",
+                     *         "Friday": "9:00 AM - 6:00 PM",
+                     *         "Saturday": "10:00 AM - 4:00 PM",
+                     *         "Sunday": "Closed"
+                     *       },
+                     *       "lat": "40.755823",
+                     *       "lng": "-74.001164",
+                     *       "code": "PS-0001",
+                     *       "time_zone": "America/New_York",
+                     *       "special_days": [
+                     *         {
+                     *           "date": "2026-12-24",
+                     *           "hours": "9:00 AM - 2:00 PM",
+                     *           "kind": "special",
+                     *           "holiday": null
+                     *         },
+                     *         {
+                     *           "date": "2026-12-25",
+                     *           "hours": "Closed",
+                     *           "kind": "holiday",
+                     *           "holiday": "Christmas Day"
+                     *         }
+                     *       ],
+                     *       "temporarily_closed": {
+                     *         "from": "2027-01-04",
+                     *         "until": "2027-01-10"
+                     *       },
+                     *       "open": true,
+                     *       "next_change": "2026-12-18T18:00:00-05:00",
+                     *       "hours_today": {
+                     *         "date": "2026-12-18",
+                     *         "hours": "9:00 AM - 6:00 PM",
+                     *         "kind": "weekly",
+                     *         "holiday": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorePage"];
+                    /**
+                     * @example {
+                     *       "@context": "https://schema.org",
+                     *       "@type": "GardenStore",
+                     *       "@id": "https://plants.example.com/locations/PS-0001",
+                     *       "name": "Fern & Fig Chelsea",
+                     *       "branchCode": "PS-0001",
+                     *       "address": {
+                     *         "@type": "PostalAddress",
+                     *         "streetAddress": "1083 Cedar Lane",
+                     *         "addressLocality": "New York",
+                     *         "addressRegion": "NY",
+                     *         "postalCode": "10001",
+                     *         "addressCountry": "US"
+                     *       },
+                     *       "geo": {
+                     *         "@type": "GeoCoordinates",
+                     *         "latitude": 40.755823,
+                     *         "longitude": -74.001164
+                     *       },
+                     *       "openingHoursSpecification": [
+                     *         {
+                     *           "@type": "OpeningHoursSpecification",
+                     *           "dayOfWeek": [
+                     *             "https://schema.org/Monday",
+                     *             "https://schema.org/Tuesday",
+                     *             "https://schema.org/Wednesday",
+                     *             "https://schema.org/Thursday",
+                     *             "https://schema.org/Friday"
+                     *           ],
+                     *           "opens": "09:00",
+                     *           "closes": "18:00"
+                     *         },
+                     *         {
+                     *           "@type": "OpeningHoursSpecification",
+                     *           "dayOfWeek": [
+                     *             "https://schema.org/Saturday"
+                     *           ],
+                     *           "opens": "10:00",
+                     *           "closes": "16:00"
+                     *         },
+                     *         {
+                     *           "@type": "OpeningHoursSpecification",
+                     *           "dayOfWeek": [
+                     *             "https://schema.org/Sunday"
+                     *           ],
+                     *           "opens": "00:00",
+                     *           "closes": "00:00"
+                     *         },
+                     *         {
+                     *           "@type": "OpeningHoursSpecification",
+                     *           "dayOfWeek": [
+                     *             "https://schema.org/Thursday"
+                     *           ],
+                     *           "opens": "09:00",
+                     *           "closes": "14:00",
+                     *           "validFrom": "2026-12-24",
+                     *           "validThrough": "2026-12-24"
+                     *         },
+                     *         {
+                     *           "@type": "OpeningHoursSpecification",
+                     *           "dayOfWeek": [
+                     *             "https://schema.org/Friday"
+                     *           ],
+                     *           "opens": "00:00",
+                     *           "closes": "00:00",
+                     *           "validFrom": "2026-12-25",
+                     *           "validThrough": "2026-12-25"
+                     *         },
+                     *         {
+                     *           "@type": "OpeningHoursSpecification",
+                     *           "dayOfWeek": [
+                     *             "https://schema.org/Monday",
+                     *             "https://schema.org/Tuesday",
+                     *             "https://schema.org/Wednesday",
+                     *             "https://schema.org/Thursday",
+                     *             "https://schema.org/Friday",
+                     *             "https://schema.org/Saturday",
+                     *             "https://schema.org/Sunday"
+                     *           ],
+                     *           "opens": "00:00",
+                     *           "closes": "00:00",
+                     *           "validFrom": "2027-01-04",
+                     *           "validThrough": "2027-01-10"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/ld+json": components["schemas"]["StorePageJsonLd"];
+                };
+            };
+            /** @description `If-None-Match` named this form's current ETag (or `*`): the cached page is still right. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["StorePageCacheControl"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["StorePageETag"];
+                    Vary: components["headers"]["StorePageVary"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope this operation needs: `read` to list and search (an SSO token whose `scope` claim has neither `read` nor `write`), `write` to create and delete. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token has no read scope"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No store has this code (a code longer than 64 characters included). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 404,
+                     *       "message": "store \"PS-9999\" not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Accept` allows neither `application/json` nor `application/ld+json`. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 406,
+                     *       "message": "a store page is application/json or application/ld+json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3420,14 +4004,14 @@ export interface operations {
             /** @description Code "Success" and the locations, as POST /locations/nearest answers. */
             200: {
                 headers: {
-                    "Customer-Position": components["headers"]["Customer-Position"];
-                    "Distance-Unit": components["headers"]["Distance-Unit"];
-                    "Search-Scope": components["headers"]["Search-Scope"];
-                    "Travel-Source": components["headers"]["Travel-Source"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Customer-Position": components["headers"]["Customer-Position"];
+                    "Distance-Unit": components["headers"]["Distance-Unit"];
+                    "Search-Scope": components["headers"]["Search-Scope"];
+                    "Travel-Source": components["headers"]["Travel-Source"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3456,9 +4040,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3531,11 +4115,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3636,9 +4220,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3711,11 +4295,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3815,9 +4399,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3852,11 +4436,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3930,11 +4514,11 @@ export interface operations {
             /** @description The stores. */
             200: {
                 headers: {
-                    Link: components["headers"]["AdminLink"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    Link: components["headers"]["AdminLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3963,9 +4547,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4000,11 +4584,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4104,9 +4688,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4141,11 +4725,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4227,12 +4811,12 @@ export interface operations {
             /** @description Imported (or, with `dry_run`, checked), with the list of changes; a lenient dry run of a bad file lists its problems instead. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
-                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4261,9 +4845,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4317,11 +4901,11 @@ export interface operations {
             /** @description `If-Match` names a catalogue version that is no longer current: a store changed since the dry run. Nothing was written; the response's `ETag` is the current version. Check the file again. */
             412: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4394,11 +4978,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4479,9 +5063,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4535,11 +5119,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4624,11 +5208,11 @@ export interface operations {
             /** @description Created; `Location` is the store. */
             201: {
                 headers: {
-                    Location: components["headers"]["AdminLocation"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    Location: components["headers"]["AdminLocation"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4657,9 +5241,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4732,11 +5316,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4815,9 +5399,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4871,11 +5455,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4953,9 +5537,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4990,11 +5574,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5094,9 +5678,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5150,11 +5734,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5239,11 +5823,11 @@ export interface operations {
             /** @description Created; `Location` is the holiday. */
             201: {
                 headers: {
-                    Location: components["headers"]["AdminLocation"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    Location: components["headers"]["AdminLocation"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5272,9 +5856,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5347,11 +5931,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5449,9 +6033,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5505,11 +6089,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5762,9 +6346,9 @@ export interface operations {
             /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
             401: {
                 headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5799,11 +6383,11 @@ export interface operations {
             /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {

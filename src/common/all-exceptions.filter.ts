@@ -26,10 +26,13 @@ function allowedMethods(req: Request): { methods: string[]; template?: string } 
   const stack: RouteLayer[] = (req.app as unknown as { router?: { stack: RouteLayer[] } }).router?.stack ?? [];
   const methods = new Set<string>();
   let template: string | undefined;
-  for (const layer of stack) {
-    if (!layer.route || !layer.match(req.path)) continue;
-    template ??= layer.route.path;
-    for (const [method, on] of Object.entries(layer.route.methods)) if (on && method !== '_all') methods.add(method.toUpperCase());
+  const matching = stack.flatMap((layer) => (layer.route && layer.match(req.path) ? [layer.route] : []));
+  // A path one route names literally is that route's: /locations/nearest is POST only, though
+  // GET /locations/{code} matches it too (a store's page; app.setup.ts's nearestIsPostOnly).
+  const literal = matching.filter((route) => !route.path.includes(':'));
+  for (const route of literal.length > 0 ? literal : matching) {
+    template ??= route.path;
+    for (const [method, on] of Object.entries(route.methods)) if (on && method !== '_all') methods.add(method.toUpperCase());
   }
   if (methods.has('GET')) methods.add('HEAD');
   return { methods: [...methods].sort(), template };

@@ -26,9 +26,26 @@ const RESPONSE_HEADERS = {
     schema: { type: 'string', maxLength: 128, example: '3f2b8c1e-5d7a-4e0b-9c61-2a4f0d8e7b15' },
   },
   'Cache-Control': {
-    description: 'Always `no-store`: no response of this service may be cached.',
+    description: "`no-store`: no response of this service may be cached, but a store's page (its own `Cache-Control`).",
     required: true,
     schema: { type: 'string', enum: ['no-store'] },
+  },
+  StorePageCacheControl: {
+    description:
+      "How long a private cache may keep the page: `private, max-age=<seconds>, must-revalidate`, at most 60 s and never past the store's next change of `open` (JSON) or its midnight (when the days ahead move on); then it asks again with `If-None-Match`.",
+    required: true,
+    schema: { type: 'string', pattern: '^private, max-age=\\d+, must-revalidate$', example: 'private, max-age=60, must-revalidate' },
+  },
+  StorePageETag: {
+    description:
+      'A strong entity tag of this form of the page (a digest of its bytes): it changes when the store is edited, when its days ahead move on and, in JSON, when `open` or `next_change` do. Send it back in `If-None-Match` for a 304 while it holds.',
+    required: true,
+    schema: { type: 'string', example: '"2xZbq0cF3JmH5n4wD9Vt8sLkR1aYpQe7uGiNoTcB6Ws"' },
+  },
+  StorePageVary: {
+    description: 'Always `Accept`: the page comes as `application/json` or `application/ld+json`.',
+    required: true,
+    schema: { type: 'string', example: 'Accept' },
   },
   'Retry-After': {
     description: 'Seconds to wait before trying again.',
@@ -111,6 +128,12 @@ export function responseHeaders(...names: ResponseHeader[]): Record<string, Refe
   return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 }
 
+/** A store page's caching headers (200 and 304): its own Cache-Control instead of every response's `no-store`, its ETag and Vary. */
+export function storePageHeaders(): Record<string, ReferenceObject> {
+  const ref = (name: ResponseHeader) => ({ $ref: `#/components/headers/${name}` });
+  return { 'Cache-Control': ref('StorePageCacheControl'), ETag: ref('StorePageETag'), Vary: ref('StorePageVary') };
+}
+
 /** The admin API's Location and Link, described apart from the plant operations' own. */
 export function adminHeaders(...names: Array<'Location' | 'Link'>): Record<string, ReferenceObject> {
   return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/Admin${name}` }]));
@@ -138,7 +161,8 @@ export function documentResponseHeaders(document: OpenAPIObject): OpenAPIObject 
       for (const [status, response] of Object.entries(operation.responses)) {
         if (!response || '$ref' in response) continue;
         const names = authenticated && status !== '401' ? [...EVERY_RESPONSE, ...AUTHENTICATED_RESPONSE] : EVERY_RESPONSE;
-        response.headers = { ...response.headers, ...responseHeaders(...names) };
+        // An operation's own header of a name wins (a store page's Cache-Control).
+        response.headers = { ...responseHeaders(...names), ...response.headers };
       }
     }
   }

@@ -20,6 +20,9 @@ const STORE: CatalogStore = {
   time_zone: 'America/New_York',
   special_hours: '',
   temporarily_closed: '',
+  phone: '',
+  website: '',
+  email: '',
 };
 
 // The Location JSON is written by hand (store-snapshot.ts, once per store at load); the store

@@ -12,6 +12,7 @@ import { parseDateTime } from './date-time.js';
 import { DEFAULT_MAX_DISTANCE, OPEN_AT_NOW, type CustomerAddress, type NearestLocationsRequest } from './dto/nearest-locations.dto.js';
 import type { Area, DistanceUnit, Moment, Routed, SearchScope, Travel } from './nearest-response.js';
 import { StoreIndex, type IndexAnswer } from './store-index.js';
+import type { StorePage } from './store-page.js';
 
 /** Where a search measures from, and why: the `Customer-Position` header and the admin's position look-up. */
 export interface CustomerPosition {
@@ -89,6 +90,11 @@ export class LocationsService {
         this.metrics.geocoderFallbacks.inc({ reason: answer.fallback });
         return { point: zipPoint, source: 'zip', zipPoint, fallback: answer.fallback };
       });
+  }
+
+  /** The page of the store with `code` now (see StoreIndex.page), or undefined. */
+  page(code: string): StorePage | undefined {
+    return this.index.page(code, Date.now());
   }
 
   /**

@@ -51,6 +51,9 @@ const store = (
   time_zone: timeZone,
   special_hours: '',
   temporarily_closed: '',
+  phone: '',
+  website: '',
+  email: '',
 });
 
 type Body = { Code: string; locations: Array<{ name: string; distance: number }> };

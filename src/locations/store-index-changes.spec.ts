@@ -57,6 +57,9 @@ function storeMaker(next: () => number) {
     time_zone: pick(ZONES),
     special_hours: pick(SPECIAL),
     temporarily_closed: pick(CLOSURES),
+    phone: '',
+    website: '',
+    email: '',
   });
 }
 

@@ -25,6 +25,9 @@ const store = (code: string, name: string, lat: number, lng: number): CatalogSto
   time_zone: 'America/New_York',
   special_hours: '',
   temporarily_closed: '',
+  phone: '',
+  website: '',
+  email: '',
 });
 
 /** A StoreIndex over stores held in this test: `rows` and `version` are what the next load reads. */

@@ -6,6 +6,7 @@ import { storesConfig } from '../stores/stores.config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog, type CatalogChange, type CatalogStore } from '../stores/store-catalog.js';
 import { answer, type IndexView, type SearchAnswer, type SearchPlan, type SearchScope } from './nearest-response.js';
+import { findStore, storePage, type StorePage } from './store-page.js';
 import { buildSnapshot, cityKey, EMPTY_SNAPSHOT, storeOfCode, type Snapshot } from './store-snapshot.js';
 
 /** Rows per read while loading: small pages keep the load's short-lived garbage young. */
@@ -203,6 +204,15 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
     const found = answer(current.view, plan);
     if (key === undefined) return found;
     return found instanceof Promise ? found.then((made) => this.keep(key, plan, made, current)) : this.keep(key, plan, found, current);
+  }
+
+  /**
+   * The page of the store with `code` at instant `at` (see store-page.ts), from what searches see
+   * now, the changes taken since the last load included; undefined when no store has it.
+   */
+  page(code: string, at: number): StorePage | undefined {
+    const found = findStore(this.current.view, code);
+    return found && storePage(found.snapshot, found.store, at);
   }
 
   /** Keeps a search's answer under `key`, for as long as its route step allows, unless the catalogue moved since `searched`. */

@@ -61,6 +61,50 @@ export interface Snapshot {
   byCode: Uint32Array;
   /** The chain's holidays the schedules were built with: a snapshot of changed stores is built with the same. */
   holidays: readonly CatalogHoliday[];
+  /**
+   * Store n's StoreDetails as UTF-8 JSON at details[detailOffsets[n] .. detailOffsets[n + 1]):
+   * nothing at all for a store without any (detailsOf).
+   */
+  details: Buffer;
+  detailOffsets: Uint32Array;
+}
+
+/**
+ * What a store's page (GET /locations/{code}) shows beyond its Location, code, zone and days: its
+ * contact fields and services, each only when the store has it. The page writes each of them in
+ * both of its forms (store-page.ts, store-json-ld.ts) already; a field reaches them through detailsOf.
+ */
+export interface StoreDetails {
+  /** E.164, as `+12125550142`. */
+  phone?: string;
+  /** An https URL. */
+  website?: string;
+  email?: string;
+  /** The services the store offers, by slug, with the vocabulary's label. */
+  services?: ReadonlyArray<{ slug: string; label: string }>;
+}
+
+/**
+ * A store's details from its catalogue row: a field the index reads (`index: true` in
+ * shared/store-fields.ts) goes in here, one line each (`phone: row.phone || undefined,`). An empty
+ * value stays out: the page leaves out what the store does not have.
+ */
+function detailsOf(row: CatalogStore): StoreDetails {
+  return { phone: row.phone || undefined, website: row.website || undefined, email: row.email || undefined };
+}
+
+/** Store n's details (none: an empty object, shared). */
+export function storeDetails({ details, detailOffsets }: Snapshot, n: number): StoreDetails {
+  const [from, to] = [detailOffsets[n], detailOffsets[n + 1]];
+  return from === to ? NO_DETAILS : (JSON.parse(details.toString('utf8', from, to)) as StoreDetails);
+}
+
+const NO_DETAILS: StoreDetails = Object.freeze({});
+
+/** The JSON a snapshot keeps of a store's details: none when it has none (an empty text, a service list without services). */
+function detailsJson(details: StoreDetails): string {
+  const kept = Object.entries(details).filter(([, value]) => value !== undefined && value !== '' && !(Array.isArray(value) && value.length === 0));
+  return kept.length === 0 ? '' : JSON.stringify(Object.fromEntries(kept));
 }
 
 /** Stores per piece of a snapshot's JSON (Snapshot.json): 2^JSON_PIECE_BITS. */
@@ -137,6 +181,8 @@ export const EMPTY_SNAPSHOT: Snapshot = {
   keyOffsets: new Uint32Array(1),
   byCode: new Uint32Array(0),
   holidays: [],
+  details: Buffer.alloc(0),
+  detailOffsets: new Uint32Array(1),
 };
 
 const HOURS_SLOT = '"business_hours":0';
@@ -242,7 +288,10 @@ export async function buildSnapshot(
   const scheduleOf: number[] = [];
   const stateOf: string[] = [];
   const cityOf: string[] = [];
+  const detailBuffers: Buffer[] = [];
+  const detailLengths: number[] = [];
   for await (const page of pages) {
+    const detailTexts: string[] = [];
     for (const row of page) {
       if (names.length % JSON_PIECE === 0 && texts.length > 0) {
         pieces.push(Buffer.from(texts.join('')));
@@ -273,7 +322,11 @@ export async function buildSnapshot(
       codes.push(row.code);
       stateOf.push(state);
       cityOf.push(cityKey(row.city));
+      const details = detailsJson(detailsOf(row));
+      detailTexts.push(details);
+      detailLengths.push(Buffer.byteLength(details));
     }
+    detailBuffers.push(Buffer.from(detailTexts.join('')));
   }
   if (texts.length > 0) pieces.push(Buffer.from(texts.join('')));
   const count = names.length;
@@ -283,6 +336,8 @@ export async function buildSnapshot(
     offsets[n + 1] = offsets[n] + lengths[n];
     splits[n] = offsets[n] + heads[n];
   }
+  const detailOffsets = new Uint32Array(count + 1);
+  for (let n = 0; n < count; n++) detailOffsets[n + 1] = detailOffsets[n] + detailLengths[n];
   const rank = new Uint32Array(count);
   const order = Array.from({ length: count }, (_, n) => n).sort((a, b) => compareText(names[a], names[b]) || compareText(codes[a], codes[b]));
   order.forEach((store, place) => (rank[store] = place));
@@ -320,6 +375,8 @@ export async function buildSnapshot(
     keyOffsets,
     byCode,
     holidays,
+    details: Buffer.concat(detailBuffers),
+    detailOffsets,
   };
 }
 

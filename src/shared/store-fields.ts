@@ -198,13 +198,13 @@ export const STORE_FIELDS = [
     view: { description: 'A temporary closure, or null.', example: '2027-01-04/2027-01-31' },
   },
   {
-    // The contact fields: kept when not given, like the two above; the search does not read them (yet).
+    // The contact fields: kept when not given, like the two above; the index reads them for the store's page.
     name: 'phone',
     kind: 'phone',
     length: PHONE_MAX,
     csv: 'optional',
     location: false,
-    index: false,
+    index: true,
     keep: true,
     request: {
       description:
@@ -220,7 +220,7 @@ export const STORE_FIELDS = [
     length: WEBSITE_MAX,
     csv: 'optional',
     location: false,
-    index: false,
+    index: true,
     keep: true,
     request: {
       description: `An absolute \`https\` address with a host name, at most ${WEBSITE_MAX} characters; kept as given. Left out: kept as stored; \`null\` or empty clears.`,
@@ -235,7 +235,7 @@ export const STORE_FIELDS = [
     length: EMAIL_MAX,
     csv: 'optional',
     location: false,
-    index: false,
+    index: true,
     keep: true,
     request: {
       description: `An email address, at most ${EMAIL_MAX} characters; kept as given. Left out: kept as stored; \`null\` or empty clears.`,

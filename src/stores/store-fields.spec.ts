@@ -42,6 +42,9 @@ const STORE: CatalogStore = {
   time_zone: 'America/New_York',
   special_hours: '',
   temporarily_closed: '',
+  phone: '',
+  website: '',
+  email: '',
 };
 
 describe('the store field table', () => {

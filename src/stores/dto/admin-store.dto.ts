@@ -63,7 +63,7 @@ export class SpecialDayView {
  * A temporary closure or null, written out in place: OpenAPI 3.0 cannot make a reference to a
  * schema nullable (`nullable` beside `allOf` still refuses null in the referenced object).
  */
-const CLOSURE_SCHEMA: ApiPropertyOptions = {
+export const CLOSURE_SCHEMA: ApiPropertyOptions = {
   type: 'object',
   nullable: true,
   additionalProperties: false,
