@@ -17,6 +17,7 @@ import { StoreChanges1764500000000 } from './migrations/1764500000000-store-chan
 import { StoreSpecialDays1764600000000 } from './migrations/1764600000000-store-special-days.js';
 import { Holidays1764700000000 } from './migrations/1764700000000-holidays.js';
 import { PlantEventTriggers1764800000000 } from './migrations/1764800000000-plant-event-triggers.js';
+import { StoreServices1764900000000 } from './migrations/1764900000000-store-services.js';
 
 export const migrations = [
   InitialSchema1763700000000,
@@ -31,6 +32,7 @@ export const migrations = [
   StoreSpecialDays1764600000000,
   Holidays1764700000000,
   PlantEventTriggers1764800000000,
+  StoreServices1764900000000,
 ];
 
 /**

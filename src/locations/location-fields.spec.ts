@@ -20,6 +20,7 @@ const STORE: CatalogStore = {
   time_zone: 'America/New_York',
   special_hours: '',
   temporarily_closed: '',
+  services: '',
 };
 
 // The Location JSON is written by hand (store-snapshot.ts, once per store at load); the store

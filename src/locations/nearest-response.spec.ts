@@ -51,6 +51,7 @@ const store = (
   time_zone: timeZone,
   special_hours: '',
   temporarily_closed: '',
+  services: '',
 });
 
 type Body = { Code: string; locations: Array<{ name: string; distance: number }> };

@@ -28,6 +28,9 @@ const HOLIDAYS: CatalogHoliday[] = [
   { date: '2026-11-23', name: 'Founders Day', hours: '1:00 PM - 3:00 PM', states: 'NJ' },
   { date: '2026-11-26', name: 'Thanksgiving Day', hours: 'Closed', states: '' },
 ];
+// The chain's services, and the stores' lists of them (sorted, as the door stores them; one names a service the chain no longer has, as a row edited by hand).
+const SERVICES = ['curbside_pickup', 'delivery', 'greenhouse', 'repotting'];
+const STORE_SERVICES = ['', '', 'delivery', 'curbside_pickup|delivery', 'greenhouse|repotting', 'curbside_pickup|delivery|greenhouse', 'delivery|workshops'];
 const STATES = ['NY', 'NJ', 'CT'];
 const CITIES = ['Springfield', 'Riverside', 'Salem'];
 // Few names (one with a character above the Basic Multilingual Plane, ordered by UTF-16 code
@@ -57,6 +60,7 @@ function storeMaker(next: () => number) {
     time_zone: pick(ZONES),
     special_hours: pick(SPECIAL),
     temporarily_closed: pick(CLOSURES),
+    services: pick(STORE_SERVICES),
   });
 }
 
@@ -96,6 +100,7 @@ class Catalogue {
       version: () => Promise.resolve(this.version),
       pages: () => this.pages(),
       holidays: () => Promise.resolve(HOLIDAYS),
+      services: () => Promise.resolve(SERVICES),
       onChange: () => undefined,
       changesSince: (since: number): Promise<CatalogChange> => {
         const codes = new Set<string>();
@@ -123,7 +128,7 @@ function indexOver(catalogue: Catalogue): StoreIndex {
 async function compare(index: StoreIndex, catalogue: Catalogue, next: () => number): Promise<void> {
   // The fresh snapshot reads the stores in another order than the index did: only the answers must agree.
   const rows = [...catalogue.stores.values()].sort(() => next() - 0.5);
-  const fresh = await buildSnapshot(catalogue.version, [rows], HOLIDAYS);
+  const fresh = await buildSnapshot(catalogue.version, [rows], HOLIDAYS, SERVICES);
   const monday: Moment = { at: Date.parse('2026-11-23T17:30:00Z'), openOnly: false };
   const mondayOpen: Moment = { ...monday, openOnly: true };
   const centers = [
@@ -144,6 +149,14 @@ async function compare(index: StoreIndex, catalogue: Catalogue, next: () => numb
           what,
           answer(fresh, planOf(center, miles, limit, moment, MILES)).body.toString(),
         ]);
+        // The services filter, and what `include` adds, over the same changes.
+        for (const services of [['delivery'], ['curbside_pickup', 'delivery']]) {
+          const filtered = { ...planOf(center, miles, limit, moment, MILES), services, include: ['code', 'services'] as const };
+          expect([`${what} ${services.join()}`, index.search(filtered).body.toString()]).toEqual([
+            `${what} ${services.join()}`,
+            answer(fresh, filtered).body.toString(),
+          ]);
+        }
       }
       const scopes: Scope[] = [
         { unit: 'km', nearestIfNone: false },
@@ -159,6 +172,14 @@ async function compare(index: StoreIndex, catalogue: Catalogue, next: () => numb
           const got = index.search(planOf(center, miles, limit, moment, scope));
           const want = answer(fresh, planOf(center, miles, limit, moment, scope));
           expect([what, got.scope, got.body.toString()]).toEqual([what, want.scope, want.body.toString()]);
+          const filtered = { ...planOf(center, miles, limit, moment, scope), services: ['greenhouse'], include: ['services'] as const };
+          const gotFiltered = index.search(filtered);
+          const wantFiltered = answer(fresh, filtered);
+          expect([`${what} greenhouse`, gotFiltered.scope, gotFiltered.body.toString()]).toEqual([
+            `${what} greenhouse`,
+            wantFiltered.scope,
+            wantFiltered.body.toString(),
+          ]);
         }
       }
     }

@@ -25,6 +25,7 @@ const store = (code: string, name: string, lat: number, lng: number): CatalogSto
   time_zone: 'America/New_York',
   special_hours: '',
   temporarily_closed: '',
+  services: '',
 });
 
 /** A StoreIndex over stores held in this test: `rows` and `version` are what the next load reads. */
@@ -35,6 +36,7 @@ function indexOver(catalogue: { rows: CatalogStore[]; version: number }): StoreI
       yield await Promise.resolve(catalogue.rows);
     },
     holidays: () => Promise.resolve([]),
+    services: () => Promise.resolve([]),
     onChange: () => undefined,
     // No change log here: every change is a load.
     changesSince: () => Promise.resolve({ version: catalogue.version, reload: true }),

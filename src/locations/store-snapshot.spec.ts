@@ -25,6 +25,7 @@ const store = (code: string, name: string, lat: number | string, lng: number | s
   time_zone: 'America/New_York',
   special_hours: '',
   temporarily_closed: '',
+  services: '',
 });
 
 /** Store n's Location as the response carries it, without `distance`. */

@@ -2,7 +2,9 @@ import KDBush from 'kdbush';
 import { isKnownZone, zoneOf } from '../geo/time-zones.js';
 import { CLOSED, hoursProblem } from '../shared/business-hours.js';
 import { closureDays, datedHours, weeklyHours, type DatedHours, type DayRules, type WeeklyHours } from '../shared/opening-hours.js';
+import { servicesOf } from '../shared/services.js';
 import { parseClosure, parseSpecialDays } from '../shared/special-days.js';
+import { INCLUDE_FIELDS, type IncludeName } from '../shared/store-fields.js';
 import type { CatalogHoliday, CatalogStore } from '../stores/store-catalog.js';
 import { WEEKDAYS, type Weekday } from '../stores/store.entity.js';
 
@@ -57,6 +59,80 @@ export interface Snapshot {
   byCode: Uint32Array;
   /** The chain's holidays the schedules were built with: a snapshot of changed stores is built with the same. */
   holidays: readonly CatalogHoliday[];
+  /** The chain's services, sorted: service i is bit i of a store's mask. A snapshot of changed stores is built with the same. */
+  services: readonly string[];
+  /** Words (32 services each) of a store's mask: store n's services are the bits of serviceMasks[n * serviceWords .. (n + 1) * serviceWords). */
+  serviceWords: number;
+  serviceMasks: Uint32Array;
+  /**
+   * The text fields a search's `include` can add (INCLUDE_TEXT, the code among them), each as its
+   * JSON value (a string, or null when empty): store n's field f is
+   * extras[extraOffsets[n * F + f] .. extraOffsets[n * F + f + 1]), F being INCLUDE_TEXT's length.
+   */
+  extras: Buffer;
+  extraOffsets: Uint32Array;
+}
+
+/** The include fields written as JSON text from the catalogue (every `include` field but the services, which are bits). */
+const INCLUDE_TEXT = INCLUDE_FIELDS.filter((field) => field.kind !== 'services');
+
+/**
+ * The services a filter asks for as a mask over `snapshot`'s vocabulary (serviceWords words), or
+ * the first slug the vocabulary does not have.
+ */
+export function servicesMask(snapshot: Snapshot, slugs: readonly string[]): { mask: Uint32Array } | { unknown: string } {
+  const mask = new Uint32Array(snapshot.serviceWords);
+  for (const slug of slugs) {
+    const bit = binarySearch(snapshot.services, slug);
+    if (bit < 0) return { unknown: slug };
+    mask[bit >>> 5] |= 1 << (bit & 31);
+  }
+  return { mask };
+}
+
+function binarySearch(sorted: readonly string[], value: string): number {
+  for (let low = 0, high = sorted.length - 1; low <= high;) {
+    const middle = (low + high) >>> 1;
+    const order = compareText(sorted[middle], value);
+    if (order === 0) return middle;
+    if (order < 0) low = middle + 1;
+    else high = middle - 1;
+  }
+  return -1;
+}
+
+/** Whether store n has every service of `mask` (servicesMask). */
+export function hasServices({ serviceMasks, serviceWords }: Snapshot, n: number, mask: Uint32Array): boolean {
+  const at = n * serviceWords;
+  // `>>> 0`: `&` gives a signed integer, the arrays hold unsigned ones (bit 31).
+  for (let w = 0; w < serviceWords; w++) if ((serviceMasks[at + w] & mask[w]) >>> 0 !== mask[w]) return false;
+  return true;
+}
+
+/** Store n's services, by slug, sorted. */
+export function servicesOfStore({ serviceMasks, serviceWords, services }: Snapshot, n: number): string[] {
+  const slugs: string[] = [];
+  for (let w = 0; w < serviceWords; w++) {
+    const word = serviceMasks[n * serviceWords + w];
+    if (word === 0) continue;
+    for (let bit = 0; bit < 32; bit++) if (word & (1 << bit)) slugs.push(services[w * 32 + bit]);
+  }
+  return slugs;
+}
+
+/** The JSON members (`,"code":"NY-0042"`) that `include` adds to store n's Location, in the order of `names` (INCLUDE_NAMES' order). */
+export function includedJson(snapshot: Snapshot, n: number, names: readonly IncludeName[]): string {
+  let text = '';
+  for (const name of names) {
+    if (name === 'services') {
+      text += `,"services":${JSON.stringify(servicesOfStore(snapshot, n))}`;
+      continue;
+    }
+    const f = INCLUDE_TEXT.findIndex((field) => field.name === name);
+    const at = n * INCLUDE_TEXT.length + f;
+    text += `,"${name}":${snapshot.extras.toString('utf8', snapshot.extraOffsets[at], snapshot.extraOffsets[at + 1])}`;
+  }
+  return text;
 }
 
 /** Store n's name. */
@@ -114,6 +190,11 @@ export const EMPTY_SNAPSHOT: Snapshot = {
   keyOffsets: new Uint32Array(1),
   byCode: new Uint32Array(0),
   holidays: [],
+  services: [],
+  serviceWords: 0,
+  serviceMasks: new Uint32Array(0),
+  extras: Buffer.alloc(0),
+  extraOffsets: new Uint32Array(1),
 };
 
 const HOURS_SLOT = '"business_hours":0';
@@ -203,8 +284,15 @@ export async function buildSnapshot(
   version: number,
   pages: AsyncIterable<CatalogStore[]> | Iterable<CatalogStore[]>,
   holidays: readonly CatalogHoliday[] = [],
+  services: readonly string[] = [],
 ): Promise<Snapshot> {
   const holidaysOf = holidaysByState(holidays);
+  // A store's services as bits over the vocabulary: a filter is a few ANDs per store, and 100,000 stores hold 400 KB per 32 services.
+  const serviceWords = Math.ceil(services.length / 32);
+  const bitOf = new Map(services.map((slug, bit) => [slug, bit]));
+  const masks: number[] = [];
+  const extraBuffers: Buffer[] = [];
+  const extraLengths: number[] = [];
   const points: number[] = [];
   const names: string[] = [];
   const codes: string[] = [];
@@ -220,6 +308,7 @@ export async function buildSnapshot(
   const cityOf: string[] = [];
   for await (const page of pages) {
     const texts: string[] = [];
+    const extraTexts: string[] = [];
     for (const row of page) {
       const lat = Number(row.lat);
       const lng = Number(row.lng);
@@ -246,8 +335,22 @@ export async function buildSnapshot(
       codes.push(row.code);
       stateOf.push(state);
       cityOf.push(cityKey(row.city));
+      const mask = masks.length;
+      for (let w = 0; w < serviceWords; w++) masks.push(0);
+      // A slug the vocabulary does not have (a row edited by hand) is left out: every write checks them.
+      if (row.services) for (const slug of servicesOf(row.services)) {
+        const bit = bitOf.get(slug);
+        if (bit !== undefined) masks[mask + (bit >>> 5)] |= 1 << (bit & 31);
+      }
+      for (const field of INCLUDE_TEXT) {
+        const value = String(row[field.name] ?? '');
+        const text = value === '' ? 'null' : JSON.stringify(value);
+        extraTexts.push(text);
+        extraLengths.push(Buffer.byteLength(text));
+      }
     }
     buffers.push(Buffer.from(texts.join('')));
+    extraBuffers.push(Buffer.from(extraTexts.join('')));
   }
   const count = names.length;
   const offsets = new Uint32Array(count + 1);
@@ -274,6 +377,8 @@ export async function buildSnapshot(
     index.finish();
   }
   const json = Buffer.concat(buffers);
+  const extraOffsets = new Uint32Array(extraLengths.length + 1);
+  for (let i = 0; i < extraLengths.length; i++) extraOffsets[i + 1] = extraOffsets[i] + extraLengths[i];
   const hours = [...weeks.keys()].map((week) => Buffer.from(week));
   return {
     version,
@@ -292,6 +397,11 @@ export async function buildSnapshot(
     keyOffsets,
     byCode,
     holidays,
+    services,
+    serviceWords,
+    serviceMasks: Uint32Array.from(masks),
+    extras: Buffer.concat(extraBuffers),
+    extraOffsets,
   };
 }
 

@@ -5,6 +5,7 @@ import { US_STATE_CODES } from '../shared/us-states.js';
 import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { hoursProblem } from '../shared/business-hours.js';
 import { unguardCell } from '../shared/csv-guard.js';
+import { parseServices } from '../shared/services.js';
 import { closureText, DAY_HOURS_MAX, parseClosure, parseSpecialDays, specialDaysText } from '../shared/special-days.js';
 import { WEEKDAYS } from '../shared/weekdays.js';
 import {
@@ -21,11 +22,11 @@ import {
 export const STORE_CSV_REQUIRED_COLUMNS: readonly StoreFieldName[] = STORE_FIELDS.filter((field) => field.csv === 'required').map((field) => field.name);
 /*
  * Every column is a field of the table in store-fields.ts, in its order (STORE_FIELD_NAMES): the
- * required ones and the optional ones (`time_zone`, `special_hours`, `temporarily_closed`), any of
- * which a file may add after them, in this order (the export writes them all, so that an export
- * imports back unchanged). A row without a zone, or with an empty cell, gets the zone at its
- * coordinates; a file without `special_hours` or `temporarily_closed` leaves those of every store
- * as they are (an empty cell clears them).
+ * required ones and the optional ones (`time_zone`, `special_hours`, `temporarily_closed`,
+ * `services`), any of which a file may add after them, in this order (the export writes them all,
+ * so that an export imports back unchanged). A row without a zone, or with an empty cell, gets the
+ * zone at its coordinates; a file without `special_hours`, `temporarily_closed` or `services` leaves
+ * those of every store as they are (an empty cell clears them).
  */
 export type { StoreRow };
 
@@ -95,6 +96,8 @@ export interface RecordLookups {
    * import's first): the row's `time_zone` then stays empty, and the lookup's cost is paid once.
    */
   zone?: (point: Point) => string;
+  /** The slugs of the chain's services (the vocabulary a row's `services` must keep to). */
+  services: ReadonlySet<string>;
 }
 
 /**
@@ -170,7 +173,10 @@ export function validateStoreRecord(
   const closure = parseClosure(value.temporarily_closed);
   if ('reason' in closure) problem('temporarily_closed', 'bad_closure', closure.reason);
 
-  if (problems.length > 0 || !point || 'reason' in special || 'reason' in closure) return { problems, warnings };
+  const services = parseServices(value.services, lookups.services);
+  if ('unknown' in services) problem('services', 'unknown_service', `"${services.unknown}" is not a service of the chain (GET /admin/services lists them)`);
+
+  if (problems.length > 0 || !point || 'reason' in special || 'reason' in closure || 'unknown' in services) return { problems, warnings };
   const zone = value.time_zone || (lookups.zone?.(point) ?? '');
   const row: StoreRow = {
     ...value,
@@ -180,6 +186,7 @@ export function validateStoreRecord(
     time_zone: zone,
     special_hours: specialDaysText(special.days),
     temporarily_closed: closureText(closure.closure),
+    services: services.text,
   };
   for (const field of KEPT_FIELDS) if (!columns.includes(field)) (row as Record<string, unknown>)[field] = undefined;
   return { row, problems, warnings };

@@ -181,7 +181,7 @@ export class ImportPlanner {
     const plan: ImportPlan = { summary, puts: [], removals: removals?.ids ?? [] };
     const kept = apply ? new Map<string, string>() : undefined;
     let batch: Array<{ row: StoreRow; line: number }> = [];
-    for await (const { row, line, rows, bytes } of this.csv.rows(open)) {
+    for await (const { row, line, rows, bytes } of this.csv.rows(open, file.services)) {
       await pacer.pause();
       batch.push({ row, line });
       if (batch.length === CHUNK) {

@@ -63,6 +63,10 @@ export class Store {
   @Column({ name: 'temporarily_closed', type: 'varchar', length: 32 })
   temporarily_closed: string;
 
+  /** The chain's services the store offers, `curbside_pickup|delivery` (shared/services.ts: sorted, each once); empty: none. */
+  @Column({ name: 'services', type: 'text' })
+  services: string;
+
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;
 

@@ -270,7 +270,7 @@ describe(StoreImportService.name, () => {
       const open = () => Readable.from([csv]);
       const reader = new StoreCsvReader((zip5) => ctx.module.get(ZipGeocoder).lookup(zip5));
       const planner = new ImportPlanner(reader, ctx.module.get(StoreCatalog), 50);
-      const file = await reader.validate(open, new Pacer(1));
+      const file = await reader.validate(open, new Pacer(1), new Set());
       const dry = await planner.plan(ctx.dataSource.manager, open, file, new Pacer(1), { dryRun: true, prune: true });
       const apply = await planner.plan(ctx.dataSource.manager, open, file, new Pacer(1), { prune: true });
       expect(dry.summary).toMatchObject({ read: 1201, inserted: 1197, updated: 1, unchanged: 3, pruned: 1, changesTruncated: true });

@@ -31,6 +31,8 @@ export interface StoreInput {
   special?: string;
   /** The optional temporarily_closed cell (`2027-01-04/2027-01-31`, `2027-01-04/..`); likewise. */
   closure?: string;
+  /** The optional services cell (`curbside_pickup|delivery`); likewise. */
+  services?: string;
 }
 
 const quote = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
@@ -38,7 +40,7 @@ const quote = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/
 /** A stores CSV in the import format, one row per store. */
 export function storesCsv(stores: StoreInput[]): string {
   // The required columns, and each optional one that some store gives.
-  const given = { time_zone: 'timeZone', special_hours: 'special', temporarily_closed: 'closure' } as const;
+  const given = { time_zone: 'timeZone', special_hours: 'special', temporarily_closed: 'closure', services: 'services' } as const;
   const columns = STORE_FIELD_NAMES.filter(
     (column) => STORE_CSV_REQUIRED_COLUMNS.includes(column) || stores.some((s) => s[given[column as keyof typeof given]] !== undefined),
   );
@@ -57,6 +59,7 @@ export function storesCsv(stores: StoreInput[]): string {
       time_zone: s.timeZone ?? '',
       special_hours: s.special ?? '',
       temporarily_closed: s.closure ?? '',
+      services: s.services ?? '',
     };
     return columns.map((c) => quote(values[c] ?? '')).join(',');
   });
