@@ -175,14 +175,14 @@ describe(StoreImportService.name, () => {
         {
           line: 1,
           code: 'bad_header',
-          reason: `the header must be exactly: ${HEADER} (optionally followed by any of ,time_zone,special_hours,temporarily_closed, in this order)`,
+          reason: `the header must be exactly: ${HEADER} (optionally followed by any of ,time_zone,special_hours,temporarily_closed,services, in this order)`,
         },
       ]);
       await expect(problems('')).resolves.toEqual([
         {
           line: 1,
           code: 'bad_header',
-          reason: `the file is empty; the header must be exactly: ${HEADER} (optionally followed by any of ,time_zone,special_hours,temporarily_closed, in this order)`,
+          reason: `the file is empty; the header must be exactly: ${HEADER} (optionally followed by any of ,time_zone,special_hours,temporarily_closed,services, in this order)`,
         },
       ]);
       await expect(untouched()).resolves.toEqual(before);

@@ -8,12 +8,13 @@ export class ServiceRequest {
   label: string;
 
   @ValidateText({
+    type: 'string',
     optional: true,
     maxLength: 500,
     description: 'More words for the console and clients, at most 500 characters; left out or null: none.',
     example: 'Order ahead; we bring it to your car.',
   })
-  description?: string | null;
+  description?: string;
 }
 
 @ApiSchema({ name: 'AdminService', description: "A service of the chain: what a store's `services` and the search's `services` filter name by its slug." })
