@@ -76,7 +76,16 @@ const env = { DATABASE_URL, NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE:
 const { tokens, storesFile } = await seedStoresAndPlants(env, { stores: STORES, teams: TEAMS, plantsPerTeam: PLANTS_PER_TEAM });
 
 // The stores' services, for the `services` scenarios: the chain's five, and store i has list i mod 8.
-const SERVICE_CYCLE = ['', 'delivery', 'curbside_pickup|delivery', 'greenhouse', 'curbside_pickup|delivery|greenhouse|repotting', 'workshops', 'curbside_pickup', 'delivery|repotting'];
+const SERVICE_CYCLE = [
+  '',
+  'delivery',
+  'curbside_pickup|delivery',
+  'greenhouse',
+  'curbside_pickup|delivery|greenhouse|repotting',
+  'workshops',
+  'curbside_pickup',
+  'delivery|repotting',
+];
 console.error('giving the stores services…');
 for (const slug of ['curbside_pickup', 'delivery', 'greenhouse', 'repotting', 'workshops']) await cli(env, 'services', 'put', slug, '--label', slug);
 const [header, ...storeRows] = readFileSync(storesFile, 'utf8').trimEnd().split('\n');

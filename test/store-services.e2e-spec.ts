@@ -28,7 +28,11 @@ describe('store services', () => {
   let admin: string;
   let team: string;
   let before: string;
-  const search = (body: object) => t.http.post('/locations/nearest').set(bearer(team)).send({ customer_address: AT_A, ...body });
+  const search = (body: object) =>
+    t.http
+      .post('/locations/nearest')
+      .set(bearer(team))
+      .send({ customer_address: AT_A, ...body });
   const names = async (body: object, scope = 'radius'): Promise<string[]> => {
     const res = await search(body);
     expect([res.status, res.headers['search-scope']]).toEqual([200, scope]);
@@ -36,7 +40,8 @@ describe('store services', () => {
   };
   const upload = (csv: string, query = '') => t.http.post(`/admin/stores.csv${query}`).set(bearer(admin)).set('Content-Type', 'text/csv').send(csv);
   const putService = (slug: string, body: object) => t.http.put(`/admin/services/${slug}`).set(bearer(admin)).send(body);
-  const services = async () => (await t.dataSource.getRepository(Service).find({ order: { slug: 'ASC' } })).map(({ slug, label, description }) => ({ slug, label, description }));
+  const services = async () =>
+    (await t.dataSource.getRepository(Service).find({ order: { slug: 'ASC' } })).map(({ slug, label, description }) => ({ slug, label, description }));
   const storedServices = async () =>
     Object.fromEntries((await t.dataSource.getRepository(Store).find({ order: { code: 'ASC' } })).map((store) => [store.code, store.services]));
 
@@ -65,7 +70,14 @@ describe('store services', () => {
       expect(replaced.body).toMatchObject({ slug: 'valet', label: 'Valet', description: null });
       expect(await version()).toBe(at + 1);
       const list = await t.http.get('/admin/services').set(bearer(admin)).expect(200);
-      expect((list.body as Array<{ slug: string }>).map((s) => s.slug)).toEqual(['curbside_pickup', 'delivery', 'greenhouse', 'repotting', 'valet', 'workshops']);
+      expect((list.body as Array<{ slug: string }>).map((s) => s.slug)).toEqual([
+        'curbside_pickup',
+        'delivery',
+        'greenhouse',
+        'repotting',
+        'valet',
+        'workshops',
+      ]);
       await expect(t.http.get('/admin/services/valet').set(bearer(admin)).expect(200)).resolves.toMatchObject({ body: { label: 'Valet' } });
       await t.http.delete('/admin/services/valet').set(bearer(admin)).expect(204);
       expect((await services()).map((s) => s.slug)).toEqual(Object.keys(VOCABULARY));
@@ -157,7 +169,17 @@ describe('store services', () => {
       const put = await t.http
         .put('/admin/stores/NY-B')
         .set(bearer(admin))
-        .send({ name: 'B Birch', address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', lat: '40.7516', lng: '-73.9973', ...WEEK_OPEN, services: ['delivery', 'workshops', 'delivery'] })
+        .send({
+          name: 'B Birch',
+          address: '1 Test Street',
+          city: 'New York',
+          state: 'NY',
+          zip: '10001',
+          lat: '40.7516',
+          lng: '-73.9973',
+          ...WEEK_OPEN,
+          services: ['delivery', 'workshops', 'delivery'],
+        })
         .expect(200);
       expect(put.body).toMatchObject({ services: ['delivery', 'workshops'] });
       expect((await storedServices())['NY-B']).toBe('delivery|workshops');
@@ -175,16 +197,32 @@ describe('store services', () => {
     it('refuses a service the chain does not have: a 400 naming it in the admin API, a problem with line and column in the CSV and its preview', async () => {
       const was = await storedServices();
       const body = { name: 'B Birch', address: '1 Test Street', city: 'New York', state: 'NY', zip: '10001', ...WEEK_OPEN };
-      const unknown = await t.http.put('/admin/stores/NY-B').set(bearer(admin)).send({ ...body, services: ['delivery', 'valet'] }).expect(400);
+      const unknown = await t.http
+        .put('/admin/stores/NY-B')
+        .set(bearer(admin))
+        .send({ ...body, services: ['delivery', 'valet'] })
+        .expect(400);
       expect(unknown.body).toEqual({
         error: 400,
         message: 'services: "valet" is not a service of the chain (GET /admin/services lists them)',
         problems: [{ field: 'services', code: 'unknown_service', message: '"valet" is not a service of the chain (GET /admin/services lists them)' }],
       });
-      const notSlug = await t.http.put('/admin/stores/NY-B').set(bearer(admin)).send({ ...body, services: ['delivery', 'Valet|x'] }).expect(400);
+      const notSlug = await t.http
+        .put('/admin/stores/NY-B')
+        .set(bearer(admin))
+        .send({ ...body, services: ['delivery', 'Valet|x'] })
+        .expect(400);
       expect(notSlug.body).toMatchObject({ problems: [{ field: 'services[1]', code: 'unknown_service' }] });
-      await t.http.put('/admin/stores/NY-B').set(bearer(admin)).send({ ...body, services: 'delivery' }).expect(400);
-      await t.http.put('/admin/stores/NY-NEW').set(bearer(admin)).send({ ...body, services: ['valet'] }).expect(400);
+      await t.http
+        .put('/admin/stores/NY-B')
+        .set(bearer(admin))
+        .send({ ...body, services: 'delivery' })
+        .expect(400);
+      await t.http
+        .put('/admin/stores/NY-NEW')
+        .set(bearer(admin))
+        .send({ ...body, services: ['valet'] })
+        .expect(400);
       const csv = storesCsv([STORES[0], { ...STORES[1], services: 'delivery|valet' }]);
       const refused = await upload(csv).expect(422);
       expect(refused.body).toMatchObject({
@@ -212,7 +250,12 @@ describe('store services', () => {
       // radius, and `limit` counting the stores kept
       await expect(names({ max_distance: 1, services: ['curbside_pickup'] })).resolves.toEqual(['A Alder', 'C Cedar']);
       await expect(names({ max_distance: 30, limit: 3, services: ['curbside_pickup'] })).resolves.toEqual(['A Alder', 'C Cedar', 'Hoboken']);
-      await expect(names({ max_distance: 30, services: ['curbside_pickup'], distance_unit: 'km' })).resolves.toEqual(['A Alder', 'C Cedar', 'Hoboken', 'D Far North']);
+      await expect(names({ max_distance: 30, services: ['curbside_pickup'], distance_unit: 'km' })).resolves.toEqual([
+        'A Alder',
+        'C Cedar',
+        'Hoboken',
+        'D Far North',
+      ]);
       // region
       await expect(names({ region: { state: 'NY' }, services: ['curbside_pickup'] }, 'region')).resolves.toEqual(['A Alder', 'C Cedar', 'D Far North']);
       await expect(names({ region: { state: 'NJ' }, services: ['greenhouse'] }, 'region')).resolves.toEqual([]);

@@ -7,7 +7,17 @@ import { CHECK_CODES, PROBLEM_CODES } from './problem-codes.js';
 import type { ProblemsContext } from './validators.js';
 
 /** Every request and query the admin routes that answer problems take. */
-const ADMIN_REQUESTS = [StoreRequest, ListStoresQuery, ExportQuery, ImportQuery, HolidayRequest, ServiceRequest, CreateTokenRequest, RotateTokenRequest, ListTokensQuery];
+const ADMIN_REQUESTS = [
+  StoreRequest,
+  ListStoresQuery,
+  ExportQuery,
+  ImportQuery,
+  HolidayRequest,
+  ServiceRequest,
+  CreateTokenRequest,
+  RotateTokenRequest,
+  ListTokensQuery,
+];
 
 describe('problem codes', () => {
   it('are snake_case, each once', () => {

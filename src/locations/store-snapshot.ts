@@ -338,10 +338,11 @@ export async function buildSnapshot(
       const mask = masks.length;
       for (let w = 0; w < serviceWords; w++) masks.push(0);
       // A slug the vocabulary does not have (a row edited by hand) is left out: every write checks them.
-      if (row.services) for (const slug of servicesOf(row.services)) {
-        const bit = bitOf.get(slug);
-        if (bit !== undefined) masks[mask + (bit >>> 5)] |= 1 << (bit & 31);
-      }
+      if (row.services)
+        for (const slug of servicesOf(row.services)) {
+          const bit = bitOf.get(slug);
+          if (bit !== undefined) masks[mask + (bit >>> 5)] |= 1 << (bit & 31);
+        }
       for (const field of INCLUDE_TEXT) {
         const value = String(row[field.name] ?? '');
         const text = value === '' ? 'null' : JSON.stringify(value);

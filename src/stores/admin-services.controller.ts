@@ -61,7 +61,7 @@ class ServiceErrorsFilter implements ExceptionFilter<ServiceNotFoundError | Serv
 
 const SLUG_PARAM = {
   name: 'slug',
-  description: 'The service\'s slug: a lowercase letter, then at most 39 lowercase letters, digits or underscores (`^[a-z][a-z0-9_]{0,39}$`).',
+  description: "The service's slug: a lowercase letter, then at most 39 lowercase letters, digits or underscores (`^[a-z][a-z0-9_]{0,39}$`).",
   schema: { type: 'string' as const, pattern: SERVICE_SLUG.source, example: 'curbside_pickup' },
 };
 const NOT_FOUND = { description: 'No service has this slug.', type: ErrorBody, example: { error: 404, message: 'service greenhouse not found' } };

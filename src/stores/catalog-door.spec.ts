@@ -15,7 +15,11 @@ describe('the store catalogue is written through one door', () => {
   const DOOR = 'src/stores/store-catalog.ts';
 
   /** The catalogue's tables and entities, and its change event. */
-  const CATALOGUE: Writes = { tables: ['store_catalog', 'stores', 'store_changes', 'holidays', 'services'], entities: ['Store', 'Holiday', 'Service'], events: ['storesChanged'] };
+  const CATALOGUE: Writes = {
+    tables: ['store_catalog', 'stores', 'store_changes', 'holidays', 'services'],
+    entities: ['Store', 'Holiday', 'Service'],
+    events: ['storesChanged'],
+  };
   const writesIn = (file: string, text: string) => writesOf(file, text, CATALOGUE);
 
   it('finds the writes where they are: in the door', () => {

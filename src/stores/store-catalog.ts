@@ -235,7 +235,9 @@ export class CatalogWrite {
     const mysql = this.manager.connection.driver.options.type !== 'better-sqlite3';
     const padded = mysql ? "CONCAT('|', services, '|')" : "('|' || services || '|')";
     const pattern = `%|${slug.replace(/[!%_]/g, (c) => `!${c}`)}|%`;
-    const rows: Array<{ stores: number | string }> = await this.manager.query(`SELECT COUNT(*) AS stores FROM stores WHERE ${padded} LIKE ? ESCAPE '!'`, [pattern]);
+    const rows: Array<{ stores: number | string }> = await this.manager.query(`SELECT COUNT(*) AS stores FROM stores WHERE ${padded} LIKE ? ESCAPE '!'`, [
+      pattern,
+    ]);
     return Number(rows[0].stores);
   }
 

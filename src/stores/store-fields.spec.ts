@@ -82,7 +82,15 @@ describe('the store field table', () => {
     expect(schemaProperties(StoreView)).toEqual([...STORE_FIELD_NAMES, 'updated_at']);
     const store = Object.assign(new Store(), { ...STORE, lat: 40.75065, lng: -73.99, updatedAt: new Date('2026-11-24T10:00:00Z') });
     expect(JSON.stringify(storeView(store))).toBe(
-      JSON.stringify({ ...STORE, lat: '40.750650', lng: '-73.990000', special_hours: [], temporarily_closed: null, services: [], updated_at: '2026-11-24T10:00:00.000Z' }),
+      JSON.stringify({
+        ...STORE,
+        lat: '40.750650',
+        lng: '-73.990000',
+        special_hours: [],
+        temporarily_closed: null,
+        services: [],
+        updated_at: '2026-11-24T10:00:00.000Z',
+      }),
     );
     const special = Object.assign(new Store(), {
       ...STORE,

@@ -375,7 +375,7 @@ export class NearestLocationsRequest {
     rule: SERVICE_SLUG_RULE,
     isEntry: (slug) => SERVICE_SLUG.test(slug),
     description:
-      "Only the stores that offer every one of these services of the chain, by slug (an extension of this service), with whatever else the request asks (radius, `region`, `nearest_if_none`, `open_only`, `travel_mode`): `limit` then counts such stores. A slug the chain does not have is a 400 naming it. Each once, at most 32. Left out or `[]`: every store.",
+      'Only the stores that offer every one of these services of the chain, by slug (an extension of this service), with whatever else the request asks (radius, `region`, `nearest_if_none`, `open_only`, `travel_mode`): `limit` then counts such stores. A slug the chain does not have is a 400 naming it. Each once, at most 32. Left out or `[]`: every store.',
     example: ['curbside_pickup'],
   })
   services?: string[];
@@ -419,7 +419,10 @@ export const NEAREST_REQUEST_EXAMPLES = {
     summary: 'Every store of a city, nearest first',
     value: { customer_address: { zip: '10001' }, region: { state: 'NY', city: 'New York' }, limit: 10 },
   },
-  include: { summary: "Stores within 5 miles, with each one's code and services", value: { customer_address: { zip: '10001' }, include: ['code', 'services'] } },
+  include: {
+    summary: "Stores within 5 miles, with each one's code and services",
+    value: { customer_address: { zip: '10001' }, include: ['code', 'services'] },
+  },
   openNow: { summary: 'The stores open now within 2 miles', value: { customer_address: { zip: '10001' }, max_distance: 2, open_at: 'now', open_only: true } },
   driving: {
     summary: 'The stores within a 15-minute drive, quickest first',
