@@ -15,7 +15,12 @@
 // read after each build's last run. Scenarios (COMPARE_SCENARIOS, comma list of name prefixes):
 // `GET /plants`, the search at 5 and 50 mi (ZIP only), `address cached` (four street addresses
 // looked up once before the runs, so that every search of the runs is a geocoder cache hit, see
-// bench/geocoder.mjs) and `open_at` (5 mi, a Wednesday noon). A scenario a build does not answer
+// bench/geocoder.mjs), `open_at` (5 mi, a Wednesday noon), `services` (5 mi, `services:
+// ["curbside_pickup"]`, a filter that keeps 3 stores in 8), and `device` and `device services` (5 mi
+// from a random position in Manhattan each request, plain and filtered: no kept answer serves
+// them, so they measure the search itself; the two rows of the working tree compare the filter
+// with the plain search). The stores get services from a cycle of 8 lists (SERVICE_CYCLE), put by
+// the working tree's command line after the seed. A scenario a build does not answer
 // 200 (a commit before the feature), or answers from another position (the Customer-Position
 // header), is named in the notes and not compared. The default run takes 4 to 7 minutes once
 // both builds are installed; DURATION=10 ROUNDS=3 for a closer figure, STORES=10000 for a quick
@@ -26,10 +31,10 @@
 // one: two runtimes in the same alternation (the last build on Node 20 against this one on Node 24:
 // COMPARE_NODE=/usr/bin/node npm run bench:compare -- <commit>).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { PRODUCTION_HEAP_FLAGS, ROOT, checkoutCommit, cpuSeconds, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
+import { PRODUCTION_HEAP_FLAGS, ROOT, checkoutCommit, cli, cpuSeconds, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
 import { benchScenarios } from './scenarios.mjs';
 
 const commitArg = process.argv[2];
@@ -68,7 +73,25 @@ execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore',
 console.error(`seeding ${STORES} stores and ${TEAMS * PLANTS_PER_TEAM} plants (with the working tree's command line)…`);
 const DATABASE_URL = await freshDatabase('compare');
 const env = { DATABASE_URL, NODE_ENV: 'production', TOKEN_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0', METRICS_PORT: '0' };
-const { tokens } = await seedStoresAndPlants(env, { stores: STORES, teams: TEAMS, plantsPerTeam: PLANTS_PER_TEAM });
+const { tokens, storesFile } = await seedStoresAndPlants(env, { stores: STORES, teams: TEAMS, plantsPerTeam: PLANTS_PER_TEAM });
+
+// The stores' services, for the `services` scenarios: the chain's five, and store i has list i mod 8.
+const SERVICE_CYCLE = [
+  '',
+  'delivery',
+  'curbside_pickup|delivery',
+  'greenhouse',
+  'curbside_pickup|delivery|greenhouse|repotting',
+  'workshops',
+  'curbside_pickup',
+  'delivery|repotting',
+];
+console.error('giving the stores services…');
+for (const slug of ['curbside_pickup', 'delivery', 'greenhouse', 'repotting', 'workshops']) await cli(env, 'services', 'put', slug, '--label', slug);
+const [header, ...storeRows] = readFileSync(storesFile, 'utf8').trimEnd().split('\n');
+const servicesFile = `${storesFile}.services.csv`;
+writeFileSync(servicesFile, [`${header},services`, ...storeRows.map((row, i) => `${row},${SERVICE_CYCLE[i % SERVICE_CYCLE.length]}`)].join('\n') + '\n');
+await cli(env, 'locations', 'import', servicesFile);
 
 const fake = await startProcess(`${ROOT}bench/fake-geocoder.mjs`, {});
 const logDir = mkdtempSync(join(tmpdir(), 'plant-store-compare-log-'));
@@ -99,6 +122,12 @@ const NY = { city: 'New York', state: 'NY', zip: '10001' };
 const CACHED = ['235 W 26th St', '120 Main St', '250 Oak Ave', '351 Main St'];
 const searchBody = (extra, address = { zip: '10001' }) => JSON.stringify({ customer_address: address, max_distance: 5, ...extra });
 const search = (bodies) => ({ requests: bodies.map((body) => ({ method: 'POST', path: '/locations/nearest', headers: auth, body })), probes: bodies });
+/** A search from a new random position in Manhattan each request (a device's lat and lng): never a kept answer. */
+const device = (extra) => {
+  const at = () => ({ zip: '10001', lat: 40.7 + Math.random() * 0.1, lng: -74.02 + Math.random() * 0.09 });
+  const body = () => searchBody(extra, at());
+  return { requests: [{ method: 'POST', path: '/locations/nearest', headers: auth, setupRequest: (req) => ({ ...req, body: body() }) }], probes: [body()] };
+};
 const [list, near5, near50] = benchScenarios({ tokens, duration: DURATION });
 const [warmList, warm5, warm50] = benchScenarios({ tokens, duration: WARM_UP });
 const scenarios = [
@@ -107,6 +136,9 @@ const scenarios = [
   { name: near50.name, run: near50.run, warm: warm50.run, probe: searchBody({ max_distance: 50 }), position: 'zip' },
   { name: 'POST /locations/nearest address cached', ...search(CACHED.map((address) => searchBody({}, { address, ...NY }))), position: 'address' },
   { name: 'POST /locations/nearest open_at', ...search([searchBody({ open_at: '2026-11-25T12:00:00-05:00' })]), position: 'zip' },
+  { name: 'POST /locations/nearest services', ...search([searchBody({ services: ['curbside_pickup'] })]), position: 'zip' },
+  { name: 'POST /locations/nearest device', ...device({}), position: 'device' },
+  { name: 'POST /locations/nearest device services', ...device({ services: ['curbside_pickup'] }), position: 'device' },
 ].filter((s) => !SCENARIOS || SCENARIOS.some((prefix) => s.name.startsWith(prefix) || s.name.replace('POST /locations/nearest ', '').startsWith(prefix)));
 for (const s of scenarios) {
   s.run ??= (url) => load({ url, duration: DURATION, requests: s.requests });

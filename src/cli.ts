@@ -10,6 +10,7 @@ import { databaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { holidaysCommand } from './stores/holidays.command.js';
+import { servicesCommand } from './stores/services.command.js';
 import { storesCommand } from './stores/stores.command.js';
 import { StoresModule } from './stores/stores.module.js';
 import { tokensCommand } from './tokens/tokens.command.js';
@@ -42,6 +43,7 @@ const program = new Command('plant-store').description('Operator command line of
 tokensCommand(program, withApp);
 storesCommand(program, withApp);
 holidaysCommand(program, withApp);
+servicesCommand(program, withApp);
 
 program.parseAsync().catch((error: unknown) => {
   // A closed stdout (`… export | head`) is the reader's choice, not a failure.

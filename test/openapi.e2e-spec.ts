@@ -112,10 +112,21 @@ function reachable(doc: OpenAPIObject, root: Schema, seen = new Set<Schema>()): 
 
 /** Fields the service adds beyond the spec (extensions the contract allows). */
 const EXTENSIONS: Record<string, string[]> = {
-  NearestLocationsRequest: ['limit', 'open_at', 'open_only', 'distance_unit', 'nearest_if_none', 'region', 'travel_mode', 'max_travel_time'],
+  NearestLocationsRequest: [
+    'limit',
+    'open_at',
+    'open_only',
+    'distance_unit',
+    'nearest_if_none',
+    'region',
+    'travel_mode',
+    'max_travel_time',
+    'services',
+    'include',
+  ],
   CustomerAddress: ['lat', 'lng'],
-  // Present only when the request has open_at (or travel_mode), hence not required.
-  Location: ['open', 'time_zone', 'next_change', 'hours_today', 'travel_time', 'travel_distance'],
+  // Present only when the request has open_at (or travel_mode, or include), hence not required.
+  Location: ['open', 'time_zone', 'next_change', 'hours_today', 'travel_time', 'travel_distance', 'code', 'services'],
 };
 
 /** Schemas of those extensions: what `hours_today` holds; a store's page (GET /locations/{code}), in its two forms. */

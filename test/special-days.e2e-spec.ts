@@ -222,10 +222,10 @@ describe('special days, temporary closures and holidays', () => {
     it('exports both columns and imports the export back as it is', async () => {
       const exported = await t.http.get('/admin/stores.csv').set(bearer(admin)).expect(200);
       const [header, ...rows] = exported.text.trimEnd().split('\n');
-      // The contact columns (phone, website, email) follow, empty here.
-      expect(header.endsWith(',time_zone,special_hours,temporarily_closed,phone,website,email')).toBe(true);
-      expect(rows.find((row) => row.startsWith('NY-EVE,'))).toMatch(/,America\/New_York,2026-12-24=9:00 AM - 2:00 PM,,,,$/);
-      expect(rows.find((row) => row.startsWith('NY-SHUT,'))).toMatch(/,America\/New_York,,2026-12-20\/2027-01-10,,,$/);
+      // The contact columns (phone, website, email) and the services follow, empty here.
+      expect(header.endsWith(',time_zone,special_hours,temporarily_closed,phone,website,email,services')).toBe(true);
+      expect(rows.find((row) => row.startsWith('NY-EVE,'))).toMatch(/,America\/New_York,2026-12-24=9:00 AM - 2:00 PM,,,,,$/);
+      expect(rows.find((row) => row.startsWith('NY-SHUT,'))).toMatch(/,America\/New_York,,2026-12-20\/2027-01-10,,,,$/);
       const before = await version();
       const back = await upload(exported.text).expect(200);
       expect(back.body).toMatchObject({ inserted: 0, updated: 0, unchanged: rows.length });

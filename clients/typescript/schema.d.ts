@@ -337,6 +337,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the services
+         * @description The chain's services, by slug.
+         */
+        get: operations["adminListServices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/services/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a service
+         * @description The service of one slug.
+         */
+        get: operations["adminGetService"];
+        /**
+         * Set a service
+         * @description Creates or replaces the service of this slug. Sending it as it is writes nothing (no new catalogue version).
+         */
+        put: operations["adminSetService"];
+        post?: never;
+        /**
+         * Delete a service
+         * @description Deletes the service of this slug. Refused (409, nothing changed) while stores still have it: the message says how many.
+         */
+        delete: operations["adminDeleteService"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -1066,6 +1114,21 @@ export interface components {
              * @example 20
              */
             max_travel_time?: number;
+            /**
+             * @description Only the stores that offer every one of these services of the chain, by slug (an extension of this service), with whatever else the request asks (radius, `region`, `nearest_if_none`, `open_only`, `travel_mode`): `limit` then counts such stores. A slug the chain does not have is a 400 naming it. Each once, at most 32. Left out or `[]`: every store.
+             * @example [
+             *       "curbside_pickup"
+             *     ]
+             */
+            services?: string[];
+            /**
+             * @description Fields to add to each location (an extension of this service), each once: `code`, `phone`, `website`, `email`, `services`. They follow the location's other fields, in this order whatever the request's. Left out or `[]`: the locations are exactly as without it.
+             * @example [
+             *       "code",
+             *       "services"
+             *     ]
+             */
+            include?: ("code" | "phone" | "website" | "email" | "services")[];
             /** @description Every store of a state (`{"state": "KS"}`) or of a city of it (`{"state": "KS", "city": "Garden City"}`), nearest first from the customer's position, at most `limit`, whatever the distance (an extension of this service): `max_distance` is not given with it. `open_at`, `open_only` and `distance_unit` apply as to a radius search. The `Search-Scope` header then says `region`. */
             region?: {
                 /**
@@ -1154,6 +1217,34 @@ export interface components {
              * @example 4.88
              */
             travel_distance?: number | null;
+            /**
+             * @description Only with `include` naming it: the store's code, its key.
+             * @example NY-0042
+             */
+            code?: string;
+            /**
+             * @description Only with `include` naming it: the store's phone number in E.164, or null.
+             * @example +12125550142
+             */
+            phone?: string | null;
+            /**
+             * @description Only with `include` naming it: the store's website, or null.
+             * @example https://fernandfig.example/chelsea
+             */
+            website?: string | null;
+            /**
+             * @description Only with `include` naming it: the store's email address, or null.
+             * @example chelsea@fernandfig.example
+             */
+            email?: string | null;
+            /**
+             * @description Only with `include` naming it: the store's services, by slug, sorted (`GET /admin/services` names them).
+             * @example [
+             *       "curbside_pickup",
+             *       "delivery"
+             *     ]
+             */
+            services?: string[];
         };
         NearestLocationsResponse: {
             /**
@@ -1338,6 +1429,14 @@ export interface components {
              */
             email: string | null;
             /**
+             * @description The store's services, by slug, sorted; empty when none.
+             * @example [
+             *       "curbside_pickup",
+             *       "delivery"
+             *     ]
+             */
+            services: string[];
+            /**
              * Format: date-time
              * @description When it last changed (ISO 8601, UTC).
              * @example 2026-11-24T10:00:00.000Z
@@ -1348,7 +1447,7 @@ export interface components {
          * @description What is wrong, for programs: one code per mistake, the same at every admin door (a PUT's body, a line of the store CSV).
          * @enum {string}
          */
-        AdminProblemCode: "empty" | "too_long" | "too_short" | "not_unicode" | "not_string" | "not_list" | "not_object" | "unknown_field" | "too_many" | "duplicate" | "bad_integer" | "bad_flag" | "bad_columns" | "bad_team" | "bad_scope" | "bad_state" | "bad_zip" | "unknown_zip" | "bad_coordinate" | "bad_hours" | "bad_time_zone" | "bad_special_hours" | "bad_closure" | "bad_phone" | "bad_website" | "bad_email" | "white_space" | "bad_header" | "bad_csv" | "field_count" | "duplicate_code" | "invalid";
+        AdminProblemCode: "empty" | "too_long" | "too_short" | "not_unicode" | "not_string" | "not_list" | "not_object" | "unknown_field" | "too_many" | "duplicate" | "bad_integer" | "bad_flag" | "bad_columns" | "bad_team" | "bad_scope" | "bad_state" | "bad_zip" | "unknown_zip" | "bad_coordinate" | "bad_hours" | "bad_time_zone" | "bad_special_hours" | "bad_closure" | "bad_phone" | "bad_website" | "bad_email" | "unknown_service" | "white_space" | "bad_header" | "bad_csv" | "field_count" | "duplicate_code" | "invalid";
         /** @description One problem of a refused admin request, as data: what the message says, one part each. */
         AdminProblem: {
             /**
@@ -1393,7 +1492,7 @@ export interface components {
             /** @description Each problem found, in the order of the message. */
             problems?: components["schemas"]["AdminProblem"][];
         };
-        /** @description A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours`, `temporarily_closed`, `phone`, `website` and `email` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing. */
+        /** @description A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours`, `temporarily_closed`, `phone`, `website`, `email` and `services` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing. */
         AdminStoreRequest: {
             /**
              * @description Name, 1 to 200 characters.
@@ -1517,6 +1616,14 @@ export interface components {
              * @example chelsea@fernandfig.example
              */
             email?: string | null;
+            /**
+             * @description The services of the chain (`GET /admin/services`) the store offers, by slug; answered sorted, each once. A slug the chain does not have is a 400 naming it. Left out: kept as stored; `[]` or `null` clears.
+             * @example [
+             *       "curbside_pickup",
+             *       "delivery"
+             *     ]
+             */
+            services?: string[];
         };
         /**
          * @description What it is, for programs.
@@ -1656,6 +1763,14 @@ export interface components {
              */
             email: string | null;
             /**
+             * @description The store's services, by slug, sorted; empty when none.
+             * @example [
+             *       "curbside_pickup",
+             *       "delivery"
+             *     ]
+             */
+            services: string[];
+            /**
              * Format: date-time
              * @description When it last changed (ISO 8601, UTC).
              * @example 2026-11-24T10:00:00.000Z
@@ -1702,7 +1817,7 @@ export interface components {
              * @example name
              * @enum {string}
              */
-            field: "name" | "address" | "city" | "state" | "zip" | "lat" | "lng" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" | "time_zone" | "special_hours" | "temporarily_closed" | "phone" | "website" | "email";
+            field: "name" | "address" | "city" | "state" | "zip" | "lat" | "lng" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" | "time_zone" | "special_hours" | "temporarily_closed" | "phone" | "website" | "email" | "services";
             /**
              * @description The value stored now.
              * @example Fern & Fig Chelsea
@@ -1900,6 +2015,43 @@ export interface components {
              *     ]
              */
             states?: string[];
+        };
+        /** @description A service of the chain: what a store's `services` and the search's `services` filter name by its slug. */
+        AdminService: {
+            /**
+             * @description Its slug: a lowercase letter, then at most 39 lowercase letters, digits or underscores.
+             * @example curbside_pickup
+             */
+            slug: string;
+            /**
+             * @description Its label.
+             * @example Curbside pickup
+             */
+            label: string;
+            /**
+             * @description Its description, or null.
+             * @example Order ahead; we bring it to your car.
+             */
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description When it last changed (ISO 8601, UTC).
+             * @example 2026-11-24T10:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description A service of the chain, for its slug (the path). */
+        AdminServiceRequest: {
+            /**
+             * @description What customers read, 1 to 100 characters.
+             * @example Curbside pickup
+             */
+            label: string;
+            /**
+             * @description More words for the console and clients, at most 500 characters; left out or null: none.
+             * @example Order ahead; we bring it to your car.
+             */
+            description?: string;
         };
         /** @description A copy of the stream other than the leader's, as the stream's leader sees it. */
         AdminEventStreamFollower: {
@@ -4644,7 +4796,7 @@ export interface operations {
     adminExportStores: {
         parameters: {
             query?: {
-                /** @description Only these columns, comma-separated, in this order (each once): some of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, special_hours, temporarily_closed, phone, website, email. Default: all, the format the import takes. */
+                /** @description Only these columns, comma-separated, in this order (each once): some of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, special_hours, temporarily_closed, phone, website, email, services. Default: all, the format the import takes. */
                 columns?: string;
             };
             header?: never;
@@ -4679,7 +4831,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "columns must be a comma-separated list of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, special_hours, temporarily_closed, phone, website, email, each at most once"
+                     *       "message": "columns must be a comma-separated list of code, name, address, city, state, zip, lat, lng, monday, tuesday, wednesday, thursday, friday, saturday, sunday, time_zone, special_hours, temporarily_closed, phone, website, email, services, each at most once"
                      *     }
                      */
                     "text/csv": components["schemas"]["AdminError"];
@@ -4801,7 +4953,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The CSV, header `code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday,time_zone,special_hours,temporarily_closed,phone,website,email`. */
+        /** @description The CSV, header `code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday,time_zone,special_hours,temporarily_closed,phone,website,email,services`. */
         requestBody: {
             content: {
                 "text/csv": string;
@@ -6081,6 +6233,659 @@ export interface operations {
                      * @example {
                      *       "error": 404,
                      *       "message": "no holiday on 2026-12-25"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminListServices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The services, by slug. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminService"][];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; reading services needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminGetService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's slug: a lowercase letter, then at most 39 lowercase letters, digits or underscores (`^[a-z][a-z0-9_]{0,39}$`). */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The service. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminService"];
+                };
+            };
+            /** @description The slug is not a slug, or the body is invalid; `problems` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "slug \"Curbside\" must be a lowercase slug: a letter, then at most 39 letters, digits or underscores"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; reading services needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No service has this slug. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 404,
+                     *       "message": "service greenhouse not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminSetService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's slug: a lowercase letter, then at most 39 lowercase letters, digits or underscores (`^[a-z][a-z0-9_]{0,39}$`). */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminServiceRequest"];
+            };
+        };
+        responses: {
+            /** @description Replaced (or unchanged). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminService"];
+                };
+            };
+            /** @description Created; `Location` is the service. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Location: components["headers"]["AdminLocation"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminService"];
+                };
+            };
+            /** @description The slug is not a slug, or the body is invalid; `problems` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "slug \"Curbside\" must be a lowercase slug: a letter, then at most 39 letters, digits or underscores"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; changing services needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (BODY_LIMIT_BYTES, by default 16384 bytes). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 413,
+                     *       "message": "request body exceeds the limit of 16384 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 415,
+                     *       "message": "request body must be sent as application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed authentications from this address in the current minute (then every request from it is refused, valid tokens included), or too many requests with this token. Retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 429,
+                     *       "message": "too many requests with this token, try again later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure; details are logged under the X-Request-Id, never returned. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 500,
+                     *       "message": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or cannot serve right now (e.g. its cluster node is not in the primary component, or a write kept losing conflicts); try again shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 503,
+                     *       "message": "the database is unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminDeleteService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service's slug: a lowercase letter, then at most 39 lowercase letters, digits or underscores (`^[a-z][a-z0-9_]{0,39}$`). */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. No body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The slug is not a slug, or the body is invalid; `problems` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "slug \"Curbside\" must be a lowercase slug: a letter, then at most 39 letters, digits or underscores"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description No valid bearer token. Missing header: `WWW-Authenticate: Bearer realm="plant-store"`; unknown, malformed, expired or revoked token: the same header with `error="invalid_token"`. Checked before anything else. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 401,
+                     *       "message": "invalid or expired bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an admin token (scope `admin`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "this token is not an admin token; changing services needs scope admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No service has this slug. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 404,
+                     *       "message": "service greenhouse not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Stores still have the service; nothing was deleted. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 409,
+                     *       "message": "service greenhouse is offered by 12 stores; take it off those stores first"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -1,12 +1,23 @@
 import { getMetadataStorage } from 'class-validator';
 import { ExportQuery, ImportQuery, ListStoresQuery, StoreRequest } from '../stores/dto/admin-store.dto.js';
 import { HolidayRequest } from '../stores/dto/admin-holiday.dto.js';
+import { ServiceRequest } from '../stores/dto/admin-service.dto.js';
 import { CreateTokenRequest, ListTokensQuery, RotateTokenRequest } from '../tokens/dto/admin-token.dto.js';
 import { CHECK_CODES, PROBLEM_CODES } from './problem-codes.js';
 import type { ProblemsContext } from './validators.js';
 
 /** Every request and query the admin routes that answer problems take. */
-const ADMIN_REQUESTS = [StoreRequest, ListStoresQuery, ExportQuery, ImportQuery, HolidayRequest, CreateTokenRequest, RotateTokenRequest, ListTokensQuery];
+const ADMIN_REQUESTS = [
+  StoreRequest,
+  ListStoresQuery,
+  ExportQuery,
+  ImportQuery,
+  HolidayRequest,
+  ServiceRequest,
+  CreateTokenRequest,
+  RotateTokenRequest,
+  ListTokensQuery,
+];
 
 describe('problem codes', () => {
   it('are snake_case, each once', () => {

@@ -43,6 +43,8 @@ export const PROBLEM_CODES = [
   'bad_phone',
   'bad_website',
   'bad_email',
+  // A store's services name one the chain does not have (GET /admin/services), or that is no slug.
+  'unknown_service',
   // A store's code with white space around it (the path of a PUT).
   'white_space',
   // The store CSV's own: the file has no header row, or not the one the import takes.

@@ -18,6 +18,7 @@ import { StoreSpecialDays1764600000000 } from './migrations/1764600000000-store-
 import { Holidays1764700000000 } from './migrations/1764700000000-holidays.js';
 import { PlantEventTriggers1764800000000 } from './migrations/1764800000000-plant-event-triggers.js';
 import { StoreContactFields1764900000000 } from './migrations/1764900000000-store-contact-fields.js';
+import { StoreServices1765000000000 } from './migrations/1765000000000-store-services.js';
 
 export const migrations = [
   InitialSchema1763700000000,
@@ -33,6 +34,7 @@ export const migrations = [
   Holidays1764700000000,
   PlantEventTriggers1764800000000,
   StoreContactFields1764900000000,
+  StoreServices1765000000000,
 ];
 
 /**

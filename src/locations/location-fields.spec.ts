@@ -23,6 +23,7 @@ const STORE: CatalogStore = {
   phone: '',
   website: '',
   email: '',
+  services: '',
 };
 
 // The Location JSON is written by hand (store-snapshot.ts, once per store at load); the store

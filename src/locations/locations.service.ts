@@ -9,6 +9,7 @@ import type { Point } from '../shared/great-circle.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { parseDateTime } from './date-time.js';
+import { INCLUDE_NAMES } from '../shared/store-fields.js';
 import { DEFAULT_MAX_DISTANCE, OPEN_AT_NOW, type CustomerAddress, type NearestLocationsRequest } from './dto/nearest-locations.dto.js';
 import type { Area, DistanceUnit, Moment, Routed, SearchScope, Travel } from './nearest-response.js';
 import { StoreIndex, type IndexAnswer } from './store-index.js';
@@ -114,7 +115,17 @@ export class LocationsService {
       ? { kind: 'region', region: { state: region.state.toUpperCase(), city: region.city } }
       : { kind: nearestIfNone ? 'nearest' : 'radius', maxDistance };
     const travel = travelMode && this.travel(position.point, request.max_travel_time);
-    const found = this.index.search({ center: position.point, area, unit, limit: request.limit, moment: moment(request), travel });
+    const found = this.index.search({
+      center: position.point,
+      area,
+      unit,
+      limit: request.limit,
+      moment: moment(request),
+      travel,
+      // Sorted, and in the table's order: one answer (and one kept answer) whatever the request's order.
+      services: request.services?.length ? [...request.services].sort() : undefined,
+      include: request.include?.length ? INCLUDE_NAMES.filter((name) => request.include!.includes(name)) : undefined,
+    });
     if (found instanceof Promise) return found.then((answer) => nearestAnswer(answer, position, unit));
     return nearestAnswer(found, position, unit);
   }

@@ -54,6 +54,7 @@ const store = (
   phone: '',
   website: '',
   email: '',
+  services: '',
 });
 
 type Body = { Code: string; locations: Array<{ name: string; distance: number }> };

@@ -3,7 +3,26 @@ import type KDBush from 'kdbush';
 import { DISTANCE_UNITS, SEARCH_SCOPES } from '../common/api-headers.js';
 import { EARTH_RADIUS_MILES, haversineMiles, KM_PER_MILE, type Point } from '../shared/great-circle.js';
 import { hoursOfDay, localDay, openingState } from '../shared/opening-hours.js';
-import { cityKey, codeOf, compareText, locationBytes, nameOf, writeLocation, type Snapshot } from './store-snapshot.js';
+import type { IncludeName } from '../shared/store-fields.js';
+import {
+  cityKey,
+  codeOf,
+  compareText,
+  hasServices,
+  includedJson,
+  locationBytes,
+  nameOf,
+  servicesMask,
+  writeLocation,
+  type Snapshot,
+} from './store-snapshot.js';
+
+/** A search's `services` names a service the index's vocabulary does not have; the entry points word it (a 400). */
+export class UnknownSearchServiceError extends Error {
+  constructor(readonly slug: string) {
+    super(`services: "${slug}" is not a service of the chain`);
+  }
+}
 
 /** geokdbush measures in kilometres on a sphere of this radius; only the angle matters. */
 const GEOKDBUSH_EARTH_RADIUS_KM = 6371;
@@ -31,7 +50,7 @@ export interface IndexView {
 }
 
 type Part = IndexView['parts'][number];
-/** Whether the search keeps store `store` of part `part` (open_only). */
+/** Whether the search keeps store `store` of part `part` (open_only, services). */
 type Keep = (part: number, store: number) => boolean;
 
 const partsOf = (source: Snapshot | IndexView): IndexView['parts'] => ('parts' in source ? source.parts : [{ snapshot: source }]);
@@ -143,6 +162,10 @@ export interface SearchPlan {
   limit: number;
   moment?: Moment;
   travel?: Travel;
+  /** Only the stores that have every one of these services (slugs, sorted, each once). */
+  services?: readonly string[];
+  /** The fields `include` adds to each Location, in INCLUDE_NAMES' order (each once). */
+  include?: readonly IncludeName[];
 }
 
 /** A search's answer: the whole 200 response, what it looked through, where its times came from, and what may change it. */
@@ -171,15 +194,15 @@ export function answer(source: Snapshot | IndexView, plan: SearchPlan & { travel
 export function answer(source: Snapshot | IndexView, plan: SearchPlan): SearchAnswer | Promise<SearchAnswer>;
 export function answer(source: Snapshot | IndexView, plan: SearchPlan): SearchAnswer | Promise<SearchAnswer> {
   const parts = partsOf(source);
-  const { limit, moment, travel } = plan;
+  const { limit, moment, travel, include } = plan;
   const openings = moment && parts.map(({ snapshot }) => new Openings(snapshot, moment.at));
   const { found, scope, reach } = find(parts, openings, plan, travel ? Math.max(limit, travel.candidates) : limit);
-  if (!travel) return { body: write(parts, found, openings), scope, reach, keepMs: Infinity };
+  if (!travel) return { body: write(parts, found, openings, undefined, include), scope, reach, keepMs: Infinity };
   const metresPerUnit = plan.unit === 'km' ? 1000 : 1000 * KM_PER_MILE;
   const routed = travel.route(found.map(stopOf(parts)));
   const ordered = ({ legs, source: from, keepMs }: Routed): SearchAnswer => {
     const { chosen, legOf } = legs ? byLegs(parts, found, legs, travel.maxMinutes) : { chosen: found, legOf: undefined };
-    return { body: write(parts, chosen.slice(0, limit), openings, { legOf, metresPerUnit }), scope, reach, travel: from, keepMs };
+    return { body: write(parts, chosen.slice(0, limit), openings, { legOf, metresPerUnit }, include), scope, reach, travel: from, keepMs };
   };
   return routed instanceof Promise ? routed.then(ordered) : ordered(routed);
 }
@@ -205,10 +228,11 @@ const stopOf =
 function find(
   parts: IndexView['parts'],
   openings: Openings[] | undefined,
-  { center, area, unit, moment }: SearchPlan,
+  { center, area, unit, moment, services }: SearchPlan,
   wanted: number,
 ): { found: Nearby[]; scope: SearchScope; reach: number } {
-  const keep: Keep | undefined = moment?.openOnly ? (part, store) => openings![part].isOpen(store) : undefined;
+  const open: Keep | undefined = moment?.openOnly ? (part, store) => openings![part].isOpen(store) : undefined;
+  const keep = withServices(parts, services, open);
   if (area.kind === 'region') {
     const found = regionSearch(parts, center, area.region, wanted, keep);
     const reach = reachOf(found, wanted, Infinity);
@@ -237,6 +261,27 @@ function find(
   }
   const found = search(parts, center, maxDistance, wanted, keep);
   return { found, scope: 'radius', reach: reachOf(found, wanted, maxDistance) };
+}
+
+/**
+ * `keep` and the services filter: a store is kept when it has every service asked for (a few ANDs
+ * of its mask, store-snapshot.ts), then when `keep` keeps it. The parts share one vocabulary (a
+ * snapshot of changed stores is built with its base's), so one mask serves them all.
+ */
+function withServices(parts: IndexView['parts'], services: readonly string[] | undefined, keep: Keep | undefined): Keep | undefined {
+  if (!services || services.length === 0) return keep;
+  const required = servicesMask(parts[0].snapshot, services);
+  if ('unknown' in required) throw new UnknownSearchServiceError(required.unknown);
+  const { mask } = required;
+  const snapshots = parts.map(({ snapshot }) => snapshot);
+  if (keep) return (part, store) => hasServices(snapshots[part], store, mask) && keep(part, store);
+  // One word (up to 32 services) is the common case: the test written out, without a loop.
+  if (mask.length === 1) {
+    const word = mask[0];
+    const masks = snapshots.map(({ serviceMasks }) => serviceMasks);
+    return (part, store) => (masks[part][store] & word) >>> 0 === word;
+  }
+  return (part, store) => hasServices(snapshots[part], store, mask);
 }
 
 /** The distances of `found` in `unit` (found in miles; a reach stays in miles). */
@@ -276,6 +321,7 @@ function write(
   found: Nearby[],
   openings: Openings[] | undefined,
   travel?: { legOf: Map<Nearby, TravelLeg> | undefined; metresPerUnit: number },
+  include?: readonly IncludeName[],
 ): Buffer {
   const tails = found.map(({ part, store, distance }) => `,"distance":${Math.round(distance * 100) / 100}${openings ? openings[part].fieldsOf(store) : ''}}`);
   // Apart, so that the searches without travel build their tails exactly as before.
@@ -288,14 +334,25 @@ function write(
       tails[i] = `${tails[i].slice(0, -1)}${times}}`;
     }
   }
+  // The fields `include` asks for, last: a search without it writes exactly what it wrote before.
+  // They are the catalogue's text (any Unicode), where the other tails are ASCII: written as UTF-8.
+  let encoding: 'latin1' | 'utf8' = 'latin1';
+  if (include && include.length > 0) {
+    encoding = 'utf8';
+    for (let i = 0; i < found.length; i++) {
+      const { part, store } = found[i];
+      tails[i] = `${tails[i].slice(0, -1)}${includedJson(parts[part].snapshot, store, include)}}`;
+    }
+  }
   let size = RESPONSE_HEAD.length + RESPONSE_TAIL.length + Math.max(0, found.length - 1);
-  for (let i = 0; i < found.length; i++) size += locationBytes(parts[found[i].part].snapshot, found[i].store) + tails[i].length;
+  for (let i = 0; i < found.length; i++)
+    size += locationBytes(parts[found[i].part].snapshot, found[i].store) + (encoding === 'utf8' ? Buffer.byteLength(tails[i]) : tails[i].length);
   const body = Buffer.allocUnsafe(size);
   let at = RESPONSE_HEAD.copy(body, 0);
   for (let i = 0; i < found.length; i++) {
     if (i > 0) body[at++] = COMMA;
     at += writeLocation(parts[found[i].part].snapshot, found[i].store, body, at);
-    at += body.write(tails[i], at, 'latin1');
+    at += body.write(tails[i], at, encoding);
   }
   RESPONSE_TAIL.copy(body, at);
   return body;

@@ -28,6 +28,7 @@ const store = (code: string, name: string, lat: number, lng: number): CatalogSto
   phone: '',
   website: '',
   email: '',
+  services: '',
 });
 
 /** A StoreIndex over stores held in this test: `rows` and `version` are what the next load reads. */
@@ -38,6 +39,7 @@ function indexOver(catalogue: { rows: CatalogStore[]; version: number }): StoreI
       yield await Promise.resolve(catalogue.rows);
     },
     holidays: () => Promise.resolve([]),
+    services: () => Promise.resolve([]),
     onChange: () => undefined,
     // No change log here: every change is a load.
     changesSince: () => Promise.resolve({ version: catalogue.version, reload: true }),

@@ -7,7 +7,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog, type CatalogChange, type CatalogStore } from '../stores/store-catalog.js';
 import { answer, type IndexView, type SearchAnswer, type SearchPlan, type SearchScope } from './nearest-response.js';
 import { findStore, storePage, type StorePage } from './store-page.js';
-import { buildSnapshot, cityKey, EMPTY_SNAPSHOT, storeOfCode, type Snapshot } from './store-snapshot.js';
+import { buildSnapshot, cityKey, EMPTY_SNAPSHOT, storeOfCode, vocabularyOf, type Snapshot } from './store-snapshot.js';
 
 /** Rows per read while loading: small pages keep the load's short-lived garbage young. */
 const LOAD_PAGE = 2000;
@@ -81,13 +81,15 @@ function catalogueOf(base: Snapshot): Catalogue {
  * none for a search at a moment (its answer depends on the moment, and "now" moves). An option
  * added to SearchPlan goes in too.
  */
-function keyOf({ center, area, unit, limit, moment, travel }: SearchPlan): string | undefined {
+function keyOf({ center, area, unit, limit, moment, travel, services, include }: SearchPlan): string | undefined {
   if (moment) return undefined;
   const where =
     area.kind === 'region'
       ? `region:${area.region.state}:${area.region.city === undefined ? '' : `city:${cityKey(area.region.city)}`}`
       : `${area.kind}:${area.maxDistance}`;
-  return `${center.lat},${center.lng},${limit},${unit},${where}${travel ? `,travel:${travel.candidates},${travel.maxMinutes ?? ''}` : ''}`;
+  // The plan's services and include come sorted and each once: one key per set, whatever the request's order.
+  const filters = `${services?.length ? `,services:${services.join('|')}` : ''}${include?.length ? `,include:${include.join('|')}` : ''}`;
+  return `${center.lat},${center.lng},${limit},${unit},${where}${travel ? `,travel:${travel.candidates},${travel.maxMinutes ?? ''}` : ''}${filters}`;
 }
 
 const answerCache = () => new LRUCache<string, Answer>({ maxSize: ANSWERS_MAX_BYTES, sizeCalculation: ({ body }) => body.length + 100 });
@@ -272,7 +274,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
         changed.set(store.code, { store, version: change.version });
         touched.push(touchedBy(store));
       }
-      const overlay = await buildSnapshot(change.version, [storesOf(changed)], base.holidays);
+      const overlay = await buildSnapshot(change.version, [storesOf(changed)], base.holidays, vocabularyOf(base));
       this.current = { version: change.version, base, changed, overlay, hidden, view: { parts: [{ snapshot: base, hidden }, { snapshot: overlay }] } };
       this.forgetAnswers(touched);
       this.loaded();
@@ -302,7 +304,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   private rebuild(): void {
     this.rebuilding ??= (async () => {
       const version = await this.catalog.version();
-      const base = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE), await this.catalog.holidays());
+      const base = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE), await this.catalog.holidays(), await this.catalog.services());
       await this.serially(async () => {
         // A load since holds a catalogue at least as new.
         if (base.version <= this.current.base.version) return;
@@ -312,7 +314,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
           const n = storeOfCode(base, code);
           if (n !== undefined) hidden[n] = 1;
         }
-        const overlay = await buildSnapshot(this.current.version, [storesOf(later)], base.holidays);
+        const overlay = await buildSnapshot(this.current.version, [storesOf(later)], base.holidays, vocabularyOf(base));
         const parts = later.size > 0 ? [{ snapshot: base, hidden }, { snapshot: overlay }] : [{ snapshot: base }];
         this.current = { version: Math.max(base.version, this.current.version), base, changed: later, overlay, hidden, view: { parts } };
         // The base was read after the version: it may hold changes the index has not applied yet, at places no change will name.
@@ -328,8 +330,8 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   private async load(): Promise<void> {
     const started = Date.now();
     const version = await this.catalog.version();
-    // Read after the version, as the stores are: a holiday set since bumps it, and the index loads again.
-    const snapshot = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE), await this.catalog.holidays());
+    // Read after the version, as the stores are: a holiday or service set since bumps it, and the index loads again.
+    const snapshot = await buildSnapshot(version, this.catalog.pages(LOAD_PAGE), await this.catalog.holidays(), await this.catalog.services());
     this.current = catalogueOf(snapshot);
     this.answers = answerCache();
     this.loaded();

@@ -24,6 +24,7 @@ const store = (code: string, name: string, extra: Partial<CatalogStore> = {}): C
   phone: '',
   website: '',
   email: '',
+  services: '',
   ...extra,
 });
 

@@ -28,6 +28,7 @@ const store = (code: string, name: string, lat: number | string, lng: number | s
   phone: '',
   website: '',
   email: '',
+  services: '',
 });
 
 /** Store n's Location as the response carries it, without `distance`. */

@@ -2,7 +2,9 @@ import KDBush from 'kdbush';
 import { isKnownZone, zoneOf } from '../geo/time-zones.js';
 import { CLOSED, hoursProblem } from '../shared/business-hours.js';
 import { closureDays, datedHours, weeklyHours, type DatedHours, type DayRules, type WeeklyHours } from '../shared/opening-hours.js';
+import { servicesOf } from '../shared/services.js';
 import { parseClosure, parseSpecialDays } from '../shared/special-days.js';
+import { INCLUDE_FIELDS, type IncludeName } from '../shared/store-fields.js';
 import type { CatalogHoliday, CatalogStore } from '../stores/store-catalog.js';
 import { WEEKDAYS, type Weekday } from '../stores/store.entity.js';
 
@@ -61,18 +63,101 @@ export interface Snapshot {
   byCode: Uint32Array;
   /** The chain's holidays the schedules were built with: a snapshot of changed stores is built with the same. */
   holidays: readonly CatalogHoliday[];
+  /** The chain's services, sorted: service i is bit i of a store's mask. A snapshot of changed stores is built with the same. */
+  services: readonly string[];
+  /** Service i's label (a store's page shows it). */
+  serviceLabels: readonly string[];
+  /** Words (32 services each) of a store's mask: store n's services are the bits of serviceMasks[n * serviceWords .. (n + 1) * serviceWords). */
+  serviceWords: number;
+  serviceMasks: Uint32Array;
   /**
-   * Store n's StoreDetails as UTF-8 JSON at details[detailOffsets[n] .. detailOffsets[n + 1]):
-   * nothing at all for a store without any (detailsOf).
+   * The text fields a search's `include` can add (INCLUDE_TEXT, the code among them), each as its
+   * JSON value (a string, or null when empty): store n's field f is
+   * extras[extraOffsets[n * F + f] .. extraOffsets[n * F + f + 1]), F being INCLUDE_TEXT's length.
    */
-  details: Buffer;
-  detailOffsets: Uint32Array;
+  extras: Buffer;
+  extraOffsets: Uint32Array;
+}
+
+/** A service of the chain as the index keeps it: its slug, and the label a store's page shows. */
+export interface CatalogServiceLabel {
+  slug: string;
+  label: string;
+}
+
+/** The services `snapshot` was built with, for a snapshot of changed stores built with the same. */
+export const vocabularyOf = ({ services, serviceLabels }: Snapshot): CatalogServiceLabel[] => services.map((slug, i) => ({ slug, label: serviceLabels[i] }));
+
+/** The include fields written as JSON text from the catalogue (every `include` field but the services, which are bits). */
+const INCLUDE_TEXT = INCLUDE_FIELDS.filter((field) => field.kind !== 'services');
+
+/**
+ * The services a filter asks for as a mask over `snapshot`'s vocabulary (serviceWords words), or
+ * the first slug the vocabulary does not have.
+ */
+export function servicesMask(snapshot: Snapshot, slugs: readonly string[]): { mask: Uint32Array } | { unknown: string } {
+  const mask = new Uint32Array(snapshot.serviceWords);
+  for (const slug of slugs) {
+    const bit = binarySearch(snapshot.services, slug);
+    if (bit < 0) return { unknown: slug };
+    mask[bit >>> 5] |= 1 << (bit & 31);
+  }
+  return { mask };
+}
+
+function binarySearch(sorted: readonly string[], value: string): number {
+  for (let low = 0, high = sorted.length - 1; low <= high;) {
+    const middle = (low + high) >>> 1;
+    const order = compareText(sorted[middle], value);
+    if (order === 0) return middle;
+    if (order < 0) low = middle + 1;
+    else high = middle - 1;
+  }
+  return -1;
+}
+
+/** Whether store n has every service of `mask` (servicesMask). */
+export function hasServices({ serviceMasks, serviceWords }: Snapshot, n: number, mask: Uint32Array): boolean {
+  const at = n * serviceWords;
+  // `>>> 0`: `&` gives a signed integer, the arrays hold unsigned ones (bit 31).
+  for (let w = 0; w < serviceWords; w++) if ((serviceMasks[at + w] & mask[w]) >>> 0 !== mask[w]) return false;
+  return true;
+}
+
+/** Store n's services, by slug, sorted. */
+export function servicesOfStore({ serviceMasks, serviceWords, services }: Snapshot, n: number): string[] {
+  const slugs: string[] = [];
+  for (let w = 0; w < serviceWords; w++) {
+    const word = serviceMasks[n * serviceWords + w];
+    if (word === 0) continue;
+    for (let bit = 0; bit < 32; bit++) if (word & (1 << bit)) slugs.push(services[w * 32 + bit]);
+  }
+  return slugs;
+}
+
+/** The JSON members (`,"code":"NY-0042"`) that `include` adds to store n's Location, in the order of `names` (INCLUDE_NAMES' order). */
+export function includedJson(snapshot: Snapshot, n: number, names: readonly IncludeName[]): string {
+  let text = '';
+  for (const name of names) {
+    if (name === 'services') {
+      text += `,"services":${JSON.stringify(servicesOfStore(snapshot, n))}`;
+      continue;
+    }
+    text += `,"${name}":${extraText(snapshot, n, name)}`;
+  }
+  return text;
+}
+
+/** Store n's `include` text field `name` as its JSON value (a string, or null when empty). */
+function extraText({ extras, extraOffsets }: Snapshot, n: number, name: IncludeName): string {
+  const at = n * INCLUDE_TEXT.length + INCLUDE_TEXT.findIndex((field) => field.name === name);
+  return extras.toString('utf8', extraOffsets[at], extraOffsets[at + 1]);
 }
 
 /**
  * What a store's page (GET /locations/{code}) shows beyond its Location, code, zone and days: its
  * contact fields and services, each only when the store has it. The page writes each of them in
- * both of its forms (store-page.ts, store-json-ld.ts) already; a field reaches them through detailsOf.
+ * both of its forms (store-page.ts, store-json-ld.ts); storeDetails reads them from the snapshot.
  */
 export interface StoreDetails {
   /** E.164, as `+12125550142`. */
@@ -85,26 +170,19 @@ export interface StoreDetails {
 }
 
 /**
- * A store's details from its catalogue row: a field the index reads (`index: true` in
- * shared/store-fields.ts) goes in here, one line each (`phone: row.phone || undefined,`). An empty
- * value stays out: the page leaves out what the store does not have.
+ * Store n's details, from what the snapshot keeps for the search's `include` (the contact fields'
+ * JSON values, the services' bits, their labels from the vocabulary): each only when the store
+ * has it, as the page leaves out what a store does not have.
  */
-function detailsOf(row: CatalogStore): StoreDetails {
-  return { phone: row.phone || undefined, website: row.website || undefined, email: row.email || undefined };
-}
-
-/** Store n's details (none: an empty object, shared). */
-export function storeDetails({ details, detailOffsets }: Snapshot, n: number): StoreDetails {
-  const [from, to] = [detailOffsets[n], detailOffsets[n + 1]];
-  return from === to ? NO_DETAILS : (JSON.parse(details.toString('utf8', from, to)) as StoreDetails);
-}
-
-const NO_DETAILS: StoreDetails = Object.freeze({});
-
-/** The JSON a snapshot keeps of a store's details: none when it has none (an empty text, a service list without services). */
-function detailsJson(details: StoreDetails): string {
-  const kept = Object.entries(details).filter(([, value]) => value !== undefined && value !== '' && !(Array.isArray(value) && value.length === 0));
-  return kept.length === 0 ? '' : JSON.stringify(Object.fromEntries(kept));
+export function storeDetails(snapshot: Snapshot, n: number): StoreDetails {
+  const details: { -readonly [K in keyof StoreDetails]: StoreDetails[K] } = {};
+  for (const name of ['phone', 'website', 'email'] as const) {
+    const value = JSON.parse(extraText(snapshot, n, name)) as string | null;
+    if (value) details[name] = value;
+  }
+  const slugs = servicesOfStore(snapshot, n);
+  if (slugs.length > 0) details.services = slugs.map((slug) => ({ slug, label: snapshot.serviceLabels[binarySearch(snapshot.services, slug)] }));
+  return details;
 }
 
 /** Stores per piece of a snapshot's JSON (Snapshot.json): 2^JSON_PIECE_BITS. */
@@ -181,8 +259,12 @@ export const EMPTY_SNAPSHOT: Snapshot = {
   keyOffsets: new Uint32Array(1),
   byCode: new Uint32Array(0),
   holidays: [],
-  details: Buffer.alloc(0),
-  detailOffsets: new Uint32Array(1),
+  services: [],
+  serviceLabels: [],
+  serviceWords: 0,
+  serviceMasks: new Uint32Array(0),
+  extras: Buffer.alloc(0),
+  extraOffsets: new Uint32Array(1),
 };
 
 const HOURS_SLOT = '"business_hours":0';
@@ -272,8 +354,20 @@ export async function buildSnapshot(
   version: number,
   pages: AsyncIterable<CatalogStore[]> | Iterable<CatalogStore[]>,
   holidays: readonly CatalogHoliday[] = [],
+  serviceList: ReadonlyArray<string | CatalogServiceLabel> = [],
 ): Promise<Snapshot> {
   const holidaysOf = holidaysByState(holidays);
+  // The chain's services by slug (sorted), each with its label (a slug alone is its own label).
+  const vocabulary = serviceList
+    .map((service) => (typeof service === 'string' ? { slug: service, label: service } : service))
+    .sort((a, b) => compareText(a.slug, b.slug));
+  const services = vocabulary.map((service) => service.slug);
+  // A store's services as bits over the vocabulary: a filter is a few ANDs per store, and 100,000 stores hold 400 KB per 32 services.
+  const serviceWords = Math.ceil(services.length / 32);
+  const bitOf = new Map(services.map((slug, bit) => [slug, bit]));
+  const masks: number[] = [];
+  const extraBuffers: Buffer[] = [];
+  const extraLengths: number[] = [];
   const points: number[] = [];
   const names: string[] = [];
   const codes: string[] = [];
@@ -288,10 +382,8 @@ export async function buildSnapshot(
   const scheduleOf: number[] = [];
   const stateOf: string[] = [];
   const cityOf: string[] = [];
-  const detailBuffers: Buffer[] = [];
-  const detailLengths: number[] = [];
   for await (const page of pages) {
-    const detailTexts: string[] = [];
+    const extraTexts: string[] = [];
     for (const row of page) {
       if (names.length % JSON_PIECE === 0 && texts.length > 0) {
         pieces.push(Buffer.from(texts.join('')));
@@ -322,11 +414,22 @@ export async function buildSnapshot(
       codes.push(row.code);
       stateOf.push(state);
       cityOf.push(cityKey(row.city));
-      const details = detailsJson(detailsOf(row));
-      detailTexts.push(details);
-      detailLengths.push(Buffer.byteLength(details));
+      const mask = masks.length;
+      for (let w = 0; w < serviceWords; w++) masks.push(0);
+      // A slug the vocabulary does not have (a row edited by hand) is left out: every write checks them.
+      if (row.services)
+        for (const slug of servicesOf(row.services)) {
+          const bit = bitOf.get(slug);
+          if (bit !== undefined) masks[mask + (bit >>> 5)] |= 1 << (bit & 31);
+        }
+      for (const field of INCLUDE_TEXT) {
+        const value = String(row[field.name] ?? '');
+        const text = value === '' ? 'null' : JSON.stringify(value);
+        extraTexts.push(text);
+        extraLengths.push(Buffer.byteLength(text));
+      }
     }
-    detailBuffers.push(Buffer.from(detailTexts.join('')));
+    extraBuffers.push(Buffer.from(extraTexts.join('')));
   }
   if (texts.length > 0) pieces.push(Buffer.from(texts.join('')));
   const count = names.length;
@@ -336,8 +439,6 @@ export async function buildSnapshot(
     offsets[n + 1] = offsets[n] + lengths[n];
     splits[n] = offsets[n] + heads[n];
   }
-  const detailOffsets = new Uint32Array(count + 1);
-  for (let n = 0; n < count; n++) detailOffsets[n + 1] = detailOffsets[n] + detailLengths[n];
   const rank = new Uint32Array(count);
   const order = Array.from({ length: count }, (_, n) => n).sort((a, b) => compareText(names[a], names[b]) || compareText(codes[a], codes[b]));
   order.forEach((store, place) => (rank[store] = place));
@@ -356,6 +457,8 @@ export async function buildSnapshot(
     index.finish();
   }
   const jsonStarts = Uint32Array.from(pieces, (_, p) => offsets[p * JSON_PIECE]);
+  const extraOffsets = new Uint32Array(extraLengths.length + 1);
+  for (let i = 0; i < extraLengths.length; i++) extraOffsets[i + 1] = extraOffsets[i] + extraLengths[i];
   const hours = [...weeks.keys()].map((week) => Buffer.from(week));
   return {
     version,
@@ -375,8 +478,12 @@ export async function buildSnapshot(
     keyOffsets,
     byCode,
     holidays,
-    details: Buffer.concat(detailBuffers),
-    detailOffsets,
+    services: vocabulary.map((service) => service.slug),
+    serviceLabels: vocabulary.map((service) => service.label),
+    serviceWords,
+    serviceMasks: Uint32Array.from(masks),
+    extras: Buffer.concat(extraBuffers),
+    extraOffsets,
   };
 }
 

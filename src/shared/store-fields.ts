@@ -1,4 +1,5 @@
 import { EMAIL_MAX, PHONE_MAX, WEBSITE_MAX } from './contact-fields.js';
+import { SERVICE_SLUG_RULE } from './services.js';
 import { SPECIAL_DAYS_MAX } from './special-days.js';
 import type { Weekday } from './weekdays.js';
 
@@ -7,11 +8,13 @@ import type { Weekday } from './weekdays.js';
  * export writes it: free text of at most `length` characters (which the export guards against
  * formulas), a state code, a ZIP code, a coordinate (DECIMAL(9,6), written with six decimals and
  * taken as a number), a day's hours, an IANA time zone, a list of special days, a temporary
- * closure, a phone number (kept in E.164), a website, an email address. The special days and the
- * closure are text in the CSV and the table (shared/special-days.ts) and JSON in the admin API; the
- * contact fields' checks are shared/contact-fields.ts, and the admin API answers an empty one as null.
+ * closure, a phone number (kept in E.164), a website, an email address, a list of the chain's
+ * services. The special days, the closure and the services are text in the CSV and the table
+ * (shared/special-days.ts, shared/services.ts) and JSON in the admin API; the contact fields' checks
+ * are shared/contact-fields.ts, and the admin API answers an empty one as null.
  */
-export type StoreFieldKind = 'text' | 'state' | 'zip' | 'coordinate' | 'hours' | 'zone' | 'special_days' | 'closure' | 'phone' | 'website' | 'email';
+export type StoreFieldKind =
+  'text' | 'state' | 'zip' | 'coordinate' | 'hours' | 'zone' | 'special_days' | 'closure' | 'phone' | 'website' | 'email' | 'services';
 
 export interface StoreFieldSpec {
   /** The one name: the property of Store, the column of `stores`, the CSV column and the admin API's JSON field. */
@@ -29,6 +32,12 @@ export interface StoreFieldSpec {
    * search does not use stays out, so that the index's load reads no more than it uses.
    */
   readonly index: boolean;
+  /**
+   * Whether the search's `include` can add it to each Location (`"include": ["code"]`): the index
+   * then reads it whatever `index` says (store-snapshot.ts keeps it beside the Location's JSON).
+   * A text field is written as a JSON string (null when empty); the services as their list.
+   */
+  readonly include?: boolean;
   /** The admin API's request body (AdminStoreRequest); none for the code, which is the path. `optional`: may be left out. */
   readonly request?: { readonly description: string; readonly example: string; readonly optional?: boolean };
   /** The admin API's view of a store (AdminStore): every field is in it. */
@@ -69,6 +78,7 @@ export const STORE_FIELDS = [
     csv: 'required',
     location: false,
     index: true,
+    include: true,
     view: { description: "The store's code, its key.", example: 'NY-0042' },
   },
   {
@@ -205,6 +215,7 @@ export const STORE_FIELDS = [
     csv: 'optional',
     location: false,
     index: true,
+    include: true,
     keep: true,
     request: {
       description:
@@ -221,6 +232,7 @@ export const STORE_FIELDS = [
     csv: 'optional',
     location: false,
     index: true,
+    include: true,
     keep: true,
     request: {
       description: `An absolute \`https\` address with a host name, at most ${WEBSITE_MAX} characters; kept as given. Left out: kept as stored; \`null\` or empty clears.`,
@@ -236,6 +248,7 @@ export const STORE_FIELDS = [
     csv: 'optional',
     location: false,
     index: true,
+    include: true,
     keep: true,
     request: {
       description: `An email address, at most ${EMAIL_MAX} characters; kept as given. Left out: kept as stored; \`null\` or empty clears.`,
@@ -243,6 +256,22 @@ export const STORE_FIELDS = [
       optional: true,
     },
     view: { description: 'Email address, or null.', example: 'chelsea@fernandfig.example' },
+  },
+  {
+    // The chain's services the store offers (shared/services.ts): a search filters by them.
+    name: 'services',
+    kind: 'services',
+    csv: 'optional',
+    location: false,
+    index: true,
+    include: true,
+    keep: true,
+    request: {
+      description: `The services of the chain (\`GET /admin/services\`) the store offers, by slug (each ${SERVICE_SLUG_RULE.replace('must be ', '')}); answered sorted, each once. Left out: kept as stored; \`[]\` clears.`,
+      example: 'curbside_pickup|delivery',
+      optional: true,
+    },
+    view: { description: "The store's services, by slug, sorted.", example: 'curbside_pickup|delivery' },
   },
 ] as const satisfies readonly StoreFieldSpec[];
 
@@ -253,8 +282,10 @@ type NamesOf<F> = F extends { name: infer N extends string } ? N : never;
 /** A store's fields as a checked CSV row holds them: coordinates as numbers, the rest text; a `keep` field the file or request left out is undefined (stays as stored). */
 export type StoreRow = { [F in Field as F['name']]: F['kind'] extends 'coordinate' ? number : F extends { keep: true } ? string | undefined : string };
 
-/** A store as the search's index reads the catalogue (the fields with `index`): mysql2 gives DECIMAL as text, better-sqlite3 as a number. */
-export type CatalogStore = { [F in Extract<Field, { index: true }> as F['name']]: F['kind'] extends 'coordinate' ? number | string : string };
+/** A store as the search's index reads the catalogue (the fields with `index` or `include`): mysql2 gives DECIMAL as text, better-sqlite3 as a number. */
+export type CatalogStore = {
+  [F in Extract<Field, { index: true } | { include: true }> as F['name']]: F['kind'] extends 'coordinate' ? number | string : string;
+};
 
 type RequestField = Extract<Field, { request: object }>;
 type OptionalRequestField = Extract<RequestField, { request: { optional: true } }>;
@@ -267,7 +298,16 @@ export type StoreViewFields = Record<StoreFieldName, string>;
 export const STORE_FIELD_NAMES: readonly StoreFieldName[] = STORE_FIELDS.map((field) => field.name);
 
 /** The fields of CatalogStore, in the table's order. */
-export const INDEX_FIELD_NAMES = (STORE_FIELDS as readonly StoreFieldSpec[]).filter((field) => field.index).map((field) => field.name as keyof CatalogStore);
+export const INDEX_FIELD_NAMES = (STORE_FIELDS as readonly StoreFieldSpec[])
+  .filter((field) => field.index || field.include)
+  .map((field) => field.name as keyof CatalogStore);
+
+/** What the search's `include` can add to a Location (the fields with `include`), in the table's order: the order they are written in. */
+export const INCLUDE_FIELDS = (STORE_FIELDS as readonly StoreFieldSpec[]).filter((field) => field.include) as ReadonlyArray<
+  StoreFieldSpec & { name: keyof CatalogStore }
+>;
+export type IncludeName = Extract<Field, { include: true }>['name'];
+export const INCLUDE_NAMES = INCLUDE_FIELDS.map((field) => field.name as IncludeName);
 
 /** The fields an import (and an admin write) compares and writes, in the CSV's order: all but the key. */
 export const STORED_FIELDS = STORE_FIELD_NAMES.filter((name): name is Exclude<StoreFieldName, 'code'> => name !== 'code');

@@ -15,13 +15,18 @@ describe('the store catalogue is written through one door', () => {
   const DOOR = 'src/stores/store-catalog.ts';
 
   /** The catalogue's tables and entities, and its change event. */
-  const CATALOGUE: Writes = { tables: ['store_catalog', 'stores', 'store_changes', 'holidays'], entities: ['Store', 'Holiday'], events: ['storesChanged'] };
+  const CATALOGUE: Writes = {
+    tables: ['store_catalog', 'stores', 'store_changes', 'holidays', 'services'],
+    entities: ['Store', 'Holiday', 'Service'],
+    events: ['storesChanged'],
+  };
   const writesIn = (file: string, text: string) => writesOf(file, text, CATALOGUE);
 
   it('finds the writes where they are: in the door', () => {
     // The patterns are live: the door itself writes each table and the event.
     expect(writesIn(DOOR, readFileSync(join(root, DOOR), 'utf8'))).toEqual([
       `${DOOR}: SQL writing holidays`,
+      `${DOOR}: SQL writing services`,
       `${DOOR}: SQL writing store_catalog`,
       `${DOOR}: SQL writing store_changes`,
       `${DOOR}: TypeORM writing Store`,

@@ -4,7 +4,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { zoneOf } from '../geo/time-zones.js';
 import { ZipGeocoder } from '../geo/zip-geocoder.js';
-import { StoreCatalog } from './store-catalog.js';
+import { ServicesService } from './services.service.js';
+import { StoreCatalog, UnknownServiceError } from './store-catalog.js';
 import { validateStoreRecord, type RowWarning } from './store-csv.js';
 import { KEPT_FIELDS, STORED_FIELDS, type StoreFields, STORE_FIELD_NAMES } from '../shared/store-fields.js';
 import { Store } from './store.entity.js';
@@ -38,6 +39,7 @@ export class StoreAdminService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly geocoder: ZipGeocoder,
     private readonly catalog: StoreCatalog,
+    private readonly services: ServicesService,
   ) {}
 
   /**
@@ -47,11 +49,12 @@ export class StoreAdminService {
   async upsert(code: string, fields: StoreFields): Promise<{ store: Store; created: boolean; warnings: RowWarning[] }> {
     const columns = STORE_FIELD_NAMES.filter((column) => !KEPT_FIELDS.includes(column) || fields[column as keyof StoreFields] !== undefined);
     const record = columns.map((column) => (column === 'code' ? code : (fields[column] ?? '')));
-    const { row, problems, warnings } = validateStoreRecord(record, 0, { zip: (zip) => this.geocoder.lookup(zip), zone: zoneOf }, columns);
+    const lookups = { zip: (zip: string) => this.geocoder.lookup(zip), zone: zoneOf, services: await this.services.slugs() };
+    const { row, problems, warnings } = validateStoreRecord(record, 0, lookups, columns);
     if (!row) throw new StoreFieldsError(problems.map((p) => ({ field: p.column, code: p.code, message: p.reason })));
     // The path is the code as given; a code with surrounding spaces would be stored trimmed under another key.
     if (row.code !== code) throw new StoreFieldsError([{ field: 'code', code: 'white_space', message: 'has white space around it' }]);
-    const { value } = await this.catalog.write('admin', async ({ manager, put }) => {
+    const write = this.catalog.write('admin', async ({ manager, put }) => {
       const current = await manager.findOneBy(Store, { code });
       // A copy per try: a retried transaction must not see the stored values of the last one.
       const stored = { ...row };
@@ -59,6 +62,11 @@ export class StoreAdminService {
       if (current && STORED_FIELDS.every((field) => current[field] === stored[field])) return { store: current, created: false };
       await put([stored], current ? 0 : 1);
       return { store: await manager.findOneByOrFail(Store, { code }), created: !current };
+    });
+    // A service deleted since the vocabulary was read: the door refused it, in the words of the check.
+    const { value } = await write.catch((error: unknown) => {
+      if (error instanceof UnknownServiceError) throw new StoreFieldsError([{ field: 'services', code: 'unknown_service', message: error.message }]);
+      throw error;
     });
     return { store: value.store, created: value.created, warnings };
   }

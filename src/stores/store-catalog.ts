@@ -5,9 +5,11 @@ import { retryWriteConflicts } from '../database/database-errors.js';
 import { OutboxService } from '../events/outbox.service.js';
 import { Metrics } from '../metrics/metrics.js';
 import { hoursProblem } from '../shared/business-hours.js';
+import { SERVICE_SLUG, servicesOf } from '../shared/services.js';
 import { dayNumber } from '../shared/special-days.js';
 import { INDEX_FIELD_NAMES, STORED_FIELDS, type CatalogStore, type StoreRow } from '../shared/store-fields.js';
 import { Holiday } from './holiday.entity.js';
+import { Service } from './service.entity.js';
 import { Store } from './store.entity.js';
 
 export type { CatalogStore } from '../shared/store-fields.js';
@@ -73,6 +75,30 @@ export interface CatalogHoliday {
 
 const HOLIDAYS_SQL = 'SELECT date, name, hours, states FROM holidays ORDER BY date';
 
+/** A service of the chain as the catalogue writes it (Service). */
+export interface CatalogService {
+  slug: string;
+  label: string;
+  description: string | null;
+}
+
+/** A store names a service the chain does not have (any more): checked again in the writing transaction, so that no delete slips in between. */
+export class UnknownServiceError extends Error {
+  constructor(readonly slug: string) {
+    super(`"${slug}" is not a service of the chain (GET /admin/services lists them)`);
+  }
+}
+
+/** A service some stores still have cannot be removed: they would name a service that is not there. */
+export class ServiceInUseError extends Error {
+  constructor(
+    readonly slug: string,
+    readonly stores: number,
+  ) {
+    super(`service ${slug} is offered by ${stores} store${stores === 1 ? '' : 's'}; take it off ${stores === 1 ? 'that store' : 'those stores'} first`);
+  }
+}
+
 /** Who wrote, for the write-time histogram. */
 export type CatalogWriter = 'admin' | 'import';
 
@@ -101,6 +127,7 @@ export class CatalogWrite {
    */
   readonly put = async (rows: readonly StoreRow[], added: number): Promise<void> => {
     if (rows.length === 0) return;
+    await this.checkServices(rows);
     const { driver } = this.manager.connection;
     const updatedAt: unknown = driver.preparePersistentValue(new Date(), this.manager.connection.getMetadata(Store).findColumnWithPropertyName('updatedAt')!);
     for (let i = 0; i < rows.length; i += PUT_CHUNK) {
@@ -158,6 +185,62 @@ export class CatalogWrite {
     return true;
   };
 
+  /** Refuses rows that name a service the chain does not have now, in this transaction (the callers checked against a vocabulary read before it). */
+  private async checkServices(rows: readonly StoreRow[]): Promise<void> {
+    const named = new Set<string>();
+    for (const row of rows) if (row.services) for (const slug of servicesOf(row.services)) named.add(slug);
+    if (named.size === 0) return;
+    const known = new Set((await this.manager.query<Array<{ slug: string }>>('SELECT slug FROM services')).map((row) => row.slug));
+    for (const slug of named) if (!known.has(slug)) throw new UnknownServiceError(slug);
+  }
+
+  /** Whether the chain's services were set or deleted in this transaction: every instance's index then reloads (the filter's vocabulary). */
+  servicesChanged = false;
+
+  /** Sets the service `service.slug` (added or replaced). */
+  readonly setService = async (service: CatalogService): Promise<void> => {
+    const { driver } = this.manager.connection;
+    const mysql = driver.options.type !== 'better-sqlite3';
+    const updatedAt: unknown = driver.preparePersistentValue(new Date(), this.manager.connection.getMetadata(Service).findColumnWithPropertyName('updatedAt')!);
+    await this.manager.query(
+      mysql
+        ? 'INSERT INTO services (slug, label, description, updated_at) VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE label = VALUES(label), description = VALUES(description), updated_at = VALUES(updated_at)'
+        : 'INSERT INTO services (slug, label, description, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (slug) DO UPDATE SET label = excluded.label, description = excluded.description, updated_at = excluded.updated_at',
+      [service.slug, service.label, service.description, updatedAt],
+    );
+    this.servicesChanged = true;
+    this.codes = undefined;
+  };
+
+  /**
+   * Deletes the service `slug`; whether there was one. ServiceInUseError, and nothing deleted, while
+   * stores still have it (counted here, under the catalogue's lock: no store write comes between).
+   */
+  readonly removeService = async (slug: string): Promise<boolean> => {
+    const found: Array<{ slug: string }> = await this.manager.query('SELECT slug FROM services WHERE slug = ?', [slug]);
+    if (found.length === 0) return false;
+    const stores = await this.storesWithService(slug);
+    if (stores > 0) throw new ServiceInUseError(slug, stores);
+    await this.manager.query('DELETE FROM services WHERE slug = ?', [slug]);
+    this.servicesChanged = true;
+    this.codes = undefined;
+    return true;
+  };
+
+  /**
+   * How many stores have service `slug`: their text with a separator on either side holds it with
+   * one on either side. '!' escapes LIKE's `_` (a slug's underscore), as StoreAdminService.page does.
+   */
+  private async storesWithService(slug: string): Promise<number> {
+    const mysql = this.manager.connection.driver.options.type !== 'better-sqlite3';
+    const padded = mysql ? "CONCAT('|', services, '|')" : "('|' || services || '|')";
+    const pattern = `%|${slug.replace(/[!%_]/g, (c) => `!${c}`)}|%`;
+    const rows: Array<{ stores: number | string }> = await this.manager.query(`SELECT COUNT(*) AS stores FROM stores WHERE ${padded} LIKE ? ESCAPE '!'`, [
+      pattern,
+    ]);
+    return Number(rows[0].stores);
+  }
+
   private log(codes: string[]): void {
     if (this.codes && this.codes.size + codes.length > CHANGE_LOG_MAX_STORES * 2) this.codes = undefined;
     if (!this.codes) return;
@@ -166,7 +249,7 @@ export class CatalogWrite {
   }
 
   get changed(): boolean {
-    return this.holidaysChanged || this.change.added + this.change.updated + this.change.removed > 0;
+    return this.holidaysChanged || this.servicesChanged || this.change.added + this.change.updated + this.change.removed > 0;
   }
 }
 
@@ -212,6 +295,20 @@ export class StoreCatalog {
     return rows.filter((row) => {
       const valid = dayNumber(row.date) !== undefined && hoursProblem(row.hours) === null && /^([A-Z]{2}(,[A-Z]{2})*)?$/.test(row.states);
       if (!valid) this.logger.warn(`holiday ${JSON.stringify(row.date)} left out of the search: its row does not parse`);
+      return valid;
+    });
+  }
+
+  /**
+   * The chain's services with their labels, by slug: the search's vocabulary (and what a store's
+   * page shows). A slug edited into the table by hand that is no slug is left out (and logged), as a
+   * holiday that does not parse.
+   */
+  async services(): Promise<Array<{ slug: string; label: string }>> {
+    const rows: Array<{ slug: string; label: string }> = await this.dataSource.query('SELECT slug, label FROM services ORDER BY slug');
+    return rows.filter(({ slug }) => {
+      const valid = SERVICE_SLUG.test(slug);
+      if (!valid) this.logger.warn(`service ${JSON.stringify(slug)} left out of the search: it is not a slug`);
       return valid;
     });
   }

@@ -10,7 +10,7 @@ const BAD_ZIP = '"1" is not a ZIP code like 12345 or 12345-6789';
 async function refusal(csv: string): Promise<StoreImportError> {
   const reader = new StoreCsvReader(() => NEW_YORK);
   const error: unknown = await reader
-    .validate(() => Readable.from([csv]), new Pacer(1))
+    .validate(() => Readable.from([csv]), new Pacer(1), new Set())
     .then(
       () => undefined,
       (e: unknown) => e,

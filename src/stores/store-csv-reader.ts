@@ -78,6 +78,8 @@ export interface CheckedFile {
   read: number;
   /** The first MAX_LISTED_PROBLEMS warnings, in the file's order: a file of far rows must not fill the memory with them. */
   warnings: RowWarning[];
+  /** The chain's services the rows were checked against: the later passes check them against the same. */
+  services: ReadonlySet<string>;
   warningCount: number;
 }
 
@@ -94,7 +96,7 @@ export class StoreCsvReader {
    * First pass: every row checked, every problem counted and the first MAX_LISTED_PROBLEMS kept
    * (all that is shown); throws StoreImportError if there is any.
    */
-  async validate(open: () => Readable, pacer: Pacer, onProgress?: (p: ImportProgress) => void): Promise<CheckedFile> {
+  async validate(open: () => Readable, pacer: Pacer, services: ReadonlySet<string>, onProgress?: (p: ImportProgress) => void): Promise<CheckedFile> {
     const problems: RowProblem[] = [];
     let problemCount = 0;
     const found = (more: RowProblem[]) => {
@@ -113,7 +115,7 @@ export class StoreCsvReader {
         continue;
       }
       read++;
-      const result = validateStoreRecord(record, line, { zip: this.lookupZip }, columns);
+      const result = validateStoreRecord(record, line, { zip: this.lookupZip, services }, columns);
       found(result.problems);
       warningCount += result.warnings.length;
       warnings.push(...result.warnings.slice(0, MAX_LISTED_PROBLEMS - warnings.length));
@@ -129,7 +131,7 @@ export class StoreCsvReader {
       found([{ line: 1, code: 'bad_header', reason: `the file is empty; ${STORE_CSV_HEADER_RULE}` }]);
     }
     if (problemCount > 0) throw Object.assign(new StoreImportError(problems, problemCount), { read });
-    return { codes, read, warnings, warningCount };
+    return { codes, read, warnings, warningCount, services };
   }
 
   /**
@@ -169,16 +171,21 @@ export class StoreCsvReader {
   }
 
   /**
-   * A later pass: the rows, already known to be valid; `rows` counts every row read. With `only`,
-   * just the rows whose place among the rows (0 the first) it takes: the others are not made again.
+   * A later pass: the rows, already known to be valid (checked against the same `services`);
+   * `rows` counts every row read. With `only`, just the rows whose place among the rows (0 the
+   * first) it takes: the others are not made again.
    */
-  async *rows(open: () => Readable, only?: (place: number) => boolean): AsyncGenerator<{ row: StoreRow; line: number; rows: number; bytes: number }> {
+  async *rows(
+    open: () => Readable,
+    services: ReadonlySet<string>,
+    only?: (place: number) => boolean,
+  ): AsyncGenerator<{ row: StoreRow; line: number; rows: number; bytes: number }> {
     let rows = 0;
     for await (const { record, line, bytes, header, columns } of this.records(open)) {
       if (header) continue;
       rows++;
       if (only && !only(rows - 1)) continue;
-      const { row } = validateStoreRecord(record, line, { zip: this.lookupZip, zone: zoneOf }, columns);
+      const { row } = validateStoreRecord(record, line, { zip: this.lookupZip, zone: zoneOf, services }, columns);
       if (!row) throw new Error(`line ${line} changed between the passes over the file`);
       yield { row, line, rows, bytes };
     }

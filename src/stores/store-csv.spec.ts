@@ -68,7 +68,8 @@ describe('the warnings of a row taken all the same', () => {
                 ? 'Closed'
                 : 'x',
     );
-  const check = (lat: string, lng: string) => validateStoreRecord(record(lat, lng), 7, { zip: () => NEW_YORK }, STORE_FIELD_NAMES.slice(0, 15));
+  const check = (lat: string, lng: string) =>
+    validateStoreRecord(record(lat, lng), 7, { zip: () => NEW_YORK, services: new Set() }, STORE_FIELD_NAMES.slice(0, 15));
 
   it('names coordinates more than 100 miles from the ZIP code with a code, and keeps the row', () => {
     const { row, problems, warnings } = check('34.05', '-118.24');

@@ -6,6 +6,7 @@ import { ZIP_PATTERN } from '../geo/zip-geocoder.js';
 import { hoursProblem } from '../shared/business-hours.js';
 import { unguardCell } from '../shared/csv-guard.js';
 import { emailProblem, parsePhone, websiteProblem } from '../shared/contact-fields.js';
+import { parseServices } from '../shared/services.js';
 import { closureText, DAY_HOURS_MAX, parseClosure, parseSpecialDays, specialDaysText } from '../shared/special-days.js';
 import { WEEKDAYS } from '../shared/weekdays.js';
 import {
@@ -23,10 +24,10 @@ export const STORE_CSV_REQUIRED_COLUMNS: readonly StoreFieldName[] = STORE_FIELD
 /*
  * Every column is a field of the table in store-fields.ts, in its order (STORE_FIELD_NAMES): the
  * required ones and the optional ones (`time_zone`, `special_hours`, `temporarily_closed`, `phone`,
- * `website`, `email`), any of which a file may add after them, in this order (the export writes them
- * all, so that an export imports back unchanged). A row without a zone, or with an empty cell, gets
- * the zone at its coordinates; a file without one of the others leaves that field of every store as
- * it is (an empty cell clears it).
+ * `website`, `email`, `services`), any of which a file may add after them, in this order (the export
+ * writes them all, so that an export imports back unchanged). A row without a zone, or with an empty
+ * cell, gets the zone at its coordinates; a file without one of the others leaves that field of
+ * every store as it is (an empty cell clears it).
  */
 export type { StoreRow };
 
@@ -96,6 +97,8 @@ export interface RecordLookups {
    * import's first): the row's `time_zone` then stays empty, and the lookup's cost is paid once.
    */
   zone?: (point: Point) => string;
+  /** The slugs of the chain's services (the vocabulary a row's `services` must keep to). */
+  services: ReadonlySet<string>;
 }
 
 /**
@@ -178,7 +181,10 @@ export function validateStoreRecord(
   const email = value.email === '' ? null : emailProblem(value.email);
   if (email) problem('email', 'bad_email', email);
 
-  if (problems.length > 0 || !point || 'reason' in special || 'reason' in closure || 'reason' in phone) return { problems, warnings };
+  const services = parseServices(value.services, lookups.services);
+  if ('unknown' in services) problem('services', 'unknown_service', `"${services.unknown}" is not a service of the chain (GET /admin/services lists them)`);
+
+  if (problems.length > 0 || !point || 'reason' in special || 'reason' in closure || 'reason' in phone || 'unknown' in services) return { problems, warnings };
   const zone = value.time_zone || (lookups.zone?.(point) ?? '');
   const row: StoreRow = {
     ...value,
@@ -189,6 +195,7 @@ export function validateStoreRecord(
     special_hours: specialDaysText(special.days),
     temporarily_closed: closureText(closure.closure),
     phone: phone.phone,
+    services: services.text,
   };
   for (const field of KEPT_FIELDS) if (!columns.includes(field)) (row as Record<string, unknown>)[field] = undefined;
   return { row, problems, warnings };

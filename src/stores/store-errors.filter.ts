@@ -15,9 +15,10 @@ import { AllExceptionsFilter } from '../common/all-exceptions.filter.js';
 import type { Caller } from '../common/caller.js';
 import { StoreFieldsError, StoreNotFoundError } from './store-admin.service.js';
 import { StoreImportError } from './store-csv-reader.js';
+import { UnknownServiceError } from './store-catalog.js';
 import { StoreCatalogMovedError, StoreRemovalGuardError } from './store-import-plan.js';
 
-type StoreError = StoreImportError | StoreCatalogMovedError | StoreRemovalGuardError | StoreNotFoundError | StoreFieldsError;
+type StoreError = StoreImportError | StoreCatalogMovedError | StoreRemovalGuardError | StoreNotFoundError | StoreFieldsError | UnknownServiceError;
 
 /**
  * The store services' errors as the admin routes answer them. The services say what happened
@@ -26,7 +27,7 @@ type StoreError = StoreImportError | StoreCatalogMovedError | StoreRemovalGuardE
  * for the command line (exit codes). A refused import is also an audit line. The body is the
  * one every error gets (AllExceptionsFilter).
  */
-@Catch(StoreImportError, StoreCatalogMovedError, StoreRemovalGuardError, StoreNotFoundError, StoreFieldsError)
+@Catch(StoreImportError, StoreCatalogMovedError, StoreRemovalGuardError, StoreNotFoundError, StoreFieldsError, UnknownServiceError)
 export class StoreErrorsFilter implements ExceptionFilter<StoreError> {
   private readonly audit = new Logger('Audit');
   private readonly answer = new AllExceptionsFilter();
@@ -43,6 +44,8 @@ export class StoreErrorsFilter implements ExceptionFilter<StoreError> {
     }
     if (error instanceof StoreNotFoundError) return new NotFoundException(error.message);
     if (error instanceof StoreFieldsError) return new BadRequestException({ message: error.message, problems: error.problems });
+    // An import's rows were checked against the services as it began; one was deleted before its write.
+    if (error instanceof UnknownServiceError) return new ConflictException(`${error.message}: it was deleted during the import; nothing was written`);
     const caller = { team: req.user?.team, tokenId: req.user?.tokenId };
     if (error instanceof StoreCatalogMovedError) {
       this.audit.log({

@@ -45,6 +45,7 @@ const STORE: CatalogStore = {
   phone: '',
   website: '',
   email: '',
+  services: '',
 };
 
 describe('the store field table', () => {
@@ -55,21 +56,30 @@ describe('the store field table', () => {
       const column = columns.find((c) => c.propertyName === field.name)!;
       expect(column.name).toBe(field.name);
       if (field.kind === 'coordinate') expect(column).toMatchObject({ type: 'decimal', precision: 9, scale: 6 });
-      else if (field.kind === 'special_days') expect(column).toMatchObject({ type: 'text', length: undefined });
+      else if (field.kind === 'special_days' || field.kind === 'services') expect(column).toMatchObject({ type: 'text', length: undefined });
       else expect(column).toMatchObject({ type: 'varchar', length: 'length' in field ? field.length : undefined });
     }
   });
 
   it("keeps the contract's CSV header, the optional columns after it, and the hours as the weekdays in order", () => {
     expect(STORE_CSV_REQUIRED_COLUMNS.join(',')).toBe('code,name,address,city,state,zip,lat,lng,monday,tuesday,wednesday,thursday,friday,saturday,sunday');
-    expect(STORE_FIELD_NAMES).toEqual([...STORE_CSV_REQUIRED_COLUMNS, 'time_zone', 'special_hours', 'temporarily_closed', 'phone', 'website', 'email']);
+    expect(STORE_FIELD_NAMES).toEqual([
+      ...STORE_CSV_REQUIRED_COLUMNS,
+      'time_zone',
+      'special_hours',
+      'temporarily_closed',
+      'phone',
+      'website',
+      'email',
+      'services',
+    ]);
     expect(STORE_CSV_HEADER_RULE).toBe(
-      `the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by any of ,time_zone,special_hours,temporarily_closed,phone,website,email, in this order)`,
+      `the header must be exactly: ${STORE_CSV_REQUIRED_COLUMNS.join(',')} (optionally followed by any of ,time_zone,special_hours,temporarily_closed,phone,website,email,services, in this order)`,
     );
     expect(headerColumns([...STORE_CSV_REQUIRED_COLUMNS, ' Special_Hours '])).toEqual([...STORE_CSV_REQUIRED_COLUMNS, 'special_hours']);
     expect(headerColumns([...STORE_CSV_REQUIRED_COLUMNS, 'temporarily_closed', 'time_zone'])).toBeUndefined();
     expect(headerColumns([...STORE_CSV_REQUIRED_COLUMNS, 'time_zone', 'time_zone'])).toBeUndefined();
-    expect(KEPT_FIELDS).toEqual(['special_hours', 'temporarily_closed', 'phone', 'website', 'email']);
+    expect(KEPT_FIELDS).toEqual(['special_hours', 'temporarily_closed', 'phone', 'website', 'email', 'services']);
     expect(STORE_FIELDS.filter((field) => field.kind === 'hours').map((field) => field.name)).toEqual(WEEKDAYS);
     expect(STORED_FIELDS).toEqual(STORE_FIELD_NAMES.slice(1));
     expect(GUARDED_FIELDS).toEqual(['code', 'name', 'address', 'city', 'phone', 'email']);
@@ -96,6 +106,7 @@ describe('the store field table', () => {
         phone: null,
         website: null,
         email: null,
+        services: [],
         updated_at: '2026-11-24T10:00:00.000Z',
       }),
     );
@@ -111,6 +122,7 @@ describe('the store field table', () => {
       ...STORE,
       special_hours: '2026-12-24=9:00 AM - 2:00 PM; 2026-12-25=Closed',
       temporarily_closed: '2027-01-04/..',
+      services: 'curbside_pickup|delivery',
       updatedAt: new Date('2026-11-24T10:00:00Z'),
     });
     expect(storeView(special)).toMatchObject({
@@ -119,6 +131,7 @@ describe('the store field table', () => {
         { date: '2026-12-25', hours: 'Closed' },
       ],
       temporarily_closed: { from: '2027-01-04', until: null },
+      services: ['curbside_pickup', 'delivery'],
     });
   });
 });

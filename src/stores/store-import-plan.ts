@@ -162,6 +162,8 @@ export interface ImportPlan {
   puts: StoreRow[] | undefined;
   /** The ids of the stores a prune removes. Empty for a dry run. */
   removals: number[];
+  /** The chain's services the file was checked against: the apply reads its rows against the same. */
+  services: ReadonlySet<string>;
 }
 
 /**
@@ -206,10 +208,10 @@ export class ImportPlanner {
     summary.catalogSize = removals?.catalogSize ?? (await reader.count(Store));
     summary.pruned = removals?.count ?? 0;
     summary.removalsNeedConfirmation = summary.pruned > (summary.catalogSize * this.maxPrunePercent) / 100;
-    const plan: ImportPlan = { summary, marks: new Uint8Array(apply ? file.read : 0), puts: [], removals: removals?.ids ?? [] };
+    const plan: ImportPlan = { summary, marks: new Uint8Array(apply ? file.read : 0), puts: [], removals: removals?.ids ?? [], services: file.services };
     const kept = apply ? new Map<string, string>() : undefined;
     let batch: Array<{ row: StoreRow; line: number; place: number }> = [];
-    for await (const { row, line, rows, bytes } of this.csv.rows(open)) {
+    for await (const { row, line, rows, bytes } of this.csv.rows(open, file.services)) {
       await pacer.pause();
       batch.push({ row, line, place: rows - 1 });
       if (batch.length === CHUNK) {
@@ -250,7 +252,7 @@ export class ImportPlanner {
         chunk = [];
         added = 0;
       };
-      for await (const { row, rows } of this.csv.rows(open, (place) => marks[place] !== Mark.Unchanged)) {
+      for await (const { row, rows } of this.csv.rows(open, plan.services, (place) => marks[place] !== Mark.Unchanged)) {
         chunk.push(row);
         if (marks[rows - 1] === Mark.Added) added++;
         if (chunk.length === CHUNK) await flush();

@@ -11,6 +11,7 @@ import { StoreCatalog } from './store-catalog.js';
 import { Pacer, StoreCsvReader, StoreImportError, type CheckedFile } from './store-csv-reader.js';
 import type { ImportOptions } from './store-import-options.js';
 import { ImportPlanner, StoreCatalogMovedError, type ImportPlan, type ImportSummary } from './store-import-plan.js';
+import { ServicesService } from './services.service.js';
 import { Store } from './store.entity.js';
 
 /**
@@ -44,6 +45,7 @@ export class StoreImportService {
     geocoder: ZipGeocoder,
     private readonly metrics: Metrics,
     private readonly catalog: StoreCatalog,
+    private readonly services: ServicesService,
     @Inject(storesConfig.KEY) settings: ConfigType<typeof storesConfig>,
   ) {
     this.csv = new StoreCsvReader((zip5) => geocoder.lookup(zip5));
@@ -64,7 +66,8 @@ export class StoreImportService {
     const pacer = new Pacer(options.cpuShare ?? 1);
     let file: CheckedFile;
     try {
-      file = await this.csv.validate(open, pacer, options.onProgress);
+      // The vocabulary as the import begins; the catalogue's door checks the written rows against it again (a service deleted meanwhile).
+      file = await this.csv.validate(open, pacer, await this.services.slugs(), options.onProgress);
     } catch (error) {
       if (options.dryRun && options.listProblems && error instanceof StoreImportError) return this.refusal(error);
       throw error;

@@ -72,6 +72,9 @@ export class Store {
 
   @Column({ type: 'varchar', length: 254 })
   email: string;
+  /** The chain's services the store offers, `curbside_pickup|delivery` (shared/services.ts: sorted, each once); empty: none. */
+  @Column({ name: 'services', type: 'text' })
+  services: string;
 
   @CreateDateColumn({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;

@@ -175,14 +175,14 @@ describe(StoreImportService.name, () => {
         {
           line: 1,
           code: 'bad_header',
-          reason: `the header must be exactly: ${HEADER} (optionally followed by any of ,time_zone,special_hours,temporarily_closed,phone,website,email, in this order)`,
+          reason: `the header must be exactly: ${HEADER} (optionally followed by any of ,time_zone,special_hours,temporarily_closed,phone,website,email,services, in this order)`,
         },
       ]);
       await expect(problems('')).resolves.toEqual([
         {
           line: 1,
           code: 'bad_header',
-          reason: `the file is empty; the header must be exactly: ${HEADER} (optionally followed by any of ,time_zone,special_hours,temporarily_closed,phone,website,email, in this order)`,
+          reason: `the file is empty; the header must be exactly: ${HEADER} (optionally followed by any of ,time_zone,special_hours,temporarily_closed,phone,website,email,services, in this order)`,
         },
       ]);
       await expect(untouched()).resolves.toEqual(before);
@@ -270,7 +270,7 @@ describe(StoreImportService.name, () => {
       const open = () => Readable.from([csv]);
       const reader = new StoreCsvReader((zip5) => ctx.module.get(ZipGeocoder).lookup(zip5));
       const planner = new ImportPlanner(reader, ctx.module.get(StoreCatalog), 50);
-      const file = await reader.validate(open, new Pacer(1));
+      const file = await reader.validate(open, new Pacer(1), new Set());
       const dry = await planner.plan(ctx.dataSource.manager, open, file, new Pacer(1), { dryRun: true, prune: true });
       const apply = await planner.plan(ctx.dataSource.manager, open, file, new Pacer(1), { prune: true });
       expect(dry.summary).toMatchObject({ read: 1201, inserted: 1197, updated: 1, unchanged: 3, pruned: 1, changesTruncated: true });
@@ -295,7 +295,7 @@ describe(StoreImportService.name, () => {
         await ctx.dataSource.getRepository(Store).clear();
         await run(seed);
         const planner = new ImportPlanner(reader, catalog, 50, keptRowsMax);
-        const file = await reader.validate(open, new Pacer(1));
+        const file = await reader.validate(open, new Pacer(1), new Set());
         const plan = await planner.plan(ctx.dataSource.manager, open, file, new Pacer(1), { prune: true });
         const { change } = await catalog.write('import', (write) => planner.apply(write, open, plan));
         const rows = (await stores()).map(({ id: _id, createdAt: _created, updatedAt: _updated, ...fields }) => fields);
@@ -329,7 +329,7 @@ describe(StoreImportService.name, () => {
       const reader = new StoreCsvReader((zip5) => ctx.module.get(ZipGeocoder).lookup(zip5));
       const catalog = ctx.module.get(StoreCatalog);
       const planner = new ImportPlanner(reader, catalog, 50, 5);
-      const file = await reader.validate(open, new Pacer(1));
+      const file = await reader.validate(open, new Pacer(1), new Set());
       const plan = await planner.plan(ctx.dataSource.manager, open, file, new Pacer(1), {});
       let chunks = 0;
       await expect(

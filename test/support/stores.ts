@@ -35,6 +35,8 @@ export interface StoreInput {
   phone?: string;
   website?: string;
   email?: string;
+  /** The optional services cell (`curbside_pickup|delivery`); likewise. */
+  services?: string;
 }
 
 const quote = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
@@ -42,7 +44,15 @@ const quote = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/
 /** A stores CSV in the import format, one row per store. */
 export function storesCsv(stores: StoreInput[]): string {
   // The required columns, and each optional one that some store gives.
-  const given = { time_zone: 'timeZone', special_hours: 'special', temporarily_closed: 'closure', phone: 'phone', website: 'website', email: 'email' } as const;
+  const given = {
+    time_zone: 'timeZone',
+    special_hours: 'special',
+    temporarily_closed: 'closure',
+    phone: 'phone',
+    website: 'website',
+    email: 'email',
+    services: 'services',
+  } as const;
   const columns = STORE_FIELD_NAMES.filter(
     (column) => STORE_CSV_REQUIRED_COLUMNS.includes(column) || stores.some((s) => s[given[column as keyof typeof given]] !== undefined),
   );
@@ -64,6 +74,7 @@ export function storesCsv(stores: StoreInput[]): string {
       phone: s.phone ?? '',
       website: s.website ?? '',
       email: s.email ?? '',
+      services: s.services ?? '',
     };
     return columns.map((c) => quote(values[c] ?? '')).join(',');
   });

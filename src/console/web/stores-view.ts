@@ -28,11 +28,12 @@ const HOVER_REST_MS = 100;
 const OPENING_TICK_MS = 60_000;
 /**
  * The edit form's fields: the admin request's text fields, from the one field table. The special
- * days and the closure are JSON, shown on the card; a PUT without them keeps them as they are.
+ * days, the closure and the services are JSON (the first two shown on the card); a PUT without
+ * them keeps them as they are.
  */
 const FORM_FIELDS = (STORE_FIELDS as readonly StoreFieldSpec[])
-  .filter((field) => field.request && field.kind !== 'special_days' && field.kind !== 'closure')
-  .map((field) => field.name as Exclude<StoreFieldName, 'code' | 'special_hours' | 'temporarily_closed'>);
+  .filter((field) => field.request && field.kind !== 'special_days' && field.kind !== 'closure' && field.kind !== 'services')
+  .map((field) => field.name as Exclude<StoreFieldName, 'code' | 'special_hours' | 'temporarily_closed' | 'services'>);
 type StoreForm = Record<(typeof FORM_FIELDS)[number], string>;
 /**
  * Under a field of the edit form. The zone is sent as shown, so a store moved to another zone

@@ -7,6 +7,8 @@ import { type FieldOptions, ValidateField, ValidateInteger, ValidateText } from 
 import { ValidateUsState } from '../../geo/validate-us-state.js';
 import { ZIP_PATTERN } from '../../geo/zip-geocoder.js';
 import { KM_PER_MILE } from '../../shared/great-circle.js';
+import { SERVICE_SLUG, SERVICE_SLUG_RULE } from '../../shared/services.js';
+import { INCLUDE_NAMES, type IncludeName } from '../../shared/store-fields.js';
 import { parseDateTime } from '../date-time.js';
 
 // The schemas below list their keys in the order of the published document (clients/typescript/openapi.json).
@@ -196,6 +198,38 @@ function ValidateOpenOnly({ default: documented, ...options }: FieldOptions) {
   );
 }
 
+/** The most services one search may ask for: more than a chain offers. */
+export const MAX_SEARCH_SERVICES = 32;
+
+/**
+ * A list of distinct strings each of which `isEntry` accepts, at most `max` of them; `rule` words an
+ * entry that is not (whether the chain has a service is the index's to say: a 400 of its own).
+ */
+function ValidateList(options: FieldOptions & { max: number; rule: string; isEntry: (entry: string) => boolean }) {
+  const { max, rule, isEntry, ...schema } = options;
+  return ValidateField(
+    { type: [String], optional: true, maxItems: max, uniqueItems: true, ...schema },
+    ValidateBy({
+      name: 'isSearchList',
+      validator: {
+        validate: (value: unknown) =>
+          Array.isArray(value) &&
+          value.length <= max &&
+          value.every((entry) => typeof entry === 'string' && isEntry(entry)) &&
+          new Set(value).size === value.length,
+        defaultMessage: ({ property, value }: ValidationArguments) => {
+          if (!Array.isArray(value)) return `${property} must be a list`;
+          if (value.length > max) return `${property} must have at most ${max} entries`;
+          const bad: unknown = value.find((entry) => typeof entry !== 'string' || !isEntry(entry));
+          // The pipe puts the field before words that do not start with it: `services: "Valet" must be …`.
+          if (bad !== undefined) return `${JSON.stringify(bad)} ${rule}`;
+          return `${property} names an entry twice`;
+        },
+      },
+    }),
+  );
+}
+
 export const DEFAULT_MAX_DISTANCE = 5;
 const DEFAULT_LIMIT = 25;
 
@@ -336,6 +370,26 @@ export class NearestLocationsRequest {
   })
   max_travel_time?: number;
 
+  @ValidateList({
+    max: MAX_SEARCH_SERVICES,
+    rule: SERVICE_SLUG_RULE,
+    isEntry: (slug) => SERVICE_SLUG.test(slug),
+    description:
+      'Only the stores that offer every one of these services of the chain, by slug (an extension of this service), with whatever else the request asks (radius, `region`, `nearest_if_none`, `open_only`, `travel_mode`): `limit` then counts such stores. A slug the chain does not have is a 400 naming it. Each once, at most 32. Left out or `[]`: every store.',
+    example: ['curbside_pickup'],
+  })
+  services?: string[];
+
+  @ValidateList({
+    max: INCLUDE_NAMES.length,
+    rule: `is not one of ${INCLUDE_NAMES.join(', ')}`,
+    isEntry: (name) => (INCLUDE_NAMES as readonly string[]).includes(name),
+    items: { type: 'string', enum: [...INCLUDE_NAMES] },
+    description: `Fields to add to each location (an extension of this service), each once: ${INCLUDE_NAMES.map((name) => `\`${name}\``).join(', ')}. They follow the location's other fields, in this order whatever the request's. Left out or \`[]\`: the locations are exactly as without it.`,
+    example: ['code', 'services'],
+  })
+  include?: IncludeName[];
+
   // Not ValidateField: ApiPropertyOptional would overwrite the object's own `required` list.
   @ApiProperty({
     type: 'object',
@@ -364,6 +418,10 @@ export const NEAREST_REQUEST_EXAMPLES = {
   region: {
     summary: 'Every store of a city, nearest first',
     value: { customer_address: { zip: '10001' }, region: { state: 'NY', city: 'New York' }, limit: 10 },
+  },
+  include: {
+    summary: "Stores within 5 miles, with each one's code and services",
+    value: { customer_address: { zip: '10001' }, include: ['code', 'services'] },
   },
   openNow: { summary: 'The stores open now within 2 miles', value: { customer_address: { zip: '10001' }, max_distance: 2, open_at: 'now', open_only: true } },
   driving: {
@@ -457,6 +515,41 @@ export class Location {
     example: 4.88,
   })
   travel_distance?: number | null;
+
+  // The fields `include` can add, in the field table's order (INCLUDE_NAMES), as they are written.
+  @ApiPropertyOptional({ description: "Only with `include` naming it: the store's code, its key.", example: 'NY-0042' })
+  code?: string;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: "Only with `include` naming it: the store's phone number in E.164, or null.",
+    example: '+12125550142',
+  })
+  phone?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: "Only with `include` naming it: the store's website, or null.",
+    example: 'https://fernandfig.example/chelsea',
+  })
+  website?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: "Only with `include` naming it: the store's email address, or null.",
+    example: 'chelsea@fernandfig.example',
+  })
+  email?: string | null;
+
+  @ApiPropertyOptional({
+    type: [String],
+    description: "Only with `include` naming it: the store's services, by slug, sorted (`GET /admin/services` names them).",
+    example: ['curbside_pickup', 'delivery'],
+  })
+  services?: string[];
 }
 
 @ApiSchema({ name: 'NearestLocationsResponse' })

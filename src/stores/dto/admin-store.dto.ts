@@ -19,6 +19,7 @@ import {
   type StoreFieldName,
 } from '../../shared/store-fields.js';
 import type { Store } from '../store.entity.js';
+import { SERVICE_SLUG, SERVICE_SLUG_RULE, SERVICES_SEPARATOR, servicesOf } from '../../shared/services.js';
 import {
   closureProblems,
   closureText,
@@ -114,12 +115,20 @@ const NULLABLE = new Set<string>(NULLABLE_VIEW_FIELDS);
 @ApiSchema({
   name: 'AdminStoreRequest',
   description:
-    'A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours`, `temporarily_closed`, `phone`, `website` and `email` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing.',
+    'A store, field by field as a row of the store CSV (the code is in the path). Checked as an import checks a row. `special_hours`, `temporarily_closed`, `phone`, `website`, `email` and `services` left out stay as stored (`[]` and `null` clear them), so that a client written before them loses nothing.',
 })
 export class StoreRequest {}
-export interface StoreRequest extends Omit<StoreFields, 'special_hours' | 'temporarily_closed' | NullableField>, NullableRequest {
+export interface StoreRequest extends Omit<StoreFields, 'special_hours' | 'temporarily_closed' | 'services' | NullableField>, NullableRequest {
   special_hours?: SpecialDay[] | null;
   temporarily_closed?: Closure | null;
+  services?: string[] | null;
+}
+
+/** A list of services as the admin API takes it: a list of slugs (whether the chain has them is the row's check, store-csv.ts). */
+function servicesProblems(value: unknown): PathProblem[] {
+  if (!Array.isArray(value)) return [{ path: '', reason: 'must be a list of service slugs' }];
+  const at = value.findIndex((slug) => typeof slug !== 'string' || !SERVICE_SLUG.test(slug));
+  return at < 0 ? [] : [{ path: `[${at}]`, reason: `${JSON.stringify(value[at])} ${SERVICE_SLUG_RULE}` }];
 }
 const JSON_FIELDS: Record<string, PropertyDecorator> = {
   special_hours: JsonField(
@@ -143,6 +152,16 @@ const JSON_FIELDS: Record<string, PropertyDecorator> = {
     'bad_closure',
     closureProblems,
   ),
+  services: JsonField(
+    {
+      type: [String],
+      description:
+        'The services of the chain (`GET /admin/services`) the store offers, by slug; answered sorted, each once. A slug the chain does not have is a 400 naming it. Left out: kept as stored; `[]` or `null` clears.',
+      example: ['curbside_pickup', 'delivery'],
+    },
+    'unknown_service',
+    (value) => (value === null ? [] : servicesProblems(value)),
+  ),
 };
 for (const field of STORE_FIELDS) {
   if ('request' in field) (JSON_FIELDS[field.name] ?? (NULLABLE.has(field.name) ? ClearableField : Field)(field.request))(StoreRequest.prototype, field.name);
@@ -150,10 +169,11 @@ for (const field of STORE_FIELDS) {
 
 /** A request's fields as the store services take them: the JSON fields in their text form, null as empty (it clears), left out when left out. */
 export function storeFields(request: StoreRequest): StoreFields {
-  const { special_hours, temporarily_closed, ...rest } = request;
+  const { special_hours, temporarily_closed, services, ...rest } = request;
   for (const name of NULLABLE_VIEW_FIELDS) if (rest[name] === null) rest[name] = '';
   return {
     ...(rest as StoreFields),
+    ...(services !== undefined && { services: (services ?? []).join(SERVICES_SEPARATOR) }),
     ...(special_hours !== undefined && { special_hours: specialDaysText(special_hours ?? []) }),
     ...(temporarily_closed !== undefined && { temporarily_closed: closureText(temporarily_closed) }),
   };
@@ -161,14 +181,20 @@ export function storeFields(request: StoreRequest): StoreFields {
 
 @ApiSchema({ name: 'AdminStore', description: 'A store as stored: what searches answer with, and its code.' })
 export class StoreView {}
-export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temporarily_closed' | NullableField>, NullableView {
+export interface StoreView extends Omit<StoreViewFields, 'special_hours' | 'temporarily_closed' | 'services' | NullableField>, NullableView {
   special_hours: SpecialDay[];
   temporarily_closed: Closure | null;
+  services: string[];
   updated_at: string;
 }
 for (const { name, view } of STORE_FIELDS) {
   if (name === 'special_hours') ApiProperty({ type: [SpecialDayView], description: 'Special days, by date; empty when none.' })(StoreView.prototype, name);
   else if (name === 'temporarily_closed') ApiProperty({ ...CLOSURE_SCHEMA, description: 'A temporary closure, or null.' })(StoreView.prototype, name);
+  else if (name === 'services')
+    ApiProperty({ type: [String], description: "The store's services, by slug, sorted; empty when none.", example: ['curbside_pickup', 'delivery'] })(
+      StoreView.prototype,
+      name,
+    );
   else ApiProperty({ type: String, ...(NULLABLE.has(name) && { nullable: true }), ...view })(StoreView.prototype, name);
 }
 /* eslint-enable @typescript-eslint/no-unsafe-declaration-merging */
@@ -409,6 +435,7 @@ export function storeView(store: Store): StoreView {
   const closure = parseClosure(store.temporarily_closed ?? '');
   view.temporarily_closed = 'closure' in closure ? closure.closure : null;
   for (const name of NULLABLE_VIEW_FIELDS) view[name] = store[name] || null;
+  view.services = servicesOf(store.services ?? '');
   view.updated_at = store.updatedAt.toISOString();
   return view as unknown as StoreView;
 }
