@@ -8,6 +8,7 @@ import { explainConnectionError } from './database/database-tls.js';
 import { IdempotencyKey } from './plants/idempotency-key.entity.js';
 import { Plant } from './plants/plant.entity.js';
 import { Holiday } from './stores/holiday.entity.js';
+import { Service } from './stores/service.entity.js';
 import { Store } from './stores/store.entity.js';
 import { ApiToken } from './tokens/api-token.entity.js';
 
@@ -27,4 +28,4 @@ class CliDataSource extends DataSource {
   }
 }
 
-export default new CliDataSource({ ...databaseOptions(database), entities: [ApiToken, Plant, IdempotencyKey, Store, Holiday] });
+export default new CliDataSource({ ...databaseOptions(database), entities: [ApiToken, Plant, IdempotencyKey, Store, Holiday, Service] });

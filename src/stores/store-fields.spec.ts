@@ -83,8 +83,8 @@ describe('the store field table', () => {
     expect(STORE_FIELDS.filter((field) => field.kind === 'hours').map((field) => field.name)).toEqual(WEEKDAYS);
     expect(STORED_FIELDS).toEqual(STORE_FIELD_NAMES.slice(1));
     expect(GUARDED_FIELDS).toEqual(['code', 'name', 'address', 'city', 'phone', 'email']);
-    // The contact fields stay out of the index until the search has a use for them.
-    expect(INDEX_FIELD_NAMES.filter((name) => ['phone', 'website', 'email'].includes(name))).toEqual([]);
+    // The contact fields and the services are in the index: a store's page and the search's `include` show them.
+    expect(INDEX_FIELD_NAMES.filter((name) => ['phone', 'website', 'email', 'services'].includes(name))).toEqual(['phone', 'website', 'email', 'services']);
     // The search's index reads what its Location shows, the code (ties) and the zone (open_at).
     expect(INDEX_FIELD_NAMES).toEqual(
       expect.arrayContaining(['code', 'time_zone', ...STORE_FIELDS.filter((field) => field.location).map((field) => field.name)]),
