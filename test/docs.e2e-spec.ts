@@ -82,7 +82,7 @@ describe('OpenAPI document and Swagger UI', () => {
     expect(s.Error).toMatchObject({ required: ['error', 'message'], properties: { error: { type: 'integer', format: 'int32' }, message: { type: 'string' } } });
     expect(Object.keys(s.NearestLocationsResponse.properties!)).toEqual(['Code', 'locations']);
     expect(s.NearestLocationsResponse.properties!.locations).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Location' } });
-    // The spec's fields, then the four that only a search with open_at carries, and the two of travel_mode.
+    // The spec's fields, then the four that only a search with open_at carries, the two of travel_mode, and the five of include.
     expect(Object.keys(s.Location.properties!)).toEqual([
       'name',
       'address',
@@ -99,6 +99,11 @@ describe('OpenAPI document and Swagger UI', () => {
       'hours_today',
       'travel_time',
       'travel_distance',
+      'code',
+      'phone',
+      'website',
+      'email',
+      'services',
     ]);
     expect(s.Location.required).toEqual(['name', 'address', 'city', 'state', 'zip', 'business_hours', 'lat', 'lng', 'distance']);
     expect(s.Location.properties!.lat.type).toBe('string');
@@ -229,12 +234,20 @@ describe('the published OpenAPI document, as a client team meets it', () => {
           expected.push('Customer-Position', 'Distance-Unit', 'Search-Scope', 'Travel-Source');
         if (path === '/admin/stores.csv' && method === 'post' && ['200', '412'].includes(status)) expected.push('ETag');
         if (path === '/admin/stores.csv' && method === 'post' && status === '200') expected.push('Preference-Applied');
+        // A store's page may be cached (its own Cache-Control), by its ETag, per form (Vary: Accept).
+        const page = path === '/locations/{code}' && ['200', '304'].includes(status);
+        if (page) expected.push('ETag', 'Vary');
         const headers = response.headers ?? {};
         const documented = Object.keys(headers).sort();
         if (JSON.stringify(documented) !== JSON.stringify(expected.sort())) wrong.push({ where: `${method} ${path} ${status}`, documented, expected });
         // Each is described once, under components.headers; the admin API's Location and Link apart from the plants'.
         for (const [name, header] of Object.entries(headers)) {
-          const component = admin && ['Location', 'Link'].includes(name) ? `Admin${name}` : name;
+          const component =
+            admin && ['Location', 'Link'].includes(name)
+              ? `Admin${name}`
+              : page && ['Cache-Control', 'ETag', 'Vary'].includes(name)
+                ? `StorePage${name.replace('-', '')}`
+                : name;
           const definition = doc.components!.headers![component] as HeaderObject | undefined;
           if (!('$ref' in header) || header.$ref !== `#/components/headers/${component}` || !definition?.description || !definition.schema)
             wrong.push({ where: `${method} ${path} ${status}`, header: name });
@@ -255,6 +268,9 @@ describe('the published OpenAPI document, as a client team meets it', () => {
       'Location',
       'Retry-After',
       'Search-Scope',
+      'StorePageCacheControl',
+      'StorePageETag',
+      'StorePageVary',
       'WWW-Authenticate',
       'X-Request-Id',
     ]);
@@ -312,7 +328,7 @@ describe('the published OpenAPI document, as a client team meets it', () => {
       const examples = (operation('post', path).requestBody as { content: Record<string, { examples: Record<string, { value: object }> }> }).content[
         'application/json'
       ].examples;
-      expect(Object.keys(examples)).toEqual(['radius', 'kilometres', 'nearest', 'region', 'openNow', 'driving']);
+      expect(Object.keys(examples)).toEqual(['radius', 'kilometres', 'nearest', 'region', 'include', 'openNow', 'driving']);
     }
     const examples = (operation('post', '/locations/nearest').requestBody as { content: Record<string, { examples: Record<string, { value: object }> }> })
       .content['application/json'].examples;
@@ -321,6 +337,7 @@ describe('the published OpenAPI document, as a client team meets it', () => {
       kilometres: ['km', 'radius'],
       nearest: ['mi', 'nearest'],
       region: ['mi', 'region'],
+      include: ['mi', 'radius'],
       openNow: ['mi', 'radius'],
       driving: ['mi', 'radius'],
     };

@@ -126,7 +126,7 @@ const EXTENSIONS: Record<string, string[]> = {
   ],
   CustomerAddress: ['lat', 'lng'],
   // Present only when the request has open_at (or travel_mode, or include), hence not required.
-  Location: ['open', 'time_zone', 'next_change', 'hours_today', 'travel_time', 'travel_distance', 'code', 'services'],
+  Location: ['open', 'time_zone', 'next_change', 'hours_today', 'travel_time', 'travel_distance', 'code', 'phone', 'website', 'email', 'services'],
 };
 
 /** Schemas of those extensions: what `hours_today` holds; a store's page (GET /locations/{code}), in its two forms. */

@@ -157,10 +157,11 @@ describe("a store's phone, website and email", () => {
 
       const csv = await exported();
       const lines = csv.trimEnd().split('\n');
-      expect(lines[0]).toMatch(/,temporarily_closed,phone,website,email$/);
-      expect(lines[1]).toMatch(/^KS-1,.*,'\+19135550142,https:\/\/fern\.example\/op,op@fern\.example$/);
-      expect(lines[2]).toMatch(/^KS-2,.*,'\+19135550143,,'=cmd@fern\.example$/);
-      expect(lines[3]).toMatch(/^KS-3,.*,,,$/);
+      // The services' column follows, empty here.
+      expect(lines[0]).toMatch(/,temporarily_closed,phone,website,email,services$/);
+      expect(lines[1]).toMatch(/^KS-1,.*,'\+19135550142,https:\/\/fern\.example\/op,op@fern\.example,$/);
+      expect(lines[2]).toMatch(/^KS-2,.*,'\+19135550143,,'=cmd@fern\.example,$/);
+      expect(lines[3]).toMatch(/^KS-3,.*,,,,$/);
 
       const before = await version();
       const again = await upload(csv);
