@@ -99,7 +99,7 @@ describe('change events through the outbox to NATS JetStream', () => {
       ); // unchanged: no event
       // An import rolled back (its file changed between the passes) publishes nothing.
       const changing = [storesCsv([{ code: 'C', name: 'C' }]), storesCsv([{ code: 'C', name: 'C', state: 'XX' }])];
-      await expect(t.app.get(StoreImportService).import(() => Readable.from([changing.shift()!]))).rejects.toThrow('changed between the two passes');
+      await expect(t.app.get(StoreImportService).import(() => Readable.from([changing.shift()!]))).rejects.toThrow('changed between the passes');
       await drained(t);
 
       const events = await nats.events(settings.EVENTS_STREAM);

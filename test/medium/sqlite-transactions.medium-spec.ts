@@ -118,7 +118,7 @@ describe('transactions are isolated from concurrent requests', () => {
         })(),
       );
     };
-    await expect(imports.import(open)).rejects.toThrow('changed between the two passes');
+    await expect(imports.import(open)).rejects.toThrow('changed between the passes');
     const created = await Promise.all(creates);
     expect(created.length).toBeGreaterThanOrEqual(2);
     await expect(plantNames('acme')).resolves.toEqual(created.map((p) => p.name));
