@@ -90,6 +90,8 @@ export const vocabularyOf = ({ services, serviceLabels }: Snapshot): CatalogServ
 
 /** The include fields written as JSON text from the catalogue (every `include` field but the services, which are bits). */
 const INCLUDE_TEXT = INCLUDE_FIELDS.filter((field) => field.kind !== 'services');
+/** Each of INCLUDE_TEXT's fields' place among them: looked up once, not per store written. */
+const INCLUDE_TEXT_PLACE = new Map<string, number>(INCLUDE_TEXT.map((field, place) => [field.name, place]));
 
 /**
  * The services a filter asks for as a mask over `snapshot`'s vocabulary (serviceWords words), or
@@ -150,7 +152,7 @@ export function includedJson(snapshot: Snapshot, n: number, names: readonly Incl
 
 /** Store n's `include` text field `name` as its JSON value (a string, or null when empty). */
 function extraText({ extras, extraOffsets }: Snapshot, n: number, name: IncludeName): string {
-  const at = n * INCLUDE_TEXT.length + INCLUDE_TEXT.findIndex((field) => field.name === name);
+  const at = n * INCLUDE_TEXT.length + INCLUDE_TEXT_PLACE.get(name)!;
   return extras.toString('utf8', extraOffsets[at], extraOffsets[at + 1]);
 }
 
