@@ -70,17 +70,17 @@ export class StorePageResponse extends PickType(Location, ['name', 'address', 'c
 
 @ApiSchema({ name: 'SchemaOrgPostalAddress', description: "schema.org's PostalAddress." })
 export class SchemaOrgPostalAddress {
-  @ApiProperty({ name: '@type', enum: ['PostalAddress'] }) type: string;
+  @ApiProperty({ name: '@type', enum: ['PostalAddress'], example: 'PostalAddress' }) type: string;
   @ApiProperty({ example: '1083 Cedar Lane' }) streetAddress: string;
   @ApiProperty({ description: 'The city.', example: 'New York' }) addressLocality: string;
   @ApiProperty({ description: 'The state code.', example: 'NY' }) addressRegion: string;
   @ApiProperty({ example: '10001' }) postalCode: string;
-  @ApiProperty({ enum: ['US'] }) addressCountry: string;
+  @ApiProperty({ description: 'The country, ISO 3166-1 alpha-2.', enum: ['US'], example: 'US' }) addressCountry: string;
 }
 
 @ApiSchema({ name: 'SchemaOrgGeoCoordinates', description: "schema.org's GeoCoordinates, in decimal degrees (six decimals)." })
 export class SchemaOrgGeoCoordinates {
-  @ApiProperty({ name: '@type', enum: ['GeoCoordinates'] }) type: string;
+  @ApiProperty({ name: '@type', enum: ['GeoCoordinates'], example: 'GeoCoordinates' }) type: string;
   @ApiProperty({ type: 'number', example: 40.755823 }) latitude: number;
   @ApiProperty({ type: 'number', example: -74.001164 }) longitude: number;
 }
@@ -91,7 +91,7 @@ export class SchemaOrgGeoCoordinates {
     'When the store is open on the days of `dayOfWeek`: `opens` to `closes` (a closing before the opening runs into the next day; `00:00` to `00:00` closed all day; `00:00` to `23:59` open all day). With `validFrom` (and `validThrough`, both inclusive), only on those dates: a special day, a holiday, a closure.',
 })
 export class SchemaOrgOpeningHoursSpecification {
-  @ApiProperty({ name: '@type', enum: ['OpeningHoursSpecification'] }) type: string;
+  @ApiProperty({ name: '@type', enum: ['OpeningHoursSpecification'], example: 'OpeningHoursSpecification' }) type: string;
   @ApiProperty({
     type: 'string',
     isArray: true,
@@ -107,9 +107,9 @@ export class SchemaOrgOpeningHoursSpecification {
 
 @ApiSchema({ name: 'SchemaOrgLocationFeatureSpecification', description: "A service of the store as schema.org's LocationFeatureSpecification." })
 export class SchemaOrgLocationFeatureSpecification {
-  @ApiProperty({ name: '@type', enum: ['LocationFeatureSpecification'] }) type: string;
+  @ApiProperty({ name: '@type', enum: ['LocationFeatureSpecification'], example: 'LocationFeatureSpecification' }) type: string;
   @ApiProperty({ description: "The service's label.", example: 'Plant doctor' }) name: string;
-  @ApiProperty({ enum: [true] }) value: boolean;
+  @ApiProperty({ description: 'Always true: the store offers it.', enum: [true], example: true }) value: boolean;
 }
 
 @ApiSchema({
@@ -118,8 +118,8 @@ export class SchemaOrgLocationFeatureSpecification {
     "One store, as `application/ld+json`: schema.org's GardenStore (a LocalBusiness), as search engines read a store's page. Its `@id` is the page's URL.",
 })
 export class StorePageJsonLd {
-  @ApiProperty({ name: '@context', enum: ['https://schema.org'] }) context: string;
-  @ApiProperty({ name: '@type', enum: ['GardenStore'] }) type: string;
+  @ApiProperty({ name: '@context', enum: ['https://schema.org'], example: 'https://schema.org' }) context: string;
+  @ApiProperty({ name: '@type', enum: ['GardenStore'], example: 'GardenStore' }) type: string;
   @ApiProperty({
     name: '@id',
     format: 'uri',
@@ -131,9 +131,9 @@ export class StorePageJsonLd {
   @ApiProperty({ description: "The store's code.", example: 'PS-0001' }) branchCode: string;
   @ApiProperty({ type: SchemaOrgPostalAddress }) address: SchemaOrgPostalAddress;
   @ApiProperty({ type: SchemaOrgGeoCoordinates }) geo: SchemaOrgGeoCoordinates;
-  @ApiPropertyOptional({ format: 'uri', description: "The store's web page, when it has one." }) url?: string;
-  @ApiPropertyOptional({ description: 'Phone number (E.164), when it has one.' }) telephone?: string;
-  @ApiPropertyOptional({ description: 'E-mail address, when it has one.' }) email?: string;
+  @ApiPropertyOptional({ format: 'uri', description: "The store's web page, when it has one.", example: 'https://example.com/stores/chelsea' }) url?: string;
+  @ApiPropertyOptional({ description: 'Phone number (E.164), when it has one.', example: '+12125550142' }) telephone?: string;
+  @ApiPropertyOptional({ description: 'E-mail address, when it has one.', example: 'chelsea@example.com' }) email?: string;
   @ApiProperty({
     type: SchemaOrgOpeningHoursSpecification,
     isArray: true,
