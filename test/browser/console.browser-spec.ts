@@ -795,9 +795,9 @@ describe(`the console at /console, in Chromium (${engine})`, () => {
     const kept = rows
       .filter((row) => !dropped.includes(row))
       .map((row) => (row.startsWith('ZZ-0001,') ? row.replace('Console Test 1', 'Console Test One') : row));
-    // The export's optional columns left empty: time_zone (the zone at the store's coordinates), special_hours, temporarily_closed, phone, website and email (none).
+    // The export's optional columns left empty: time_zone (the zone at the store's coordinates), special_hours, temporarily_closed, phone, website, email and services (none).
     const added =
-      'ZZ-0003,Console Test 3,3 Test Way,Hoboken,NJ,07030,40.743990,-74.032364,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed,,,,,,';
+      'ZZ-0003,Console Test 3,3 Test Way,Hoboken,NJ,07030,40.743990,-74.032364,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,9:00 AM - 5:00 PM,Closed,Closed,,,,,,,';
     const file = join(files, 'next-month.csv');
     writeFileSync(file, `${header}\n${[...kept, added].join('\n')}\n`);
     const droppedCodes = dropped.map((row) => row.split(',')[0]).sort();
