@@ -242,7 +242,7 @@ export interface paths {
         };
         /**
          * Export the store list
-         * @description Every store as CSV, ordered by code, in the format the import takes back. Streamed. A code, name, address or city that a spreadsheet would run as a formula (starting with =, +, -, @, a tab or a carriage return, after any `'`s) gets a leading `'`, which the import takes off again.
+         * @description Every store as CSV, ordered by code, in the format the import takes back. Streamed, at half the process's pace when the catalogue is large (searches beside it keep at least about half their rate). A code, name, address, city, phone or email cell that a spreadsheet would run as a formula (starting with =, +, -, @, a tab or a carriage return, after any `'`s) gets a leading `'`, which the import takes off again.
          */
         get: operations["adminExportStores"];
         put?: never;
@@ -920,7 +920,10 @@ export interface components {
         };
         /** @description schema.org's PostalAddress. */
         SchemaOrgPostalAddress: {
-            /** @enum {string} */
+            /**
+             * @example PostalAddress
+             * @enum {string}
+             */
             "@type": "PostalAddress";
             /** @example 1083 Cedar Lane */
             streetAddress: string;
@@ -936,12 +939,19 @@ export interface components {
             addressRegion: string;
             /** @example 10001 */
             postalCode: string;
-            /** @enum {string} */
+            /**
+             * @description The country, ISO 3166-1 alpha-2.
+             * @example US
+             * @enum {string}
+             */
             addressCountry: "US";
         };
         /** @description schema.org's GeoCoordinates, in decimal degrees (six decimals). */
         SchemaOrgGeoCoordinates: {
-            /** @enum {string} */
+            /**
+             * @example GeoCoordinates
+             * @enum {string}
+             */
             "@type": "GeoCoordinates";
             /** @example 40.755823 */
             latitude: number;
@@ -950,7 +960,10 @@ export interface components {
         };
         /** @description When the store is open on the days of `dayOfWeek`: `opens` to `closes` (a closing before the opening runs into the next day; `00:00` to `00:00` closed all day; `00:00` to `23:59` open all day). With `validFrom` (and `validThrough`, both inclusive), only on those dates: a special day, a holiday, a closure. */
         SchemaOrgOpeningHoursSpecification: {
-            /** @enum {string} */
+            /**
+             * @example OpeningHoursSpecification
+             * @enum {string}
+             */
             "@type": "OpeningHoursSpecification";
             /**
              * @description schema.org's DayOfWeek members.
@@ -983,21 +996,34 @@ export interface components {
         };
         /** @description A service of the store as schema.org's LocationFeatureSpecification. */
         SchemaOrgLocationFeatureSpecification: {
-            /** @enum {string} */
+            /**
+             * @example LocationFeatureSpecification
+             * @enum {string}
+             */
             "@type": "LocationFeatureSpecification";
             /**
              * @description The service's label.
              * @example Plant doctor
              */
             name: string;
-            /** @enum {boolean} */
+            /**
+             * @description Always true: the store offers it.
+             * @example true
+             * @enum {boolean}
+             */
             value: true;
         };
         /** @description One store, as `application/ld+json`: schema.org's GardenStore (a LocalBusiness), as search engines read a store's page. Its `@id` is the page's URL. */
         StorePageJsonLd: {
-            /** @enum {string} */
+            /**
+             * @example https://schema.org
+             * @enum {string}
+             */
             "@context": "https://schema.org";
-            /** @enum {string} */
+            /**
+             * @example GardenStore
+             * @enum {string}
+             */
             "@type": "GardenStore";
             /**
              * Format: uri
@@ -1017,11 +1043,18 @@ export interface components {
             /**
              * Format: uri
              * @description The store's web page, when it has one.
+             * @example https://example.com/stores/chelsea
              */
             url?: string;
-            /** @description Phone number (E.164), when it has one. */
+            /**
+             * @description Phone number (E.164), when it has one.
+             * @example +12125550142
+             */
             telephone?: string;
-            /** @description E-mail address, when it has one. */
+            /**
+             * @description E-mail address, when it has one.
+             * @example chelsea@example.com
+             */
             email?: string;
             /** @description One per group of weekdays with the same hours (and per range of them), then one per special day or holiday of the next 30 days, then a closure's. */
             openingHoursSpecification: components["schemas"]["SchemaOrgOpeningHoursSpecification"][];

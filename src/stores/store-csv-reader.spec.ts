@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { storesCsv, type StoreInput } from '../../test/support/stores.js';
 import type { RowProblem } from './store-csv.js';
-import { MAX_LISTED_PROBLEMS, Pacer, StoreCsvReader, StoreImportError } from './store-csv-reader.js';
+import { MAX_LISTED_PROBLEMS, StoreCsvReader, StoreImportError } from './store-csv-reader.js';
+import { Pacer } from './pacer.js';
 
 const NEW_YORK = { lat: 40.750742, lng: -73.99653 };
 const BAD_STATE = '"XX" is not a US state or territory code';

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { Point } from '../shared/great-circle.js';
 import { zoneOf } from '../geo/time-zones.js';
+import type { Pacer } from './pacer.js';
 import type { StoreFieldName } from '../shared/store-fields.js';
 import {
   STORE_CSV_HEADER_RULE,
@@ -21,27 +22,6 @@ export interface ImportProgress {
   bytes: number;
   /** Size of the file, when reading a file. */
   totalBytes?: number;
-}
-
-/** How long the import works before it pauses for the others (see Pacer). */
-const SLICE_MS = 20;
-
-/**
- * Keeps a long import to a share of the event loop: after each slice of SLICE_MS of work it waits
- * for (1 - share) / share of the time that slice took, during which other requests run.
- */
-export class Pacer {
-  private since = performance.now();
-
-  constructor(private readonly share: number) {}
-
-  async pause(): Promise<void> {
-    if (this.share >= 1) return;
-    const worked = performance.now() - this.since;
-    if (worked < SLICE_MS) return;
-    await new Promise((resolve) => setTimeout(resolve, (worked * (1 - this.share)) / this.share));
-    this.since = performance.now();
-  }
 }
 
 /** How many problems an error report lists before it says "and N more". */

@@ -7,6 +7,7 @@ import { stringify } from 'csv-stringify/sync';
 import type { Repository } from 'typeorm';
 import { guardCell } from '../shared/csv-guard.js';
 import { GUARDED_FIELDS, storeFieldText, STORE_FIELD_NAMES, type StoreFieldName } from '../shared/store-fields.js';
+import { Pacer } from './pacer.js';
 import { Store } from './store.entity.js';
 
 const EXPORT_PAGE = 1000;
@@ -17,15 +18,18 @@ const GUARDED = new Set<string>(GUARDED_FIELDS);
  * `locations import` reads; free-text, phone and email cells that a spreadsheet would run as a formula are guarded
  * with a leading `'` (guardCell), which the import takes off again. `columns` picks some of the
  * columns, in their given order (the console's map reads code, lat and lng only: 3 MB rather
- * than 22 MB for 100,000 stores); only the full set can be imported back.
+ * than 22 MB for 100,000 stores); only the full set can be imported back. `cpuShare` paces it as
+ * the import is paced (Pacer): the admin API's export takes half the process, so that searches
+ * beside it keep about half their rate instead of waiting behind page after page.
  */
 @Injectable()
 export class StoreExportService {
   constructor(@InjectRepository(Store) private readonly stores: Repository<Store>) {}
 
   /** Writes the CSV to `output`; pages keep memory flat. Returns the number of stores. */
-  async export(output: Writable, columns: readonly StoreFieldName[] = STORE_FIELD_NAMES): Promise<number> {
+  async export(output: Writable, columns: readonly StoreFieldName[] = STORE_FIELD_NAMES, cpuShare = 1): Promise<number> {
     let count = 0;
+    const pacer = new Pacer(cpuShare);
     const stores = this.stores;
     // Raw rows of the chosen columns (and the code, the cursor): no entity is built per store.
     const selected = [...new Set<StoreFieldName>(['code', ...columns])];
@@ -45,6 +49,7 @@ export class StoreExportService {
         count += page.length;
         if (page.length < EXPORT_PAGE) return;
         after = String(page[page.length - 1].store_code);
+        await pacer.pause();
       }
     }
     await pipeline(Readable.from(chunks()), output);

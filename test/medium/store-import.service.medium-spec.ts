@@ -6,7 +6,8 @@ import { STORE_CSV_REQUIRED_COLUMNS, type StoreRow } from '../../src/stores/stor
 import { StoreAdminService } from '../../src/stores/store-admin.service.js';
 import { StoreCatalog, type CatalogWrite, type CatalogWriter } from '../../src/stores/store-catalog.js';
 import { ZipGeocoder } from '../../src/geo/zip-geocoder.js';
-import { Pacer, StoreCsvReader, StoreImportError, type ImportProgress } from '../../src/stores/store-csv-reader.js';
+import { Pacer } from '../../src/stores/pacer.js';
+import { StoreCsvReader, StoreImportError, type ImportProgress } from '../../src/stores/store-csv-reader.js';
 import { ImportPlanner, StoreCatalogMovedError } from '../../src/stores/store-import-plan.js';
 import type { ImportOptions } from '../../src/stores/store-import-options.js';
 import { StoreImportService } from '../../src/stores/store-import.service.js';
