@@ -116,10 +116,12 @@ async function parent(commitArg) {
       }
     }
     const perSearch = totals.map((t) => t.cpuUs / t.searches);
-    const sliceRatio = (i) => median(totals[0].perSlice.map((mine, s) => totals[i].perSlice[s] / mine));
-    rows.push(
-      `| ${miles} mi | ${perSearch.map((us) => us.toFixed(1)).join(' / ')} | **${(perSearch[1] / perSearch[0]).toFixed(3)}** | ${sliceRatio(1).toFixed(3)} | ${(perSearch[2] / perSearch[1]).toFixed(3)} | ${median(totals[2].perSlice.map((again, s) => again / totals[1].perSlice[s])).toFixed(3)} |`,
-    );
+    // Build `of` against build `to`: over all slices, and the median of the slices' own ratios.
+    const ratios = (of, to) =>
+      [perSearch[of] / perSearch[to], median(totals[to].perSlice.map((us, s) => totals[of].perSlice[s] / us))].map((r) => r.toFixed(3));
+    const [commit, commitSlices] = ratios(1, 0);
+    const [control, controlSlices] = ratios(2, 1);
+    rows.push(`| ${miles} mi | ${perSearch.map((us) => us.toFixed(1)).join(' / ')} | **${commit}** | ${commitSlices} | ${control} | ${controlSlices} |`);
   }
   for (const build of builds) build.process.kill();
   console.log(
