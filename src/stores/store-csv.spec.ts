@@ -2,7 +2,7 @@ import { isEmail } from 'class-validator';
 import { emailProblem, websiteProblem } from '../shared/contact-fields.js';
 import { STORE_FIELD_NAMES } from '../shared/store-fields.js';
 import { WEEKDAYS } from '../shared/weekdays.js';
-import { unguardRecord, validateStoreRecord } from './store-csv.js';
+import { characters, unguardRecord, validateStoreRecord } from './store-csv.js';
 
 describe("the import's reading of the export guard", () => {
   it('unguards the free-text columns of a record only', () => {
@@ -81,5 +81,25 @@ describe('the warnings of a row taken all the same', () => {
   it('says nothing of coordinates within 100 miles, nor of a row without them', () => {
     expect(check('41.2', '-73.99').warnings).toEqual([]);
     expect(check('', '').warnings).toEqual([]);
+  });
+});
+
+describe('characters: a text limit counts code points, as [...text].length does', () => {
+  const texts = [
+    '',
+    'a',
+    'Green Thumb',
+    'Café Ñandú',
+    '🌵 Cactus',
+    '🌵🌿🌱',
+    'x\uD83C',
+    '\uD83Cx',
+    '\uDF35\uD83C',
+    'a\uDF35',
+    '\uD83C\uDF35\uD83C',
+    '漢字のお店',
+  ];
+  it.each(texts)('%j', (text) => {
+    expect(characters(text)).toBe([...text].length);
   });
 });
