@@ -384,6 +384,15 @@ export async function buildSnapshot(
   const scheduleOf: number[] = [];
   const stateOf: string[] = [];
   const cityOf: string[] = [];
+  // States and cities repeat from store to store, and each row's are new strings (its upper case,
+  // its key): one string of each is kept, not one per store, while the load holds them all.
+  const shared = new Map<string, string>();
+  const share = (text: string) => {
+    const first = shared.get(text);
+    if (first !== undefined) return first;
+    shared.set(text, text);
+    return text;
+  };
   for await (const page of pages) {
     const extraTexts: string[] = [];
     for (const row of page) {
@@ -401,7 +410,7 @@ export async function buildSnapshot(
       const week = hoursJson(row);
       if (!weeks.has(week)) weeks.set(week, weeks.size);
       hoursOf.push(weeks.get(week)!);
-      const state = row.state.toUpperCase();
+      const state = share(row.state.toUpperCase());
       const stateHolidays = holidaysOf(state);
       // Most stores have no special days or closure: their key is the week's, as before.
       const exceptions = row.special_hours || row.temporarily_closed ? ` ${row.special_hours} ${row.temporarily_closed}` : '';
@@ -415,7 +424,7 @@ export async function buildSnapshot(
       names.push(row.name);
       codes.push(row.code);
       stateOf.push(state);
-      cityOf.push(cityKey(row.city));
+      cityOf.push(share(cityKey(row.city)));
       const mask = masks.length;
       for (let w = 0; w < serviceWords; w++) masks.push(0);
       // A slug the vocabulary does not have (a row edited by hand) is left out: every write checks them.

@@ -17,6 +17,21 @@ describe('hoursProblem', () => {
     ['9:00 AM - 1:00 PM, 12:00 PM - 5:00 PM', 'overlaps'],
     ['', 'not a time range'],
   ])('refuses %j', (text, reason) => expect(hoursProblem(text)).toContain(reason));
+
+  it('answers the same from its kept answers, and after emptying them when full', () => {
+    // 3,000 texts (the kept answers hold 1,024): every tenth refused, each checked three times.
+    const texts = Array.from({ length: 3000 }, (_, i) => {
+      const [hour, minute] = [1 + (i % 11), String(i % 60).padStart(2, '0')];
+      return i % 10 === 0 ? `${hour}:${minute} PM - ${hour}:${minute} AM` : `${hour}:${minute} AM - ${hour}:${minute} PM`;
+    });
+    for (let round = 0; round < 3; round++)
+      texts.forEach((text, i) => (i % 10 === 0 ? expect(hoursProblem(text)).toContain('closes before it opens') : expect(hoursProblem(text)).toBeNull()));
+    // A text longer than a day's column is answered without being kept, and answered the same again.
+    const long = Array.from({ length: 12 }, (_, i) => `${i + 1}:00 AM - ${i + 1}:30 AM`).join(', ');
+    expect(long.length).toBeGreaterThan(200);
+    expect(hoursProblem(long)).toContain('precedes');
+    expect(hoursProblem(long)).toContain('precedes');
+  });
 });
 
 describe('hoursRanges', () => {

@@ -14,10 +14,28 @@ function minutes(hour: string, minute: string, meridiem: string): number {
 /** A day's opening range in minutes after midnight: opens at `open`, closes at `close` (1440 for midnight at the end). */
 export type MinuteRange = readonly [open: number, close: number];
 
+/**
+ * hoursProblem's answers by text. A chain's stores share a few weeks of hours, and an import checks
+ * seven days of each row, in each of its passes: a regular expression's match and a list of ranges
+ * a day, 3.7 KB of garbage a row (bench:import-allocations), now a look-up. Only texts as short as
+ * a day's column allows are kept (a longer one is refused anyway), and the map is emptied when it
+ * is full: a file whose every row has hours of its own costs what it did.
+ */
+const answers = new Map<string, string | null>();
+const ANSWERS_MAX = 1024;
+const KEPT_TEXT_MAX = 200;
+
 /** Why `text` is not a valid day's hours, or null when it is. */
 export function hoursProblem(text: string): string | null {
+  const known = answers.get(text);
+  if (known !== undefined) return known;
   const ranges = parse(text);
-  return typeof ranges === 'string' ? ranges : null;
+  const problem = typeof ranges === 'string' ? ranges : null;
+  if (text.length <= KEPT_TEXT_MAX) {
+    if (answers.size === ANSWERS_MAX) answers.clear();
+    answers.set(text, problem);
+  }
+  return problem;
 }
 
 /** The ranges of a valid day's hours, in order (none for `Closed`); throws on text that hoursProblem refuses. */

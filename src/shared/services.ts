@@ -23,6 +23,8 @@ export const servicesText = (slugs: readonly string[]): string => [...new Set(sl
  * empty ones (a trailing `|`) skipped.
  */
 export function parseServices(cell: string, known: ReadonlySet<string>): { text: string } | { unknown: string } {
+  // Most stores of a file have none: no list, set or sort for them.
+  if (cell === '') return { text: '' };
   const slugs = cell
     .split(SERVICES_SEPARATOR)
     .map((slug) => slug.trim())

@@ -103,6 +103,9 @@ export function characters(text: string): number {
   return count;
 }
 
+/** Every column empty: a record's values start from it (a column the file does not have stays ''). */
+const EMPTY_RECORD = Object.fromEntries(STORE_FIELD_NAMES.map((column) => [column, ''])) as Readonly<Record<StoreFieldName, string>>;
+
 function parseCoordinate(text: string, bound: number): number | undefined {
   if (!DECIMAL.test(text)) return undefined;
   const value = Number(text);
@@ -139,7 +142,7 @@ export function validateStoreRecord(
   if (fields.length !== columns.length) {
     return { problems: [{ line, code: 'field_count', reason: `expected ${columns.length} fields, found ${fields.length}` }], warnings };
   }
-  const value = Object.fromEntries(STORE_FIELD_NAMES.map((column) => [column, ''])) as Record<StoreFieldName, string>;
+  const value = { ...EMPTY_RECORD };
   columns.forEach((column, i) => (value[column] = fields[i].trim()));
   const lookupZip = lookups.zip;
 

@@ -73,6 +73,9 @@ export class StoreImportService {
       if (options.dryRun && options.listProblems && error instanceof StoreImportError) return this.refusal(error);
       throw error;
     }
+    // Only a prune's removals read the codes after the check: without one they go now, not after
+    // the commit (100,000 codes are about 8 MiB that the plan and the apply would carry).
+    if (!options.prune) file.codes.clear();
     // Each try plans outside any transaction while the catalogue holds still; OPTIMISTIC_PLANS tries
     // at most. Then a dry run answers its last plan (a listing that may mix in a write made
     // meanwhile), and an apply plans once more inside the write's own transaction, which nothing
