@@ -49,9 +49,15 @@ WORKDIR /app
 # load (Node 20's: 32 MB) and keeps it; 8 MB semi-spaces (a 16 MB young generation) hold RSS after
 # the load at 267-286 MB instead of 381, for 3-5 % of the throughput (docs/performance.md,
 # "Memory: Node 24's young generation"). NODE_OPTIONS set at run time replaces both.
+# MALLOC_MMAP_THRESHOLD_=131072: glibc maps every allocation of 128 KiB or more (the search
+# index's buffers, the database driver's large packets) on its own and unmaps it when freed. Left
+# to itself glibc raises that threshold to the largest block freed so far, after which a reloaded
+# index's buffers come from the heap it never gives back past its top: 20-35 MB more resident
+# after each reload, which a 256 MiB pod cannot spare (docs/performance.md, "V8's page pool").
 ENV NODE_ENV=production \
     DATA_DIR=/app/data \
-    NODE_OPTIONS="--max-old-space-size=256 --max-semi-space-size=8"
+    NODE_OPTIONS="--max-old-space-size=256 --max-semi-space-size=8" \
+    MALLOC_MMAP_THRESHOLD_=131072
 
 # package.json is needed at run time: its "type": "module" makes dist/*.js ES modules.
 COPY package.json ./
@@ -76,7 +82,11 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=90s --retries=3 \
 STOPSIGNAL SIGTERM
 
 ENTRYPOINT ["/usr/bin/tini", "--"]
-# --enable-source-maps: stack traces name src/*.ts lines (dist/ carries the .js.map files of
-# tsconfig's sourceMap). --import loads the OpenTelemetry bootstrap before the app (an ES module
-# must be instrumented before it is first imported); it loads nothing unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
-CMD ["node", "--enable-source-maps", "--import", "./dist/instrumentation.js", "dist/main.js"]
+# --import loads the OpenTelemetry bootstrap before the app (an ES module must be instrumented
+# before it is first imported); it loads nothing unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
+# No --enable-source-maps: Node then parses the source map of every module it loads, the
+# dependencies' too (TypeORM ships one per file), and keeps them: 20-28 MB more resident memory
+# at start-up (docs/performance.md, "Source maps"). Stack traces name dist/*.js lines, which tsc
+# writes one file per source file; dist/ still carries the .js.map files, and
+# NODE_OPTIONS="--enable-source-maps ..." turns them on for a pod whose stack traces must name src/*.ts.
+CMD ["node", "--import", "./dist/instrumentation.js", "dist/main.js"]

@@ -11,8 +11,19 @@ import { plantRows } from './plants.mjs';
 
 export const ROOT = new URL('..', import.meta.url).pathname;
 export const MYSQL_URL = process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/plantstore_bench';
-/** The heap flags production runs the service with (package.json's start scripts, the image's NODE_OPTIONS). */
-export const PRODUCTION_HEAP_FLAGS = '--max-old-space-size=256 --max-semi-space-size=8';
+/**
+ * The environment the image gives the service: the runtime stage's ENV in the Dockerfile (its last
+ * ENV instruction, continuation lines joined, `KEY=value` or `KEY="value"` pairs).
+ */
+export function imageEnvironment() {
+  const instructions = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ').split('\n');
+  const env = instructions.filter((line) => line.startsWith('ENV ')).at(-1) ?? '';
+  return Object.fromEntries([...env.matchAll(/(\w+)=("[^"]*"|\S+)/g)].map(([, key, value]) => [key, value.replace(/^"(.*)"$/, '$1')]));
+}
+/** The heap flags production runs the service with (the image's NODE_OPTIONS, package.json's start scripts). */
+export const PRODUCTION_HEAP_FLAGS = imageEnvironment().NODE_OPTIONS;
+/** How the image tunes glibc's allocator (MALLOC_*: see the Dockerfile), for benchmarks that run the service as the image does. */
+export const PRODUCTION_MALLOC_ENV = Object.fromEntries(Object.entries(imageEnvironment()).filter(([key]) => key.startsWith('MALLOC_')));
 /** The one token the floors of bench/floor-servers.mjs accept (they read team0's plants). */
 export const FLOOR_TOKEN = 'pst_floor';
 

@@ -22,8 +22,9 @@
 // Then it reads memory.max_usage_in_bytes (peak, page cache included), memory.failcnt (how often
 // the limit was hit and the kernel had to reclaim), memory.oom_control's oom_kill counter and
 // memory.stat, and checks that the service is still the same process and answers. Exit code 1
-// if it was OOM-killed, exited, or a request failed. NODE_OPTIONS (e.g. --max-old-space-size=…)
-// is passed on, to compare heap settings; V8's heap size limit is printed inside and outside the
+// if it was OOM-killed, exited, or a request failed. The service runs as the image runs it (its
+// NODE_OPTIONS and MALLOC_* settings, `--import ./dist/instrumentation.js`); NODE_OPTIONS or a
+// MALLOC_* variable given here replaces the image's, to compare settings; V8's heap size limit is printed inside and outside the
 // cgroup (whether Node sizes its default heap from the machine's memory or from the cgroup's limit).
 //
 // The database: BENCH_DATABASE_URL (default mysql://root@127.0.0.1:3306/plantstore_bench), whose
@@ -34,7 +35,7 @@ import { parse } from 'csv-parse/sync';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { ROOT, cli, fmt, freePort, freshDatabase, seedStoresAndPlants } from './lib.mjs';
+import { PRODUCTION_HEAP_FLAGS, PRODUCTION_MALLOC_ENV, ROOT, cli, fmt, freePort, freshDatabase, seedStoresAndPlants } from './lib.mjs';
 import { benchScenarios, searchDuring, searchDuringImport } from './scenarios.mjs';
 
 const LIMIT_MB = Number(process.env.MEMORY_LIMIT_MB ?? 256);
@@ -66,10 +67,11 @@ const readKeyed = (file) =>
 
 console.error('building…');
 // NODE_OPTIONS is the service's (and its heap probes'): a small heap limit would stop the compiler
-// or the seeding command line, which run without it.
-const SERVICE_NODE_OPTIONS = process.env.NODE_OPTIONS;
+// or the seeding command line, which run without it. Unset, the service runs with the image's
+// (PRODUCTION_HEAP_FLAGS); NODE_OPTIONS= (empty) runs it with none.
+const SERVICE_NODE_OPTIONS = process.env.NODE_OPTIONS ?? PRODUCTION_HEAP_FLAGS;
 delete process.env.NODE_OPTIONS;
-const serviceEnv = SERVICE_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: SERVICE_NODE_OPTIONS };
+const serviceEnv = { NODE_OPTIONS: SERVICE_NODE_OPTIONS };
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
 
 console.error(`seeding ${STORES} stores and ${TEAMS * PLANTS_PER_TEAM} plants…`);
@@ -120,8 +122,11 @@ const logFile = join(work, 'service.log');
 const sampleFile = join(work, 'samples.jsonl');
 const samplerOptions = `--import ${ROOT}bench/memory-sampler.mjs`;
 const started = Date.now();
-service = inCgroup([`${ROOT}dist/main.js`], {
+// As the image starts it: the tracing bootstrap first (it loads nothing more without an endpoint).
+service = inCgroup(['--import', `${ROOT}dist/instrumentation.js`, `${ROOT}dist/main.js`], {
   env: {
+    // The image's allocator settings, unless given here.
+    ...PRODUCTION_MALLOC_ENV,
     ...process.env,
     ...env,
     NODE_OPTIONS: [SERVICE_NODE_OPTIONS, samplerOptions].filter(Boolean).join(' '),
@@ -275,7 +280,11 @@ const rssPeak = alive ? Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/
 const failedRequests = rows.reduce((n, r) => n + r.failed, 0);
 
 console.log(
-  `\n${stores} stores, ${TEAMS * PLANTS_PER_TEAM} plants; memory cgroup limit ${LIMIT_MB} MiB${memsw ? ' (memory + swap alike)' : ''}; NODE_OPTIONS=${SERVICE_NODE_OPTIONS ?? '(unset)'}`,
+  `\n${stores} stores, ${TEAMS * PLANTS_PER_TEAM} plants; memory cgroup limit ${LIMIT_MB} MiB${memsw ? ' (memory + swap alike)' : ''}; NODE_OPTIONS=${SERVICE_NODE_OPTIONS || '(none)'}; ${Object.keys(
+    PRODUCTION_MALLOC_ENV,
+  )
+    .map((key) => `${key}=${process.env[key] ?? PRODUCTION_MALLOC_ENV[key]}`)
+    .join(' ')}`,
 );
 console.log(
   `V8 heap size limit: ${fmt(heapInside)} MiB inside the cgroup, ${fmt(heapOutside)} MiB outside (the machine has ${fmt(Number(/MemTotal:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))[1]) / 1024)} MiB)`,

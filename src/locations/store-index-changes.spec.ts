@@ -102,6 +102,7 @@ class Catalogue {
     return {
       version: () => Promise.resolve(this.version),
       pages: () => this.pages(),
+      count: () => Promise.resolve(this.stores.size),
       holidays: () => Promise.resolve(HOLIDAYS),
       services: () => Promise.resolve(SERVICES),
       onChange: () => undefined,

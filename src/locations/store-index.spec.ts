@@ -1,3 +1,5 @@
+import { jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import type { StoresSettings } from '../stores/stores.config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CatalogStore, StoreCatalog } from '../stores/store-catalog.js';
@@ -35,9 +37,10 @@ const store = (code: string, name: string, lat: number, lng: number): CatalogSto
 function indexOver(catalogue: { rows: CatalogStore[]; version: number }): StoreIndex {
   const catalog = {
     version: () => Promise.resolve(catalogue.version),
-    pages: async function* () {
-      yield await Promise.resolve(catalogue.rows);
+    pages: async function* (pageSize: number) {
+      for (let at = 0; at === 0 || at < catalogue.rows.length; at += pageSize) yield await Promise.resolve(catalogue.rows.slice(at, at + pageSize));
     },
+    count: () => Promise.resolve(catalogue.rows.length),
     holidays: () => Promise.resolve([]),
     services: () => Promise.resolve([]),
     onChange: () => undefined,
@@ -56,6 +59,28 @@ const scoped = (index: StoreIndex, center: Point, maxDistance: number, limit: nu
   index.search(planOf(center, maxDistance, limit, moment, scope));
 const names = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { locations: Array<{ name: string; open?: boolean }> }).locations.map((l) => l.name);
 const CHELSEA = { lat: 40.7506, lng: -73.9972 };
+
+describe('StoreIndex loads', () => {
+  it('gives the heap memory it no longer uses back around the load of a large catalogue, not of a small one', async () => {
+    // 25,000 stores: 13 pages of 2,000, so the load also gives memory back between pages.
+    const rows = Array.from({ length: 25_000 }, (_, n) => store(`S${n}`, `Store ${n}`, 40 + (n % 100) / 1000, -74 + Math.floor(n / 100) / 1000));
+    const lines: string[] = [];
+    const log = jest.spyOn(Logger.prototype, 'log').mockImplementation((message: unknown) => void lines.push(String(message)));
+    try {
+      const large = indexOver({ rows, version: 1 });
+      await large.reload();
+      expect(lines.at(-1)).toMatch(/^store index loaded: 25000 stores, .* \(\d+ ms of it giving memory back\)$/);
+      // Every store was read, and each page in its place.
+      expect(names(nearest(large, { lat: 40, lng: -74 }, 0.01, 1))).toEqual(['Store 0']);
+      expect(names(nearest(large, { lat: 40.099, lng: -73.751 }, 0.01, 1))).toEqual(['Store 24999']);
+      const small = indexOver({ rows: rows.slice(0, 3), version: 1 });
+      await small.reload();
+      expect(lines.at(-1)).toMatch(/^store index loaded: 3 stores, .* ms$/);
+    } finally {
+      log.mockRestore();
+    }
+  });
+});
 
 describe('StoreIndex answers', () => {
   it('gives a repeated search the answer it worked out, and none of an older catalogue version', async () => {

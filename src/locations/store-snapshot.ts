@@ -349,14 +349,60 @@ function holidaysByState(holidays: readonly CatalogHoliday[]): (state: string) =
 export const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
+ * Numbers appended one at a time to a typed array, off the JavaScript heap, that grows by half
+ * again when full. A load's per-store lists (100,000 stores) as JavaScript arrays grew by copies
+ * in V8's large-object space, which only a full collection frees: some 20 MB of garbage beside
+ * the index still serving, as the catalogue's reload after an import ran out of a 256 MiB limit.
+ * Sized from the expected number of stores, the list is never copied.
+ */
+class Numbers<T extends Uint32Array | Float64Array> {
+  length = 0;
+  private array: T;
+
+  constructor(
+    private readonly make: (length: number) => T,
+    capacity: number,
+  ) {
+    this.array = make(Math.max(capacity, 16));
+  }
+
+  push(value: number): void {
+    if (this.length === this.array.length) {
+      const grown = this.make(Math.ceil(this.array.length * 1.5));
+      grown.set(this.array);
+      this.array = grown;
+    }
+    this.array[this.length++] = value;
+  }
+
+  last(): number {
+    return this.array[this.length - 1];
+  }
+
+  or(at: number, bits: number): void {
+    this.array[at] |= bits;
+  }
+
+  /** The numbers, in an array of their own length (a copy only when the estimate was short or long). */
+  done(): T {
+    return this.length === this.array.length ? this.array : (this.array.slice(0, this.length) as T);
+  }
+}
+
+const uint32s = (length: number) => new Uint32Array(length);
+const float64s = (length: number) => new Float64Array(length);
+
+/**
  * The snapshot of catalogue `version` from its stores, read page by page: each page's JSON
- * becomes one buffer at once, so only numbers and short strings outlive a page.
+ * becomes one buffer at once, so only numbers (in typed arrays) and short strings outlive a page.
+ * `expected` stores (the catalogue's count when it was read) size those arrays.
  */
 export async function buildSnapshot(
   version: number,
   pages: AsyncIterable<CatalogStore[]> | Iterable<CatalogStore[]>,
   holidays: readonly CatalogHoliday[] = [],
   serviceList: ReadonlyArray<string | CatalogServiceLabel> = [],
+  expected = 0,
 ): Promise<Snapshot> {
   const holidaysOf = holidaysByState(holidays);
   // The chain's services by slug (sorted), each with its label (a slug alone is its own label).
@@ -367,36 +413,31 @@ export async function buildSnapshot(
   // A store's services as bits over the vocabulary: a filter is a few ANDs per store, and 100,000 stores hold 400 KB per 32 services.
   const serviceWords = Math.ceil(services.length / 32);
   const bitOf = new Map(services.map((slug, bit) => [slug, bit]));
-  const masks: number[] = [];
+  const masks = new Numbers(uint32s, expected * serviceWords);
   const extraBuffers: Buffer[] = [];
-  const extraLengths: number[] = [];
-  const points: number[] = [];
+  const extraOffsets = new Numbers(uint32s, expected * INCLUDE_TEXT.length + 1);
+  extraOffsets.push(0);
+  const points = new Numbers(float64s, 2 * expected);
   const names: string[] = [];
   const codes: string[] = [];
   const pieces: Buffer[] = [];
   let texts: string[] = [];
-  const lengths: number[] = [];
-  const heads: number[] = [];
+  // Store n's JSON is bytes offsets[n] .. offsets[n + 1], its week of hours going in at splits[n].
+  const offsets = new Numbers(uint32s, expected + 1);
+  offsets.push(0);
+  const splits = new Numbers(uint32s, expected);
   const weeks = new Map<string, number>();
-  const hoursOf: number[] = [];
+  const hoursOf = new Numbers(uint32s, expected);
   const scheduleIds = new Map<string, number>();
   const schedules: Schedule[] = [];
-  const scheduleOf: number[] = [];
-  const stateOf: string[] = [];
-  const cityOf: string[] = [];
-  // States and cities repeat from store to store, and each row's are new strings (its upper case,
-  // its key): one string of each is kept, not one per store, while the load holds them all.
-  const shared = new Map<string, string>();
-  const share = (text: string) => {
-    const first = shared.get(text);
-    if (first !== undefined) return first;
-    shared.set(text, text);
-    return text;
-  };
+  const scheduleOf = new Numbers(uint32s, expected);
+  // The stores of each state and city, gathered as they come (see groupByState).
+  const members = new Map<string, { stores: number[]; cities: Map<string, number[]> }>();
   for await (const page of pages) {
     const extraTexts: string[] = [];
     for (const row of page) {
-      if (names.length % JSON_PIECE === 0 && texts.length > 0) {
+      const n = names.length;
+      if (n % JSON_PIECE === 0 && texts.length > 0) {
         pieces.push(Buffer.from(texts.join('')));
         texts = [];
       }
@@ -404,13 +445,14 @@ export async function buildSnapshot(
       const lng = Number(row.lng);
       const [head, tail] = locationJson(row, lat, lng);
       texts.push(head, tail);
+      const at = offsets.last();
       const headBytes = Buffer.byteLength(head);
-      heads.push(headBytes);
-      lengths.push(headBytes + Buffer.byteLength(tail));
+      splits.push(at + headBytes);
+      offsets.push(at + headBytes + Buffer.byteLength(tail));
       const week = hoursJson(row);
       if (!weeks.has(week)) weeks.set(week, weeks.size);
       hoursOf.push(weeks.get(week)!);
-      const state = share(row.state.toUpperCase());
+      const state = row.state.toUpperCase();
       const stateHolidays = holidaysOf(state);
       // Most stores have no special days or closure: their key is the week's, as before.
       const exceptions = row.special_hours || row.temporarily_closed ? ` ${row.special_hours} ${row.temporarily_closed}` : '';
@@ -420,95 +462,90 @@ export async function buildSnapshot(
         schedules.push(scheduleOfRow(row, lat, lng, stateHolidays.dated));
       }
       scheduleOf.push(scheduleIds.get(schedule)!);
-      points.push(lng, lat);
+      points.push(lng);
+      points.push(lat);
       names.push(row.name);
       codes.push(row.code);
-      stateOf.push(state);
-      cityOf.push(share(cityKey(row.city)));
+      let group = members.get(state);
+      if (!group) members.set(state, (group = { stores: [], cities: new Map() }));
+      group.stores.push(n);
+      const city = cityKey(row.city);
+      let cityStores = group.cities.get(city);
+      if (!cityStores) group.cities.set(city, (cityStores = []));
+      cityStores.push(n);
       const mask = masks.length;
       for (let w = 0; w < serviceWords; w++) masks.push(0);
       // A slug the vocabulary does not have (a row edited by hand) is left out: every write checks them.
       if (row.services)
         for (const slug of servicesOf(row.services)) {
           const bit = bitOf.get(slug);
-          if (bit !== undefined) masks[mask + (bit >>> 5)] |= 1 << (bit & 31);
+          if (bit !== undefined) masks.or(mask + (bit >>> 5), 1 << (bit & 31));
         }
       for (const field of INCLUDE_TEXT) {
         const value = String(row[field.name] ?? '');
         const text = value === '' ? 'null' : JSON.stringify(value);
         extraTexts.push(text);
-        extraLengths.push(Buffer.byteLength(text));
+        extraOffsets.push(extraOffsets.last() + Buffer.byteLength(text));
       }
     }
     extraBuffers.push(Buffer.from(extraTexts.join('')));
   }
   if (texts.length > 0) pieces.push(Buffer.from(texts.join('')));
   const count = names.length;
-  const offsets = new Uint32Array(count + 1);
-  const splits = new Uint32Array(count);
-  for (let n = 0; n < count; n++) {
-    offsets[n + 1] = offsets[n] + lengths[n];
-    splits[n] = offsets[n] + heads[n];
-  }
+  const storePoints = points.done();
+  const storeOffsets = offsets.done();
   const rank = new Uint32Array(count);
-  const order = Array.from({ length: count }, (_, n) => n).sort((a, b) => compareText(names[a], names[b]) || compareText(codes[a], codes[b]));
+  const order = Uint32Array.from({ length: count }, (_, n) => n).sort((a, b) => compareText(names[a], names[b]) || compareText(codes[a], codes[b]));
   order.forEach((store, place) => (rank[store] = place));
   const byCode = Uint32Array.from({ length: count }, (_, n) => n).sort((a, b) => compareText(codes[a], codes[b]));
+  // Every name and code written once into one buffer, in place: no joined copy of them all as a string.
   const keyOffsets = new Uint32Array(2 * count + 1);
   for (let n = 0; n < count; n++) {
     keyOffsets[2 * n + 1] = keyOffsets[2 * n] + Buffer.byteLength(names[n]);
     keyOffsets[2 * n + 2] = keyOffsets[2 * n + 1] + Buffer.byteLength(codes[n]);
   }
-  const keyTexts: string[] = [];
-  for (let n = 0; n < count; n++) keyTexts.push(names[n], codes[n]);
+  const keys = Buffer.allocUnsafe(keyOffsets[2 * count]);
+  for (let n = 0; n < count; n++) {
+    keys.write(names[n], keyOffsets[2 * n]);
+    keys.write(codes[n], keyOffsets[2 * n + 1]);
+  }
   let index: KDBush | undefined;
   if (count > 0) {
     index = new KDBush(count);
-    for (let n = 0; n < count; n++) index.add(points[2 * n], points[2 * n + 1]);
+    for (let n = 0; n < count; n++) index.add(storePoints[2 * n], storePoints[2 * n + 1]);
     index.finish();
   }
-  const jsonStarts = Uint32Array.from(pieces, (_, p) => offsets[p * JSON_PIECE]);
-  const extraOffsets = new Uint32Array(extraLengths.length + 1);
-  for (let i = 0; i < extraLengths.length; i++) extraOffsets[i + 1] = extraOffsets[i] + extraLengths[i];
+  const jsonStarts = Uint32Array.from(pieces, (_, p) => storeOffsets[p * JSON_PIECE]);
   const hours = [...weeks.keys()].map((week) => Buffer.from(week));
   return {
     version,
     index,
-    points: Float64Array.from(points),
+    points: storePoints,
     rank,
     json: pieces,
     jsonStarts,
-    offsets,
-    splits,
+    offsets: storeOffsets,
+    splits: splits.done(),
     hours,
-    hoursOf: Uint32Array.from(hoursOf),
+    hoursOf: hoursOf.done(),
     schedules,
-    scheduleOf: Uint32Array.from(scheduleOf),
-    states: groupByState(stateOf, cityOf, points),
-    keys: Buffer.from(keyTexts.join('')),
+    scheduleOf: scheduleOf.done(),
+    states: groupByState(members, storePoints),
+    keys,
     keyOffsets,
     byCode,
     holidays,
     services: vocabulary.map((service) => service.slug),
     serviceLabels: vocabulary.map((service) => service.label),
     serviceWords,
-    serviceMasks: Uint32Array.from(masks),
+    serviceMasks: masks.done(),
     extras: Buffer.concat(extraBuffers),
-    extraOffsets,
+    extraOffsets: extraOffsets.done(),
   };
 }
 
-/** Each state's stores and each of its cities' (see StoreGroup). */
-function groupByState(stateOf: string[], cityOf: string[], points: number[]): Map<string, StateGroup> {
-  const members = new Map<string, { stores: number[]; cities: Map<string, number[]> }>();
-  for (let n = 0; n < stateOf.length; n++) {
-    let state = members.get(stateOf[n]);
-    if (!state) members.set(stateOf[n], (state = { stores: [], cities: new Map() }));
-    state.stores.push(n);
-    let city = state.cities.get(cityOf[n]);
-    if (!city) state.cities.set(cityOf[n], (city = []));
-    city.push(n);
-  }
+/** Each state's stores and each of its cities' (see StoreGroup), from their members' numbers. */
+function groupByState(members: Map<string, { stores: number[]; cities: Map<string, number[]> }>, points: Float64Array): Map<string, StateGroup> {
   const group = (stores: number[]): StoreGroup => {
     if (stores.length <= GROUP_TREE_MIN) return { stores: Uint32Array.from(stores) };
     const index = new KDBush(stores.length);
