@@ -313,17 +313,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   private rebuild(): void {
     this.rebuilding ??= (async () => {
       const version = await this.catalog.version();
-      const expected = await this.catalog.count();
-      // As a load does (see load).
-      const large = Math.max(expected, this.current.base.rank.length) >= RELEASE_MIN_STORES;
-      if (large) releaseMemory();
-      const base = await buildSnapshot(
-        version,
-        large ? releasing(this.catalog.pages(LOAD_PAGE)) : this.catalog.pages(LOAD_PAGE),
-        await this.catalog.holidays(),
-        await this.catalog.services(),
-        expected,
-      );
+      const { snapshot: base, large } = await this.buildWhole(version);
       await this.serially(async () => {
         // A load since holds a catalogue at least as new.
         if (base.version <= this.current.base.version) return;
@@ -340,6 +330,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
         this.answers = answerCache();
         this.loaded();
       });
+      // The old base and the build's garbage (see buildWhole).
       if (large) releaseMemory();
       this.logger.log(`store index rebuilt at version ${version}`);
     })()
@@ -347,27 +338,32 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
       .finally(() => (this.rebuilding = undefined));
   }
 
-  private async load(): Promise<void> {
-    const started = Date.now();
-    // Two catalogues are held while the new one is built: what the heap no longer uses (an
-    // import's garbage, just before) goes back to the system first, and the old one and the
-    // build's garbage after (see releaseMemory).
-    const version = await this.catalog.version();
+  /**
+   * The snapshot of the whole catalogue at `version`, built beside the one serving. Two catalogues
+   * are held meanwhile: from RELEASE_MIN_STORES stores, what the heap no longer uses (an import's
+   * garbage, just before) goes back to the system first and then every RELEASE_PAGES pages (see
+   * releaseMemory); the caller gives back the old catalogue and the build's garbage once it has
+   * let the old one go (`large`: whether it should; `releasedMs`: the time given so far).
+   */
+  private async buildWhole(version: number): Promise<{ snapshot: Snapshot; large: boolean; releasedMs: number }> {
     const expected = await this.catalog.count();
     const large = Math.max(expected, this.current.base.rank.length) >= RELEASE_MIN_STORES;
-    let released = large ? releaseMemory() : 0;
+    const releasedMs = large ? releaseMemory() : 0;
+    const pages = this.catalog.pages(LOAD_PAGE);
+    const snapshot = await buildSnapshot(version, large ? releasing(pages) : pages, await this.catalog.holidays(), await this.catalog.services(), expected);
+    return { snapshot, large, releasedMs };
+  }
+
+  private async load(): Promise<void> {
+    const started = Date.now();
+    const version = await this.catalog.version();
     // Read after the version, as the stores are: a holiday or service set since bumps it, and the index loads again.
-    const snapshot = await buildSnapshot(
-      version,
-      large ? releasing(this.catalog.pages(LOAD_PAGE)) : this.catalog.pages(LOAD_PAGE),
-      await this.catalog.holidays(),
-      await this.catalog.services(),
-      expected,
-    );
+    const { snapshot, large, releasedMs } = await this.buildWhole(version);
     this.current = catalogueOf(snapshot);
     this.answers = answerCache();
     this.loaded();
-    if (large) released += releaseMemory();
+    // The old catalogue and the build's garbage (see buildWhole).
+    const released = releasedMs + (large ? releaseMemory() : 0);
     this.logger.log(
       `store index loaded: ${snapshot.rank.length} stores, ${snapshot.hours.length} distinct weeks of hours (version ${version}, ${Math.round(snapshot.offsets[snapshot.rank.length] / 1024)} KiB of JSON) in ${Date.now() - started} ms${large ? ` (${Math.round(released)} ms of it giving memory back)` : ''}`,
     );
