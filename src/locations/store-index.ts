@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { type ConfigType } from '@nestjs/config';
 import { LRUCache } from 'lru-cache';
 import { haversineMiles, type Point } from '../shared/great-circle.js';
-import { releaseMemory } from '../shared/release-memory.js';
+import { releaseMemory } from '../common/release-memory.js';
 import { storesConfig } from '../stores/stores.config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog, type CatalogChange, type CatalogStore } from '../stores/store-catalog.js';
