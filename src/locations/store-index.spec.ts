@@ -61,21 +61,17 @@ const names = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { location
 const CHELSEA = { lat: 40.7506, lng: -73.9972 };
 
 describe('StoreIndex loads', () => {
-  it('gives the heap memory it no longer uses back around the load of a large catalogue, not of a small one', async () => {
-    // 25,000 stores: 13 pages of 2,000, so the load also gives memory back between pages.
+  it('reads a large catalogue page by page, every store in its place', async () => {
+    // 25,000 stores: 13 pages of 2,000, the lists sized from the count.
     const rows = Array.from({ length: 25_000 }, (_, n) => store(`S${n}`, `Store ${n}`, 40 + (n % 100) / 1000, -74 + Math.floor(n / 100) / 1000));
     const lines: string[] = [];
     const log = jest.spyOn(Logger.prototype, 'log').mockImplementation((message: unknown) => void lines.push(String(message)));
     try {
       const large = indexOver({ rows, version: 1 });
       await large.reload();
-      expect(lines.at(-1)).toMatch(/^store index loaded: 25000 stores, .* \(\d+ ms of it giving memory back\)$/);
-      // Every store was read, and each page in its place.
+      expect(lines.at(-1)).toMatch(/^store index loaded: 25000 stores, /);
       expect(names(nearest(large, { lat: 40, lng: -74 }, 0.01, 1))).toEqual(['Store 0']);
       expect(names(nearest(large, { lat: 40.099, lng: -73.751 }, 0.01, 1))).toEqual(['Store 24999']);
-      const small = indexOver({ rows: rows.slice(0, 3), version: 1 });
-      await small.reload();
-      expect(lines.at(-1)).toMatch(/^store index loaded: 3 stores, .* ms$/);
     } finally {
       log.mockRestore();
     }
