@@ -53,7 +53,8 @@ WORKDIR /app
 # index's buffers, the database driver's large packets) on its own and unmaps it when freed. Left
 # to itself glibc raises that threshold to the largest block freed so far, after which a reloaded
 # index's buffers come from the heap it never gives back past its top: 20-35 MB more resident
-# after each reload, which a 256 MiB pod cannot spare (docs/performance.md, "V8's page pool").
+# after each reload, which a 256 MiB pod cannot spare (docs/performance.md, "V8's page pool,
+# and the import within 256 MiB").
 ENV NODE_ENV=production \
     DATA_DIR=/app/data \
     NODE_OPTIONS="--max-old-space-size=256 --max-semi-space-size=8" \
@@ -86,7 +87,7 @@ ENTRYPOINT ["/usr/bin/tini", "--"]
 # before it is first imported); it loads nothing unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
 # No --enable-source-maps: Node then parses the source map of every module it loads, the
 # dependencies' too (TypeORM ships one per file), and keeps them: 20-28 MB more resident memory
-# at start-up (docs/performance.md, "Source maps"). Stack traces name dist/*.js lines, which tsc
+# at start-up (docs/performance.md, the same section). Stack traces name dist/*.js lines, which tsc
 # writes one file per source file; dist/ still carries the .js.map files, and
 # NODE_OPTIONS="--enable-source-maps ..." turns them on for a pod whose stack traces must name src/*.ts.
 CMD ["node", "--import", "./dist/instrumentation.js", "dist/main.js"]

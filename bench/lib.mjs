@@ -21,9 +21,10 @@ export function imageEnvironment() {
   return Object.fromEntries([...env.matchAll(/(\w+)=("[^"]*"|\S+)/g)].map(([, key, value]) => [key, value.replace(/^"(.*)"$/, '$1')]));
 }
 /** The heap flags production runs the service with (the image's NODE_OPTIONS, package.json's start scripts). */
-export const PRODUCTION_HEAP_FLAGS = imageEnvironment().NODE_OPTIONS;
+const IMAGE_ENV = imageEnvironment();
+export const PRODUCTION_HEAP_FLAGS = IMAGE_ENV.NODE_OPTIONS;
 /** How the image tunes glibc's allocator (MALLOC_*: see the Dockerfile), for benchmarks that run the service as the image does. */
-export const PRODUCTION_MALLOC_ENV = Object.fromEntries(Object.entries(imageEnvironment()).filter(([key]) => key.startsWith('MALLOC_')));
+export const PRODUCTION_MALLOC_ENV = Object.fromEntries(Object.entries(IMAGE_ENV).filter(([key]) => key.startsWith('MALLOC_')));
 /** The one token the floors of bench/floor-servers.mjs accept (they read team0's plants). */
 export const FLOOR_TOKEN = 'pst_floor';
 
