@@ -57,7 +57,7 @@ WORKDIR /app
 # and the import within 256 MiB").
 ENV NODE_ENV=production \
     DATA_DIR=/app/data \
-    NODE_OPTIONS="--max-old-space-size=256 --max-semi-space-size=8" \
+    NODE_OPTIONS="--max-old-space-size=256 --max-semi-space-size=8 --expose-gc" \
     MALLOC_MMAP_THRESHOLD_=131072
 
 # package.json is needed at run time: its "type": "module" makes dist/*.js ES modules.

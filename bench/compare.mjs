@@ -34,7 +34,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { PRODUCTION_HEAP_FLAGS, ROOT, checkoutCommit, cli, cpuSeconds, fmt, freshDatabase, load, seedStoresAndPlants, startProcess } from './lib.mjs';
+import { ROOT, checkoutCommit, cli, cpuSeconds, fmt, freshDatabase, imageEnvironment, load, seedStoresAndPlants, startProcess } from './lib.mjs';
 import { benchScenarios } from './scenarios.mjs';
 
 const commitArg = process.argv[2];
@@ -49,9 +49,11 @@ const WARM_UP = 2;
 const STORES = Number(process.env.STORES ?? 100_000);
 const TEAMS = 10;
 const PLANTS_PER_TEAM = 1000;
-// Both builds run with the heap flag production runs with (npm start, the image's NODE_OPTIONS),
-// so that RSS compares code, not V8's heap sizing; COMPARE_NODE_ARGS='' runs them without it.
-const NODE_ARGS = (process.env.COMPARE_NODE_ARGS ?? PRODUCTION_HEAP_FLAGS).split(' ').filter(Boolean);
+// Each build runs with the Node flags its own image runs it with (its Dockerfile's NODE_OPTIONS), so
+// that a change of flags is measured with the code it came with; COMPARE_NODE_ARGS gives both builds
+// the same flags instead ('' none).
+const NODE_ARGS = process.env.COMPARE_NODE_ARGS?.split(' ').filter(Boolean);
+const nodeArgsOf = (root) => NODE_ARGS ?? (imageEnvironment(root).NODE_OPTIONS ?? '').split(' ').filter(Boolean);
 const SCENARIOS = process.env.COMPARE_SCENARIOS?.split(',').map((s) => s.trim());
 // A second process of the commit's build, in the same alternation: its ratio to the first is what
 // the machine alone makes of two identical builds in this run, the spread to read the others against.
@@ -112,7 +114,7 @@ const start = async (build) => {
     {
       logFile: join(logDir, `${build.name.replace(/[^\w.-]+/g, '-')}.log`),
       execPath: build.execPath,
-      nodeArgs: [...NODE_ARGS, ...(existsSync(instrumentation) ? ['--import', instrumentation] : [])],
+      nodeArgs: [...nodeArgsOf(build.root), ...(existsSync(instrumentation) ? ['--import', instrumentation] : [])],
     },
   );
 };

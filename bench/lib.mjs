@@ -12,11 +12,12 @@ import { plantRows } from './plants.mjs';
 export const ROOT = new URL('..', import.meta.url).pathname;
 export const MYSQL_URL = process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/plantstore_bench';
 /**
- * The environment the image gives the service: the runtime stage's ENV in the Dockerfile (its last
- * ENV instruction, continuation lines joined, `KEY=value` or `KEY="value"` pairs).
+ * The environment the image gives the service: the runtime stage's ENV in the Dockerfile of the
+ * checkout at `root` (its last ENV instruction, continuation lines joined, `KEY=value` or
+ * `KEY="value"` pairs).
  */
-export function imageEnvironment() {
-  const instructions = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ').split('\n');
+export function imageEnvironment(root = ROOT) {
+  const instructions = readFileSync(join(root, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ').split('\n');
   const env = instructions.filter((line) => line.startsWith('ENV ')).at(-1) ?? '';
   return Object.fromEntries([...env.matchAll(/(\w+)=("[^"]*"|\S+)/g)].map(([, key, value]) => [key, value.replace(/^"(.*)"$/, '$1')]));
 }

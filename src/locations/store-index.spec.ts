@@ -7,6 +7,7 @@ import type { Point } from '../shared/great-circle.js';
 import type { Moment, Travel } from './nearest-response.js';
 import { StoreIndex, type IndexAnswer } from './store-index.js';
 import { planOf, type Scope } from '../../test/support/search-plans.js';
+import { withExposedGc, withoutExposedGc } from '../../test/support/exposed-gc.js';
 
 const store = (code: string, name: string, lat: number, lng: number): CatalogStore => ({
   code,
@@ -61,19 +62,44 @@ const names = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { location
 const CHELSEA = { lat: 40.7506, lng: -73.9972 };
 
 describe('StoreIndex loads', () => {
-  it('reads a large catalogue page by page, every store in its place', async () => {
-    // 25,000 stores: 13 pages of 2,000, the lists sized from the count.
-    const rows = Array.from({ length: 25_000 }, (_, n) => store(`S${n}`, `Store ${n}`, 40 + (n % 100) / 1000, -74 + Math.floor(n / 100) / 1000));
+  // 25,000 stores: 13 pages of 2,000, so the load also gives memory back between pages.
+  const rows = Array.from({ length: 25_000 }, (_, n) => store(`S${n}`, `Store ${n}`, 40 + (n % 100) / 1000, -74 + Math.floor(n / 100) / 1000));
+  const loadLines = async (catalogue: { rows: CatalogStore[]; version: number }) => {
     const lines: string[] = [];
     const log = jest.spyOn(Logger.prototype, 'log').mockImplementation((message: unknown) => void lines.push(String(message)));
     try {
-      const large = indexOver({ rows, version: 1 });
-      await large.reload();
-      expect(lines.at(-1)).toMatch(/^store index loaded: 25000 stores, /);
-      expect(names(nearest(large, { lat: 40, lng: -74 }, 0.01, 1))).toEqual(['Store 0']);
-      expect(names(nearest(large, { lat: 40.099, lng: -73.751 }, 0.01, 1))).toEqual(['Store 24999']);
+      const index = indexOver(catalogue);
+      await index.reload();
+      return { index, lines };
     } finally {
       log.mockRestore();
+    }
+  };
+
+  it('gives the heap memory it no longer uses back around the load of a large catalogue, not of a small one', async () => {
+    await withExposedGc(async () => {
+      const { index, lines } = await loadLines({ rows, version: 1 });
+      expect(lines.at(-1)).toMatch(/^store index loaded: 25000 stores, .* \(\d+ ms of it giving memory back\)$/);
+      // Every store was read, and each page in its place.
+      expect(names(nearest(index, { lat: 40, lng: -74 }, 0.01, 1))).toEqual(['Store 0']);
+      expect(names(nearest(index, { lat: 40.099, lng: -73.751 }, 0.01, 1))).toEqual(['Store 24999']);
+      expect((await loadLines({ rows: rows.slice(0, 3), version: 1 })).lines.at(-1)).toMatch(/^store index loaded: 3 stores, .* ms$/);
+    });
+  });
+
+  it('loads a large catalogue all the same where Node runs without --expose-gc, giving nothing back and saying so once', async () => {
+    const warnings: string[] = [];
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void warnings.push(String(message)));
+    try {
+      await withoutExposedGc(async () => {
+        const { index, lines } = await loadLines({ rows, version: 1 });
+        expect(lines.at(-1)).toMatch(/^store index loaded: 25000 stores, .* ms$/);
+        expect(names(nearest(index, { lat: 40.099, lng: -73.751 }, 0.01, 1))).toEqual(['Store 24999']);
+        await index.reload();
+        expect(warnings).toEqual([expect.stringMatching(/^node runs without --expose-gc: /)]);
+      });
+    } finally {
+      warn.mockRestore();
     }
   });
 });

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { type ConfigType } from '@nestjs/config';
 import { LRUCache } from 'lru-cache';
 import { haversineMiles, type Point } from '../shared/great-circle.js';
+import { memoryReleasable, releaseMemory } from '../common/release-memory.js';
 import { storesConfig } from '../stores/stores.config.js';
 import { Metrics } from '../metrics/metrics.js';
 import { StoreCatalog, type CatalogChange, type CatalogStore } from '../stores/store-catalog.js';
@@ -11,6 +12,14 @@ import { buildSnapshot, cityKey, EMPTY_SNAPSHOT, storeOfCode, vocabularyOf, type
 
 /** Rows per read while loading: small pages keep the load's short-lived garbage young. */
 const LOAD_PAGE = 2000;
+
+/**
+ * From this many stores a whole load gives the heap's unused memory back before and after it
+ * (releaseMemory): below it there is little to give, and the collection's pause is not worth it.
+ */
+const RELEASE_MIN_STORES = 10_000;
+/** Pages of a large load between two such collections: 20,000 stores. */
+const RELEASE_PAGES = 10;
 
 /**
  * The answers kept per snapshot: most searches repeat (a ZIP code's point, the default distance
@@ -126,6 +135,8 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   private queue: Promise<unknown> = Promise.resolve();
   private reloading?: Promise<void>;
   private rebuilding?: Promise<void>;
+  /** Whether the warning that loads cannot give memory back was logged (see canRelease). */
+  private saidNoRelease = false;
   /** Changed stores past which the index is built again (CHANGES_MAX; a spec lowers it to see rebuilds). */
   changesMax = CHANGES_MAX;
 
@@ -304,7 +315,7 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   private rebuild(): void {
     this.rebuilding ??= (async () => {
       const version = await this.catalog.version();
-      const base = await this.buildWhole(version);
+      const { snapshot: base, large } = await this.buildWhole(version);
       await this.serially(async () => {
         // A load since holds a catalogue at least as new.
         if (base.version <= this.current.base.version) return;
@@ -321,28 +332,58 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
         this.answers = answerCache();
         this.loaded();
       });
+      // The old base and the build's garbage (see buildWhole).
+      if (large) releaseMemory();
       this.logger.log(`store index rebuilt at version ${version}`);
     })()
       .catch((error: unknown) => this.logger.warn(`store index not rebuilt: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => (this.rebuilding = undefined));
   }
 
-  /** The snapshot of the whole catalogue at `version`, its per-store lists sized from the catalogue's count. */
-  private async buildWhole(version: number): Promise<Snapshot> {
+  /**
+   * The snapshot of the whole catalogue at `version`, built beside the one serving. Two catalogues
+   * are held meanwhile: from RELEASE_MIN_STORES stores, what the heap no longer uses (an import's
+   * garbage, just before) goes back to the system first and then every RELEASE_PAGES pages (see
+   * releaseMemory); the caller gives back the old catalogue and the build's garbage once it has
+   * let the old one go (`large`: whether it should; `releasedMs`: the time given so far).
+   */
+  private async buildWhole(version: number): Promise<{ snapshot: Snapshot; large: boolean; releasedMs: number }> {
     const expected = await this.catalog.count();
-    return buildSnapshot(version, this.catalog.pages(LOAD_PAGE), await this.catalog.holidays(), await this.catalog.services(), expected);
+    const large = Math.max(expected, this.current.base.rank.length) >= RELEASE_MIN_STORES && this.canRelease();
+    const releasedMs = large ? releaseMemory() : 0;
+    const pages = this.catalog.pages(LOAD_PAGE);
+    const snapshot = await buildSnapshot(version, large ? releasing(pages) : pages, await this.catalog.holidays(), await this.catalog.services(), expected);
+    return { snapshot, large, releasedMs };
+  }
+
+  /**
+   * Whether the loads can give memory back (Node started with `--expose-gc`); said once where they
+   * cannot, since an operator who replaced the image's NODE_OPTIONS and dropped the flag would
+   * otherwise learn it from a pod killed during an import.
+   */
+  private canRelease(): boolean {
+    if (memoryReleasable()) return true;
+    if (!this.saidNoRelease) {
+      this.saidNoRelease = true;
+      this.logger.warn(
+        'node runs without --expose-gc: loads of the search index cannot give V8\'s emptied heap pages back, and a whole-catalogue import needs more memory (docs/operations.md, "Memory sizing")',
+      );
+    }
+    return false;
   }
 
   private async load(): Promise<void> {
     const started = Date.now();
     const version = await this.catalog.version();
     // Read after the version, as the stores are: a holiday or service set since bumps it, and the index loads again.
-    const snapshot = await this.buildWhole(version);
+    const { snapshot, large, releasedMs } = await this.buildWhole(version);
     this.current = catalogueOf(snapshot);
     this.answers = answerCache();
     this.loaded();
+    // The old catalogue and the build's garbage (see buildWhole).
+    const released = releasedMs + (large ? releaseMemory() : 0);
     this.logger.log(
-      `store index loaded: ${snapshot.rank.length} stores, ${snapshot.hours.length} distinct weeks of hours (version ${version}, ${Math.round(snapshot.offsets[snapshot.rank.length] / 1024)} KiB of JSON) in ${Date.now() - started} ms`,
+      `store index loaded: ${snapshot.rank.length} stores, ${snapshot.hours.length} distinct weeks of hours (version ${version}, ${Math.round(snapshot.offsets[snapshot.rank.length] / 1024)} KiB of JSON) in ${Date.now() - started} ms${large ? ` (${Math.round(released)} ms of it giving memory back)` : ''}`,
     );
   }
 
@@ -357,6 +398,20 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
     for (const flag of hidden) count -= flag;
     this.metrics.storeIndexStores.set(count);
     this.metrics.storeIndexLoadedAt = Date.now();
+  }
+}
+
+/**
+ * The pages of a large load, the heap's unused memory given back after every RELEASE_PAGES of
+ * them (releaseMemory): the rows a page brings and the searches' garbage that outlive the young
+ * generation would otherwise fill pages of the heap for the rest of the load, beside two
+ * catalogues. With 100,000 stores, five pauses of some 50 ms while the index loads.
+ */
+async function* releasing(pages: AsyncIterable<CatalogStore[]>): AsyncGenerator<CatalogStore[]> {
+  let read = 0;
+  for await (const page of pages) {
+    yield page;
+    if (++read % RELEASE_PAGES === 0) releaseMemory();
   }
 }
 
