@@ -48,7 +48,13 @@ WORKDIR /app
 # --max-semi-space-size=8: Node 24's V8 grows the young generation to 128 MB under this service's
 # load (Node 20's: 32 MB) and keeps it; 8 MB semi-spaces (a 16 MB young generation) hold RSS after
 # the load at 267-286 MB instead of 381, for 3-5 % of the throughput (docs/performance.md,
-# "Memory: Node 24's young generation"). NODE_OPTIONS set at run time replaces both.
+# "Memory: Node 24's young generation").
+# --expose-gc: gives the service V8's collector, with which each load of a search index of 10,000
+# stores or more hands back the heap pages V8 keeps pooled, resident, until the process goes idle;
+# without it a 100,000-row import beside searches got a 256 MiB pod killed. Given here at start-up
+# it costs requests nothing measurable (set at run time it cost 10-24 % CPU); nothing else calls
+# it (docs/performance.md, "V8's page pool, and the import within 256 MiB").
+# NODE_OPTIONS set at run time replaces all three: keep them in it.
 # MALLOC_MMAP_THRESHOLD_=131072: glibc maps every allocation of 128 KiB or more (the search
 # index's buffers, the database driver's large packets) on its own and unmaps it when freed. Left
 # to itself glibc raises that threshold to the largest block freed so far, after which a reloaded
