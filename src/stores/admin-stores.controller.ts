@@ -62,7 +62,7 @@ import { StoreErrorsFilter } from './store-errors.filter.js';
 import { GUARDED_FIELDS, STORE_CODE_LENGTH, STORE_FIELD_NAMES } from '../shared/store-fields.js';
 import { MAX_LISTED_CHANGES } from './store-import-plan.js';
 import { StoreImportService } from './store-import.service.js';
-import { StoreUploadInterceptor, UploadedStoreList } from './store-upload.interceptor.js';
+import { StoreUploadInterceptor, UploadedStoreList, type StoreList } from './store-upload.interceptor.js';
 
 /** The path of the CSV upload: the JSON body reader leaves its stream alone (json-body.ts). */
 export const STORE_IMPORT_PATH = '/admin/stores.csv';
@@ -282,7 +282,7 @@ export class AdminStoresController {
   async import(
     @CurrentCaller() caller: Caller,
     @Query() query: ImportQuery,
-    @UploadedStoreList() file: string,
+    @UploadedStoreList() storeList: StoreList,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ImportView> {
@@ -292,7 +292,7 @@ export class AdminStoresController {
     const ifVersions = parseIfMatch(req.headers['if-match']);
     const lenient = dryRun && prefersLenient(req.headers.prefer);
     // Half of the process at most: searches and the other requests keep going meanwhile. Refusals: StoreErrorsFilter.
-    const summary = await this.imports.importFile(file, {
+    const summary = await this.imports.import(storeList, {
       dryRun,
       prune,
       ifVersions,
