@@ -5,7 +5,8 @@ import { BooleanSetting, IntegerSetting, validateSettings } from '../config/envi
 export class StoresSettings {
   /**
    * Largest store list `POST /admin/stores.csv` takes, in bytes; larger → 413. The upload is
-   * streamed to a temporary file, so memory does not grow with it; the JSON body limit above stays.
+   * streamed to a temporary file, gzip-compressed, so memory does not grow with it; the JSON body
+   * limit above stays.
    */
   @IntegerSetting(1024, 1_073_741_824)
   STORE_IMPORT_MAX_BYTES = 52_428_800;
