@@ -98,6 +98,10 @@ ok 'USER 1000:1000 (numeric)'
 # Source maps stay off by default: parsing every module's costs 20-28 MB of resident memory.
 [[ " $ENTRY " != *" --enable-source-maps "* ]] || fail "the entry point turns source maps on (20-28 MB of resident memory)"
 ok 'Node runs with the OpenTelemetry bootstrap, source maps off'
+# The memory sizing rests on it: without V8's collector the search index's loads cannot give its
+# emptied heap pages back, and a 100,000-row import got a 256 MiB pod killed.
+grep -q '^NODE_OPTIONS=.*--expose-gc' <<<"$(printf '%s\n' "${IMAGE_ENV[@]}")" || fail "the image's NODE_OPTIONS lacks --expose-gc (docs/operations.md, Memory sizing)"
+ok "NODE_OPTIONS gives V8's collector (--expose-gc)"
 # The HEALTHCHECK must not count failures while the server still waits for its database.
 RETRY_MS=$(node --input-type=module -e "import { environmentVariables } from './scripts/k8s-check.mjs'; console.log(environmentVariables().get('DB_STARTUP_TIMEOUT_MS'))")
 # buildah prints it as a Go duration (1m30s); a bare number would be nanoseconds.
