@@ -28,4 +28,7 @@ export function releaseMemory(): number {
 /** Whether releaseMemory can collect: Node was started with `--expose-gc`. */
 export const memoryReleasable = (): boolean => collector() !== undefined;
 
-const collector = () => (globalThis as { gc?: Collector }).gc;
+const collector = (): Collector | undefined => {
+  const gc = (globalThis as { gc?: unknown }).gc;
+  return typeof gc === 'function' ? (gc as Collector) : undefined;
+};

@@ -1,6 +1,4 @@
 import { Readable } from 'node:stream';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { jest } from '@jest/globals';
 import { STORE_CSV_REQUIRED_COLUMNS, type StoreRow } from '../../src/stores/store-csv.js';
 import { StoreAdminService } from '../../src/stores/store-admin.service.js';
@@ -15,11 +13,11 @@ import { Store } from '../../src/stores/store.entity.js';
 import { StoresModule } from '../../src/stores/stores.module.js';
 import { storesCsv, WEEK_OPEN, type StoreInput } from '../support/stores.js';
 import { newMediumContext, type MediumContext } from './medium.factory.js';
+import { exposedCollector } from '../support/exposed-gc.js';
 
 const HEADER = STORE_CSV_REQUIRED_COLUMNS.join(',');
 // A full garbage collection on demand, without starting the test runner with --expose-gc.
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
+const collectGarbage = exposedCollector();
 /** The summary of an import that reads no row and changes nothing. */
 const NOTHING = {
   read: 0,
