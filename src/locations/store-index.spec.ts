@@ -35,9 +35,14 @@ const store = (code: string, name: string, lat: number, lng: number): CatalogSto
 });
 
 /** A StoreIndex over stores held in this test: `rows` and `version` are what the next load reads. */
-function indexOver(catalogue: { rows: CatalogStore[]; version: number }): StoreIndex {
+function indexOver(catalogue: { rows: CatalogStore[]; version: number; gate?: Promise<void>; versionReads?: number }): StoreIndex {
   const catalog = {
-    version: () => Promise.resolve(catalogue.version),
+    // `gate`, when set, holds every read of the version until it resolves.
+    version: async () => {
+      catalogue.versionReads = (catalogue.versionReads ?? 0) + 1;
+      await catalogue.gate;
+      return catalogue.version;
+    },
     pages: async function* (pageSize: number) {
       for (let at = 0; at === 0 || at < catalogue.rows.length; at += pageSize) yield await Promise.resolve(catalogue.rows.slice(at, at + pageSize));
     },
@@ -100,6 +105,37 @@ describe('StoreIndex loads', () => {
       });
     } finally {
       warn.mockRestore();
+    }
+  });
+});
+
+describe('StoreIndex stops', () => {
+  it('lets the refresh under way finish before the database closes, and starts none after', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      const catalogue: Parameters<typeof indexOver>[0] = { rows: [store('A', 'Alder', 40.751, -73.997)], version: 1 };
+      const index = indexOver(catalogue);
+      await index.onApplicationBootstrap();
+      // Another instance's change, whose refresh is held at its first read until `release`.
+      let release!: () => void;
+      catalogue.gate = new Promise((resolve) => (release = resolve));
+      catalogue.rows = [...catalogue.rows, store('B', 'Birch', 40.76, -73.99)];
+      catalogue.version = 2;
+      jest.advanceTimersByTime(60_000);
+      let stopped = false;
+      const stopping = index.onModuleDestroy().then(() => (stopped = true));
+      await new Promise(setImmediate);
+      expect(stopped).toBe(false);
+      release();
+      await stopping;
+      // The refresh ended while the database was still open: the index took the change.
+      expect(index.version).toBe(2);
+      const reads = catalogue.versionReads;
+      jest.advanceTimersByTime(600_000);
+      await new Promise(setImmediate);
+      expect(catalogue.versionReads).toBe(reads);
+    } finally {
+      jest.useRealTimers();
     }
   });
 });

@@ -135,6 +135,8 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
   private queue: Promise<unknown> = Promise.resolve();
   private reloading?: Promise<void>;
   private rebuilding?: Promise<void>;
+  /** The timer's refresh under way, if any (see onModuleDestroy). */
+  private refreshing?: Promise<void>;
   /** Whether the warning that loads cannot give memory back was logged (see canRelease). */
   private saidNoRelease = false;
   /** Changed stores past which the index is built again (CHANGES_MAX; a spec lowers it to see rebuilds). */
@@ -153,12 +155,22 @@ export class StoreIndex implements OnModuleInit, OnApplicationBootstrap, OnModul
 
   async onApplicationBootstrap(): Promise<void> {
     await this.reload();
-    this.timer = setInterval(() => void this.refresh(), this.settings.STORE_INDEX_REFRESH_MS);
+    this.timer = setInterval(
+      () => void (this.refreshing ??= this.refresh().finally(() => (this.refreshing = undefined))),
+      this.settings.STORE_INDEX_REFRESH_MS,
+    );
     this.timer.unref();
   }
 
-  onModuleDestroy(): void {
+  /**
+   * Stops taking other instances' changes and waits for the work under way: Nest closes the
+   * database after every module's onModuleDestroy, and a refresh it cut off would load every store
+   * again and warn, for a process that is going away.
+   */
+  async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
+    await this.refreshing;
+    await this.settled();
   }
 
   /** The catalogue version the index holds. */
